@@ -1,0 +1,39 @@
+# Quick start: `make demo` and `make test` on a fresh machine with Python 3.11.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
+
+.PHONY: demo test lint install install-test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PIP) install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+demo: install
+	$(BIN)/searchbench demo
+
+test: install-test
+	$(BIN)/ruff check src tests benchmarks
+	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
+
+lint: install-test
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,3 @@
+from searchbench.cli.main import run
+
+run()

@@ -1,0 +1,1 @@
+"""ann layer (see DESIGN.md §1)."""

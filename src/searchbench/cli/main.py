@@ -1,0 +1,53 @@
+"""Entry point of the ``searchbench`` command; each sub-command lives in its own module."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import SearchbenchError
+
+app = typer.Typer(
+    name="searchbench",
+    help="Does your search bring back the right documents? trec_eval-exact IR measures, "
+    "significance tests, ANN recall and evaluation sets.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    """Import the command modules; each adds its commands to ``app``."""
+    from . import demo_cmd, eval_cmd  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; a :class:`SearchbenchError` becomes one line on stderr and exit code 1."""
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except SearchbenchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 1
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        return 1
+    except (OSError, UnicodeDecodeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 1
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return exc.exit_code
+        raise
+    return 0
+
+
+def run() -> None:  # pragma: no cover - console script shim
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""collections layer (see DESIGN.md §1)."""

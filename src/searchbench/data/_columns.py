@@ -1,0 +1,97 @@
+"""Shared construction of the CSR-like (query → entries) arrays behind Qrels and Run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataFormatError
+from .ids import intern
+
+KEEP_POLICIES = (None, "max", "first")
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """Entries grouped by query: ``query_ids[i]`` owns ``offsets[i]:offsets[i+1]``."""
+
+    query_ids: np.ndarray  # object array of str, sorted
+    offsets: np.ndarray  # int64, n_queries + 1
+    doc_vocab: np.ndarray  # object array of str, sorted
+    query_codes: np.ndarray  # int32 per entry (before grouping order is applied)
+    doc_codes: np.ndarray  # int32 per entry
+    values: np.ndarray  # per entry
+
+
+def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
+    """Intern both id columns; entries keep their input order."""
+    q_codes, q_vocab = intern(query_ids)
+    d_codes, d_vocab = intern(doc_ids)
+    if not (len(q_codes) == len(d_codes) == len(values)):
+        raise DataFormatError(
+            f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
+            f"{len(values)} values; expected one value per (query, doc) pair"
+        )
+    offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
+    return Grouped(q_vocab, offsets, d_vocab, q_codes, d_codes, values)
+
+
+def pair_keys(g: Grouped) -> np.ndarray:
+    """One int64 key per (query, doc) pair, ordered by query then doc code."""
+    return g.query_codes.astype(np.int64) * max(len(g.doc_vocab), 1) + g.doc_codes
+
+
+def resolve_duplicates(
+    g: Grouped, keep: str | None, source: str, describe_line
+) -> np.ndarray | None:
+    """Find duplicate (query, doc) pairs; return the entry indices to keep (None = all).
+
+    With ``keep=None`` a duplicate raises :class:`DataFormatError`; ``describe_line(i)``
+    maps an entry index to ``"path:line"`` for the message.
+    """
+    if keep not in KEEP_POLICIES:
+        raise DataFormatError(f"keep={keep!r} is not a duplicate policy; use one of 'max', 'first'")
+    keys = pair_keys(g)
+    if keep == "max":
+        order = np.lexsort((np.arange(len(keys)), -g.values.astype(np.float64), keys))
+    else:
+        order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if len(dup) == 0:
+        return None
+    if keep is None:
+        first, second = np.sort(order[[dup[0], dup[0] + 1]])
+        q = g.query_ids[g.query_codes[second]]
+        d = g.doc_vocab[g.doc_codes[second]]
+        raise DataFormatError(
+            f"{describe_line(second)}: duplicate (query, doc) pair ({q!r}, {d!r}), first seen at "
+            f"{describe_line(first)}; expected each pair once, or pass keep='max'|'first' "
+            f"(CLI: --keep max|first)"
+        )
+    is_first = np.ones(len(keys), dtype=bool)
+    is_first[dup + 1] = False
+    return np.sort(order[is_first])
+
+
+def subset(g: Grouped, keep_idx: np.ndarray | None) -> Grouped:
+    """Drop entries not in ``keep_idx`` (vocabularies unchanged)."""
+    if keep_idx is None:
+        return g
+    q_codes = g.query_codes[keep_idx]
+    offsets = np.zeros_like(g.offsets)
+    np.cumsum(np.bincount(q_codes, minlength=len(g.query_ids)), out=offsets[1:])
+    return Grouped(
+        g.query_ids, offsets, g.doc_vocab, q_codes, g.doc_codes[keep_idx], g.values[keep_idx]
+    )
+
+
+def default_line(source: str):
+    """Describe entry ``i`` as ``source:entry i+1`` when no line numbers are known."""
+
+    def describe(i: int) -> str:
+        return f"{source}: entry {i + 1}"
+
+    return describe

@@ -1,0 +1,173 @@
+"""A ranked run as CSR-like arrays, ordered by score descending then docid descending."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from ..errors import DataFormatError
+from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
+
+__all__ = ["Run"]
+
+
+class Run:
+    """Retrieved documents per query with scores.
+
+    Within each query, entries are ranked by **score descending, then doc id descending**
+    (byte-wise), trec_eval's rule; a rank column in a file is ignored. Arrays:
+    ``query_ids`` (sorted str), ``offsets`` (int64), ``doc_vocab`` (sorted str),
+    ``doc_codes`` (int32, in rank order) and ``scores`` (float64).
+    """
+
+    __slots__ = ("doc_codes", "doc_vocab", "metadata", "name", "offsets", "query_ids", "scores")
+
+    def __init__(self, grouped: Grouped, name: str | None = None) -> None:
+        order = np.lexsort((-grouped.doc_codes.astype(np.int64), -grouped.values,
+                            grouped.query_codes))
+        self.query_ids: np.ndarray = grouped.query_ids
+        self.offsets: np.ndarray = grouped.offsets
+        self.doc_vocab: np.ndarray = grouped.doc_vocab
+        self.doc_codes: np.ndarray = grouped.doc_codes[order]
+        self.scores: np.ndarray = grouped.values[order]
+        self.name = name or "run"
+        self.metadata: dict[str, Any] = {}
+
+    # -- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_columns(
+        cls,
+        query_ids: object,
+        doc_ids: object,
+        scores: object,
+        *,
+        name: str | None = None,
+        keep: str | None = None,
+        source: str | None = None,
+        describe_line=None,
+    ) -> Run:
+        """Build from three parallel columns (lists, numpy or pyarrow arrays)."""
+        src = source or name or "<run>"
+        score_arr = np.asarray(scores, dtype=np.float64)
+        bad = ~np.isfinite(score_arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            where = describe_line(i) if describe_line else f"{src}: entry {i + 1}"
+            raise DataFormatError(f"{where}: score {score_arr[i]!r} is not finite; "
+                                  "expected a finite number")
+        grouped = encode(query_ids, doc_ids, score_arr)
+        keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
+        return cls(subset(grouped, keep_idx), name=name)
+
+    @classmethod
+    def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], **kw: Any) -> Run:
+        """Build from ``{query_id: {doc_id: score}}`` (pytrec_eval's layout)."""
+        qs, ds, ss = [], [], []
+        for qid, docs in ranking.items():
+            for did, score in docs.items():
+                qs.append(str(qid))
+                ds.append(str(did))
+                ss.append(score)
+        return cls.from_columns(qs, ds, np.asarray(ss, dtype=np.float64), **kw)
+
+    @classmethod
+    def from_frame(cls, frame: Any, **kw: Any) -> Run:
+        """Build from a DataFrame with ``query_id, doc_id, score`` columns (ranx: ``q_id``)."""
+        cols = {c.lower(): c for c in frame.columns}
+        q = cols.get("query_id") or cols.get("q_id") or cols.get("qid")
+        d = cols.get("doc_id") or cols.get("docid") or cols.get("docno")
+        s = cols.get("score") or cols.get("sim")
+        if not (q and d and s):
+            raise DataFormatError(
+                f"DataFrame columns {list(frame.columns)}: expected query_id, doc_id, score"
+            )
+        return cls.from_columns(
+            frame[q].astype(str).tolist(), frame[d].astype(str).tolist(),
+            frame[s].to_numpy(dtype=np.float64), **kw,
+        )
+
+    @classmethod
+    def from_file(
+        cls, path: str | os.PathLike[str] | IO[Any], *, name: str | None = None,
+        keep: str | None = None,
+    ) -> Run:
+        """Read a TREC run (``qid Q0 docid rank score tag``), plain or ``.gz``."""
+        from .trec import read_run
+
+        return read_run(path, name=name, keep=keep)
+
+    # -- views ---------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.doc_codes)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.n_queries} queries, {len(self)} entries)"
+
+    def query_codes(self) -> np.ndarray:
+        """Query index of every entry (int32)."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int32), np.diff(self.offsets))
+
+    def ranks(self) -> np.ndarray:
+        """0-based rank of every entry within its query."""
+        return np.arange(len(self), dtype=np.int64) - np.repeat(
+            self.offsets[:-1], np.diff(self.offsets)
+        )
+
+    def ranking(self, query_id: str) -> list[tuple[str, float]]:
+        """``[(doc_id, score), ...]`` of one query in rank order."""
+        i = np.searchsorted(self.query_ids.astype(str), query_id)
+        if i >= self.n_queries or self.query_ids[i] != query_id:
+            return []
+        a, b = self.offsets[i], self.offsets[i + 1]
+        return list(zip(self.doc_vocab[self.doc_codes[a:b]].tolist(),
+                        self.scores[a:b].tolist(), strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: score}}`` in rank order."""
+        docs = self.doc_vocab[self.doc_codes].tolist()
+        scores = self.scores.tolist()
+        out: dict[str, dict[str, float]] = {}
+        for i, qid in enumerate(self.query_ids.tolist()):
+            a, b = self.offsets[i], self.offsets[i + 1]
+            out[qid] = dict(zip(docs[a:b], scores[a:b], strict=True))
+        return out
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame ``query_id, doc_id, score, rank`` (rank 1-based)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "query_id": self.query_ids[self.query_codes()],
+                "doc_id": self.doc_vocab[self.doc_codes],
+                "score": self.scores,
+                "rank": self.ranks() + 1,
+            }
+        )
+
+    def to_file(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
+        """Write a TREC run file (atomically); ranks are 1-based in rank order."""
+        from .trec import write_run
+
+        write_run(self, path, tag=tag)
+
+    def truncate(self, depth: int) -> Run:
+        """A new run with the top ``depth`` entries of each query (trec_eval ``-M``)."""
+        if depth <= 0:
+            raise DataFormatError(f"depth {depth} must be a positive integer")
+        keep = np.flatnonzero(self.ranks() < depth)
+        new = object.__new__(Run)
+        q_codes = self.query_codes()[keep]
+        offsets = np.zeros_like(self.offsets)
+        np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
+        new.query_ids, new.offsets, new.doc_vocab = self.query_ids, offsets, self.doc_vocab
+        new.doc_codes, new.scores = self.doc_codes[keep], self.scores[keep]
+        new.name, new.metadata = self.name, dict(self.metadata)
+        return new

@@ -1,0 +1,53 @@
+"""The one exception tree of searchbench.
+
+Every error a user can cause is a :class:`SearchbenchError`; the CLI prints its message on
+one line and exits with code 1. Messages say what was found, what was expected and how to
+fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "DataFormatError",
+    "MissingDependencyError",
+    "SearchbenchError",
+    "UnknownMeasureError",
+]
+
+
+class SearchbenchError(Exception):
+    """Base class of every error searchbench raises on purpose."""
+
+
+class DataFormatError(SearchbenchError, ValueError):
+    """A file or object does not have the expected format (``path:line: ...``)."""
+
+
+class UnknownMeasureError(SearchbenchError, ValueError):
+    """A measure name that the grammar or the registry does not know."""
+
+
+class MissingDependencyError(SearchbenchError, ImportError):
+    """An optional dependency is not installed; the message says which extra to install."""
+
+
+class BackendError(SearchbenchError, RuntimeError):
+    """An external component (model, index, HTTP endpoint) failed."""
+
+
+class ConfigError(SearchbenchError, ValueError):
+    """A configuration value is unknown, missing or of the wrong type."""
+
+
+def require(module: str, extra: str):
+    """Import ``module`` lazily or raise :class:`MissingDependencyError` naming the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"this feature needs the '{module}' package: pip install 'searchbench[{extra}]'"
+        ) from exc

@@ -1,0 +1,1 @@
+"""experiment layer (see DESIGN.md §1)."""

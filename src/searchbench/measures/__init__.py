@@ -1,0 +1,1 @@
+"""measures layer (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""retrieval layer (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""stats layer (see DESIGN.md §1)."""
