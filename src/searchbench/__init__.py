@@ -17,6 +17,15 @@ from .errors import (
     SearchbenchError,
     UnknownMeasureError,
 )
+from .measures import (
+    EvalResult,
+    Evaluator,
+    Measure,
+    SearchbenchWarning,
+    evaluate,
+    parse_measure,
+    parse_measures,
+)
 
 __version__ = "0.1.0"
 
@@ -26,11 +35,18 @@ __all__ = [
     "Corpus",
     "DataFormatError",
     "Document",
+    "EvalResult",
+    "Evaluator",
+    "Measure",
     "MissingDependencyError",
     "Qrels",
     "Queries",
     "Query",
     "Run",
     "SearchbenchError",
+    "SearchbenchWarning",
     "UnknownMeasureError",
+    "evaluate",
+    "parse_measure",
+    "parse_measures",
 ]

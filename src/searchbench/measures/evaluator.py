@@ -1,0 +1,173 @@
+"""Evaluator and EvalResult: join a run with the qrels once, compute many measures."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data.ids import lookup
+from ..data.qrels import Qrels
+from ..data.run import Run
+from ..errors import DataFormatError
+from .kernels import Judged, compute
+from .spec import Measure, parse_measures
+
+__all__ = ["EvalResult", "Evaluator", "SearchbenchWarning", "evaluate"]
+
+MISSING_POLICIES = ("zero", "skip")
+
+
+class SearchbenchWarning(UserWarning):
+    """A result is still computed, but something about the input deserves attention."""
+
+
+@dataclass
+class EvalResult:
+    """Per-query and aggregate values of several measures for one run.
+
+    ``scores[name]`` is aligned with ``query_ids``; ``mean[name]`` is the mean over those
+    queries (counts such as ``NumRet`` are summed).
+    """
+
+    run_name: str
+    measures: list[str]
+    query_ids: np.ndarray
+    scores: dict[str, np.ndarray]
+    mean: dict[str, float]
+    missing: str = "zero"
+    n_missing: int = 0
+    n_extra: int = 0
+    _per_query: dict[str, dict[str, float]] | None = field(default=None, repr=False)
+
+    @property
+    def num_q(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """``{measure: {query_id: value}}``."""
+        if self._per_query is None:
+            qids = self.query_ids.tolist()
+            self._per_query = {
+                name: dict(zip(qids, self.scores[name].tolist(), strict=True))
+                for name in self.measures
+            }
+        return self._per_query
+
+    def to_dict(self, per_query: bool = True) -> dict[str, Any]:
+        """``{"run", "num_q", "measures": {name: value}, "per_query": {name: {qid: v}}}``."""
+        out: dict[str, Any] = {"run": self.run_name, "num_q": self.num_q,
+                               "measures": dict(self.mean)}
+        if per_query:
+            out["per_query"] = self.per_query
+        return out
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame: one row per query (index ``query_id``), a column per measure."""
+        import pandas as pd
+
+        frame = pd.DataFrame({name: self.scores[name] for name in self.measures},
+                             index=pd.Index(self.query_ids.astype(str), name="query_id"))
+        return frame
+
+
+class Evaluator:
+    """Build once from qrels and measures; evaluate many runs.
+
+    ``missing="zero"`` (default, trec_eval ``-c``) scores qrels queries absent from the
+    run as 0; ``"skip"`` averages over the queries in both (trec_eval's default).
+    ``depth`` keeps the top ``depth`` documents of each query (trec_eval ``-M``).
+    """
+
+    def __init__(self, qrels: Qrels, measures: str | Measure | Sequence[str | Measure],
+                 *, missing: str = "zero", depth: int | None = None) -> None:
+        if missing not in MISSING_POLICIES:
+            raise DataFormatError(f"missing={missing!r} is not a policy; use 'zero' or 'skip'")
+        if depth is not None and depth <= 0:
+            raise DataFormatError(f"depth {depth} must be a positive integer")
+        self.qrels = qrels
+        self.measures = parse_measures(measures)  # type: ignore[arg-type]
+        self.missing = missing
+        self.depth = depth
+        n_docs = max(len(qrels.doc_vocab), 1)
+        q = qrels.query_codes()
+        self._keys = q.astype(np.int64) * n_docs + qrels.doc_codes
+        order = np.lexsort((-qrels.grades.astype(np.int16), q))
+        self._ideal_grades = qrels.grades[order].astype(np.int16)
+        self._ideal_query = q[order]
+        self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
+        self._vocab_str = qrels.doc_vocab.astype(str)
+
+    def evaluate(self, run: Run) -> EvalResult:
+        """Evaluate one run: every measure, every query."""
+        if self.depth is not None:
+            run = run.truncate(self.depth)
+        judged, present, n_extra = self._join(run)
+        values = {m.name: compute(judged, m) for m in self.measures}
+        n_missing = int((~present).sum())
+        keep = present if self.missing == "skip" else np.ones_like(present)
+        _warn(run.name, n_missing, n_extra, self.missing)
+        scores = {name: v[keep] for name, v in values.items()}
+        mean = {m.name: _aggregate(scores[m.name], m) for m in self.measures}
+        return EvalResult(run.name, [m.name for m in self.measures],
+                          self.qrels.query_ids[keep], scores, mean, self.missing,
+                          n_missing, n_extra)
+
+    def _join(self, run: Run) -> tuple[Judged, np.ndarray, int]:
+        """Entries of the run whose query is judged, with their grades."""
+        qrels = self.qrels
+        run_to_qrels = lookup(qrels.query_ids, run.query_ids)
+        n_extra = int((run_to_qrels < 0).sum())
+        present = np.zeros(qrels.n_queries, dtype=bool)
+        present[run_to_qrels[run_to_qrels >= 0]] = True
+        entry_q = run_to_qrels[run.query_codes()]
+        keep = entry_q >= 0
+        entry_q = entry_q[keep]
+        doc_map = lookup(qrels.doc_vocab, run.doc_vocab) if len(run.doc_vocab) else \
+            np.zeros(0, dtype=np.int32)
+        docs = doc_map[run.doc_codes[keep]]
+        grade, found = self._grades(entry_q, docs)
+        judged = Judged(
+            query=entry_q, rank=run.ranks()[keep], grade=grade, judged=found & (grade >= 0),
+            qrels_grades=self._ideal_grades, qrels_query=self._ideal_query,
+            qrels_rank=self._ideal_rank, n_queries=qrels.n_queries,
+        )
+        return judged, present, n_extra
+
+    def _grades(self, entry_q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n_docs = max(len(self.qrels.doc_vocab), 1)
+        keys = entry_q.astype(np.int64) * n_docs + docs
+        pos = np.searchsorted(self._keys, keys)
+        pos = np.minimum(pos, max(len(self._keys) - 1, 0))
+        found = (docs >= 0) & (len(self._keys) > 0)
+        if len(self._keys):
+            found &= self._keys[pos] == keys
+        grade = np.where(found, self.qrels.grades[pos] if len(self._keys) else 0, 0)
+        return grade.astype(np.int16), found
+
+
+def evaluate(qrels: Qrels, run: Run, measures: str | Measure | Sequence[str | Measure],
+             *, missing: str = "zero", depth: int | None = None) -> EvalResult:
+    """Evaluate ``run`` against ``qrels``; see :class:`Evaluator` for the policies."""
+    return Evaluator(qrels, measures, missing=missing, depth=depth).evaluate(run)
+
+
+def _aggregate(values: np.ndarray, m: Measure) -> float:
+    if m.is_count:
+        return float(values.sum())
+    return float(values.mean()) if len(values) else 0.0
+
+
+def _warn(name: str, n_missing: int, n_extra: int, missing: str) -> None:
+    if n_missing:
+        policy = "scored 0 (missing='zero', trec_eval -c)" if missing == "zero" else \
+            "left out of the mean (missing='skip')"
+        warnings.warn(f"run {name!r}: {n_missing} qrels queries have no results; {policy}",
+                      SearchbenchWarning, stacklevel=3)
+    if n_extra:
+        warnings.warn(f"run {name!r}: {n_extra} queries are not in the qrels and are ignored",
+                      SearchbenchWarning, stacklevel=3)

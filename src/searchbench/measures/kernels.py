@@ -1,0 +1,183 @@
+"""Vectorised measure kernels over all queries at once (DESIGN §3).
+
+Every kernel takes a :class:`Judged` view — one row per retrieved entry, grouped by query
+and in rank order — and returns one float per qrels query. Segment sums use
+``np.bincount``; nothing loops over queries in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .spec import Measure
+
+__all__ = ["Judged", "compute"]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Retrieved entries joined with their judgments.
+
+    ``query`` (int32, qrels query index, non-decreasing), ``rank`` (0-based),
+    ``grade`` (int16; meaningful where ``judged``), ``judged`` (in the qrels with a
+    grade ≥ 0), ``qrels_grades_by_query`` (qrels grades sorted by query, then grade
+    descending), ``qrels_query`` (query index of each), ``n_queries``.
+    """
+
+    query: np.ndarray
+    rank: np.ndarray
+    grade: np.ndarray
+    judged: np.ndarray
+    qrels_grades: np.ndarray
+    qrels_query: np.ndarray
+    qrels_rank: np.ndarray
+    n_queries: int
+
+    def per_query(self, weights: np.ndarray, query: np.ndarray | None = None) -> np.ndarray:
+        """Sum of ``weights`` per query (segment sum)."""
+        q = self.query if query is None else query
+        return np.bincount(q, weights=weights, minlength=self.n_queries).astype(np.float64)
+
+    def relevant(self, rel: int) -> np.ndarray:
+        return self.judged & (self.grade >= rel)
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        return self.per_query(self.qrels_grades >= rel, self.qrels_query)
+
+    def num_ret(self) -> np.ndarray:
+        return self.per_query(np.ones(len(self.query)))
+
+    def within(self, cutoff: int | None) -> np.ndarray:
+        return np.ones(len(self.rank), dtype=bool) if cutoff is None else self.rank < cutoff
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den is 0."""
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def precision(j: Judged, m: Measure) -> np.ndarray:
+    """P@k = |relevant ∩ top k| / k."""
+    return j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) / m.cutoff
+
+
+def recall(j: Judged, m: Measure) -> np.ndarray:
+    """R@k = |relevant ∩ top k| / |relevant| (0 if no relevant)."""
+    return _ratio(j.per_query(j.relevant(m.rel) & j.within(m.cutoff)), j.num_rel(m.rel))
+
+
+def success(j: Judged, m: Measure) -> np.ndarray:
+    """Success@k = 1 if any relevant in top k."""
+    return (j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) > 0).astype(np.float64)
+
+
+def reciprocal_rank(j: Judged, m: Measure) -> np.ndarray:
+    """RR@k = 1 / rank of the first relevant within k (0 if none); Voorhees, TREC-8 QA."""
+    hit = np.flatnonzero(j.relevant(m.rel) & j.within(m.cutoff))
+    first_q, first = np.unique(j.query[hit], return_index=True)
+    out = np.zeros(j.n_queries)
+    out[first_q] = 1.0 / (j.rank[hit[first]] + 1)
+    return out
+
+
+def _rel_before(j: Judged, mask: np.ndarray) -> np.ndarray:
+    """Per entry: count of ``mask`` entries of the same query at or before it."""
+    cum = np.cumsum(mask, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, j.query[1:] != j.query[:-1]]) if len(j.query) else \
+        np.zeros(0, dtype=np.int64)
+    seg = np.repeat(starts, np.diff(np.r_[starts, len(j.query)]))
+    base = cum[seg] - mask[seg]
+    return cum - base
+
+
+def average_precision(j: Judged, m: Measure) -> np.ndarray:
+    """AP@k = Σ_{relevant d in top k} P@rank(d) / |relevant| (trec_eval map, map_cut)."""
+    rel = j.relevant(m.rel)
+    prec = _rel_before(j, rel) / (j.rank + 1.0)
+    return _ratio(j.per_query(np.where(rel & j.within(m.cutoff), prec, 0.0)), j.num_rel(m.rel))
+
+
+def r_precision(j: Judged, m: Measure) -> np.ndarray:
+    """Rprec = |relevant ∩ top R| / R with R = |relevant|."""
+    num_rel = j.num_rel(m.rel)
+    in_top_r = j.rank < num_rel[j.query] if len(j.query) else np.zeros(0, dtype=bool)
+    return _ratio(j.per_query(j.relevant(m.rel) & in_top_r), num_rel)
+
+
+def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
+    g = np.maximum(grades.astype(np.float64), 0.0)
+    return np.exp2(g) - 1.0 if kind == "exp" else g
+
+
+def ndcg(j: Judged, m: Measure) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k, DCG = Σ_{r ≤ k} gain(r) / log2(r + 1) (Järvelin & Kekäläinen).
+
+    gain = grade (linear) or 2^grade − 1 (exp); negative or unjudged → 0. The ideal
+    ranking sorts all positive grades of the qrels; ``rel`` is ignored, as in trec_eval.
+    """
+    gains = np.where(j.judged, _gain(j.grade, m.gain), 0.0)
+    dcg = j.per_query(np.where(j.within(m.cutoff), gains / np.log2(j.rank + 2.0), 0.0))
+    ideal_mask = j.qrels_grades > 0
+    if m.cutoff is not None:
+        ideal_mask &= j.qrels_rank < m.cutoff
+    ideal_gain = np.where(ideal_mask, _gain(j.qrels_grades, m.gain), 0.0)
+    idcg = j.per_query(ideal_gain / np.log2(j.qrels_rank + 2.0), j.qrels_query)
+    return _ratio(dcg, idcg)
+
+
+def bpref(j: Judged, m: Measure) -> np.ndarray:
+    """bpref = (1/R) Σ_{relevant r} (1 − min(n_r, R) / min(R, N)) (Buckley & Voorhees 2004).
+
+    n_r = judged non-relevant retrieved above r; N = judged non-relevant in the qrels;
+    a relevant doc with no non-relevant above it scores 1 (trec_eval's m_bpref.c).
+    """
+    rel = j.relevant(m.rel)
+    nonrel = j.judged & (j.grade < m.rel)
+    num_rel = j.num_rel(m.rel)
+    num_nonrel = j.per_query((j.qrels_grades >= 0) & (j.qrels_grades < m.rel), j.qrels_query)
+    above = _rel_before(j, nonrel) - nonrel
+    q = j.query
+    denom = np.minimum(num_rel, num_nonrel)[q]
+    frac = np.zeros(len(q))
+    np.divide(np.minimum(above, num_rel[q]), denom, out=frac, where=denom > 0)
+    term = np.where(above > 0, 1.0 - frac, 1.0)
+    return _ratio(j.per_query(np.where(rel, term, 0.0)), num_rel)
+
+
+def judged_at(j: Judged, m: Measure) -> np.ndarray:
+    """Judged@k = |judged ∩ top k| / min(k, retrieved) (0 if nothing retrieved)."""
+    return _ratio(j.per_query(j.judged & j.within(m.cutoff)),
+                  np.minimum(j.num_ret(), m.cutoff))
+
+
+def num_ret(j: Judged, m: Measure) -> np.ndarray:
+    return j.num_ret()
+
+
+def num_rel(j: Judged, m: Measure) -> np.ndarray:
+    return j.num_rel(m.rel)
+
+
+def num_rel_ret(j: Judged, m: Measure) -> np.ndarray:
+    return j.per_query(j.relevant(m.rel))
+
+
+def num_q(j: Judged, m: Measure) -> np.ndarray:
+    return np.ones(j.n_queries)
+
+
+KERNELS = {
+    "P": precision, "R": recall, "Success": success, "RR": reciprocal_rank,
+    "AP": average_precision, "Rprec": r_precision, "nDCG": ndcg, "Bpref": bpref,
+    "Judged": judged_at, "NumRet": num_ret, "NumRel": num_rel, "NumRelRet": num_rel_ret,
+    "NumQ": num_q,
+}
+
+
+def compute(j: Judged, m: Measure) -> np.ndarray:
+    """Per-query values of measure ``m`` (one per qrels query)."""
+    return KERNELS[m.family](j, m)
