@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..errors import UnknownMeasureError
 
-__all__ = ["FAMILIES", "Measure", "parse_measure", "parse_measures", "valid_names"]
+__all__ = ["FAMILIES", "Measure", "parse_measure", "parse_measures", "trec_name", "valid_names"]
 
 
 @dataclass(frozen=True)
@@ -233,3 +233,22 @@ def _build(raw: str, family: str, cutoff: int | None, rel: int = 1,
 
 def _unknown(raw: str, why: str) -> UnknownMeasureError:
     return UnknownMeasureError(f"unknown measure {raw!r}: {why}; valid measures: {valid_names()}")
+
+
+_TREC_NAMES = {"P": "P", "R": "recall", "RR": "recip_rank", "AP": "map", "nDCG": "ndcg",
+               "Rprec": "Rprec", "Success": "success", "Bpref": "bpref", "NumRet": "num_ret",
+               "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "NumQ": "num_q"}
+
+
+def trec_name(m: Measure) -> str:
+    """trec_eval's name for ``m`` (``ndcg_cut_10``, ``P_5``); canonical if it has none."""
+    base = _TREC_NAMES.get(m.family)
+    if base is None or m.gain != "linear":
+        return m.name
+    if m.cutoff is None:
+        return base
+    if m.family in ("AP", "nDCG"):
+        base += "_cut"
+    if m.family == "RR":
+        return m.name
+    return f"{base}_{m.cutoff}"

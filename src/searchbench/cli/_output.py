@@ -1,0 +1,63 @@
+"""Output options shared by every command: formats, warnings, the console."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import warnings
+from collections.abc import Iterator
+from enum import Enum
+from typing import Any
+
+import typer
+
+
+class Format(str, Enum):
+    """Output formats of result-printing commands."""
+
+    table = "table"
+    json = "json"
+    tsv = "tsv"
+    trec = "trec"
+
+
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No warnings or progress output.")
+DECIMALS_OPTION = typer.Option(4, "--decimals", min=0, max=12,
+                               help="Decimals shown when rendering (values are never rounded "
+                                    "inside the library).")
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console (lazily imported); plain text when not a terminal."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def reported_warnings(quiet: bool = False) -> Iterator[None]:
+    """Collect library warnings and print each once on stderr as ``warning: ...``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    if quiet:
+        return
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+
+def print_json(obj: Any) -> None:
+    """One compact JSON object per line (JSON Lines)."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def fmt(value: float, decimals: int) -> str:
+    """Render a value: integers as integers, others with ``decimals`` decimals."""
+    if float(value).is_integer() and abs(value) >= 1 and decimals:
+        return str(int(value)) if abs(value) > 1 else f"{value:.{decimals}f}"
+    return f"{value:.{decimals}f}"
