@@ -7,13 +7,13 @@ import json
 import sys
 import warnings
 from collections.abc import Iterator
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import typer
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     """Output formats of result-printing commands."""
 
     table = "table"
