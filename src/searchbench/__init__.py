@@ -50,3 +50,14 @@ __all__ = [
     "parse_measure",
     "parse_measures",
 ]
+
+_LAZY_SUBPACKAGES = frozenset({"retrieval"})
+
+
+def __getattr__(name: str):
+    """Sub-packages with heavy optional dependencies load on first use (``sb.retrieval``)."""
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'searchbench' has no attribute {name!r}")

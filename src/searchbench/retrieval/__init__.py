@@ -1,1 +1,31 @@
-"""retrieval layer (see DESIGN.md §1)."""
+"""The retrieval under test (DESIGN §5): BM25, encoders, exact dense search, fusion, chunking.
+
+Importing this package is cheap: torch, sentence-transformers, bm25s and faiss are imported
+inside the functions that need them, behind :func:`searchbench.errors.require`.
+"""
+
+from __future__ import annotations
+
+from .base import LEVELS, Retriever, exact_topk
+from .chunking import (
+    Chunk,
+    Chunker,
+    RecursiveChunker,
+    SentenceChunker,
+    TokenChunker,
+    parse_chunker,
+)
+from .lexical import BM25
+
+__all__ = [
+    "BM25",
+    "LEVELS",
+    "Chunk",
+    "Chunker",
+    "RecursiveChunker",
+    "Retriever",
+    "SentenceChunker",
+    "TokenChunker",
+    "exact_topk",
+    "parse_chunker",
+]
