@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Corpus", "Document", "Queries", "Query"]
+from ..errors import DataFormatError
+
+__all__ = ["Corpus", "Document", "Issue", "Issues", "Queries", "Query", "build_texts"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Document:
+    """One document: ``text`` (searched), ``title`` (kept apart, as in BEIR), metadata."""
+
     id: str
     text: str
     title: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
+    """One query with its provenance: who wrote it, which model if synthetic, verified?"""
+
     id: str
     text: str
     source: str = "human"  # human | logs | curated | synthetic
@@ -38,8 +45,6 @@ class _Texts:
         self._index = {}
         for i, rec in enumerate(self._records):
             if rec.id in self._index:
-                from ..errors import DataFormatError
-
                 raise DataFormatError(f"duplicate id {rec.id!r}; expected unique ids")
             self._index[rec.id] = i
 
@@ -54,6 +59,11 @@ class _Texts:
 
     def __getitem__(self, id_: str) -> Any:
         return self._records[self._index[id_]]
+
+    def get(self, id_: str, default: Any = None) -> Any:
+        """The record with this id, or ``default``."""
+        i = self._index.get(id_)
+        return default if i is None else self._records[i]
 
     @property
     def ids(self) -> list[str]:
@@ -102,3 +112,47 @@ class Queries(_Texts):
 
     def texts(self) -> list[str]:
         return [q.text for q in self]
+
+    def by_source(self) -> dict[str, int]:
+        """Number of queries per provenance (``human``, ``logs``, ``curated``, ``synthetic``)."""
+        return dict(Counter(q.source for q in self))
+
+    def n_verified(self) -> int:
+        return sum(1 for q in self if q.verified)
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A problem found while loading leniently: ``kind`` (e.g. ``duplicate-id``), message."""
+
+    kind: str
+    message: str
+
+
+Issues = list[Issue]
+T = TypeVar("T", bound=_Texts)
+
+
+def build_texts(
+    cls: type[T], pairs: Iterable[tuple[str, Any]], issues: Issues | None = None
+) -> T:
+    """Build a Corpus/Queries from ``(where, record)`` pairs, streaming.
+
+    ``where`` is ``"path:line"``. A duplicate id raises :class:`DataFormatError` naming both
+    places; with an ``issues`` list the first record is kept and the duplicate recorded.
+    """
+    records: list[Any] = []
+    seen: dict[str, str] = {}
+    for where, rec in pairs:
+        first = seen.get(rec.id)
+        if first is not None:
+            msg = (f"{where}: duplicate id {rec.id!r}, first seen at {first}; "
+                   "expected every id once")
+            if issues is None:
+                raise DataFormatError(msg)
+            issues.append(Issue("duplicate-id", msg))
+            continue
+        seen[rec.id] = where
+        records.append(rec)
+    del seen
+    return cls(records)

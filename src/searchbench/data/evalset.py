@@ -1,0 +1,320 @@
+"""EvalSet: corpus + queries + judgments (+ evidence quotes) with provenance (DESIGN §4).
+
+The native format is a folder::
+
+    corpus.jsonl[.gz]  {"id", "title", "text", "metadata"}
+    queries.jsonl      {"id", "text", "source", "generator", "verified"}
+    qrels.tsv          query-id  doc-id  grade   (BEIR header accepted; TREC qrels too)
+    evidence.jsonl     {"query_id", "doc_id", "grade", "quote"}   (optional)
+
+Evidence quotes are resolved to character offsets in ``doc.text`` at load time; a quote
+that is not an exact substring of its document is an error listing query and doc.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataFormatError
+from .jsonl import (
+    iter_jsonl,
+    read_corpus_jsonl,
+    read_queries_jsonl,
+    write_corpus_jsonl,
+    write_jsonl,
+    write_queries_jsonl,
+)
+from .qrels import Qrels
+from .run import Run
+from .texts import Corpus, Issue, Issues, Queries
+
+__all__ = ["EvalSet", "Evidence", "drop_identical_ids", "read_native", "write_native"]
+
+NATIVE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "evidence.jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A judged quote: ``corpus[doc_id].text[start:end] == quote``."""
+
+    query_id: str
+    doc_id: str
+    grade: int
+    quote: str
+    start: int = -1
+    end: int = -1
+
+
+@dataclass
+class EvalSet:
+    """An evaluation set; ``provenance`` records where it came from and what was changed.
+
+    ``exclude_unjudged`` is set by loaders of collections whose topic files hold queries
+    without judgments (CISI, CACM): those queries stay in ``queries`` but are not scored;
+    search ``judged_queries``. ``ignore_identical_ids`` (ArguAna) asks evaluation to drop a
+    retrieved doc whose id equals the query id; :meth:`prepare_run` applies it.
+    """
+
+    corpus: Corpus
+    queries: Queries
+    qrels: Qrels
+    evidence: tuple[Evidence, ...] = ()
+    name: str = "evalset"
+    provenance: dict[str, Any] = field(default_factory=dict)
+    exclude_unjudged: bool = False
+    ignore_identical_ids: bool = False
+    issues: Issues = field(default_factory=list)
+    _hash: str | None = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return (f"EvalSet({self.name!r}: {len(self.corpus)} documents, {len(self.queries)} "
+                f"queries, {len(self.qrels)} judgments, {len(self.evidence)} evidence quotes)")
+
+    # -- judged / unjudged ---------------------------------------------------------------
+    @property
+    def judged_query_ids(self) -> list[str]:
+        """Ids of queries (in query order) that have at least one judgment."""
+        judged = set(self.qrels.query_ids.tolist())
+        return [qid for qid in self.queries.ids if qid in judged]
+
+    @property
+    def unjudged_query_ids(self) -> list[str]:
+        judged = set(self.qrels.query_ids.tolist())
+        return [qid for qid in self.queries.ids if qid not in judged]
+
+    @property
+    def judged_queries(self) -> Queries:
+        """The queries that are scored: those with judgments."""
+        return self.queries.subset(self.judged_query_ids)
+
+    def warn_unjudged(self) -> None:
+        """Warn (once per call) how many queries are excluded for lack of judgments."""
+        n = len(self.unjudged_query_ids)
+        if n and self.exclude_unjudged:
+            warnings.warn(
+                f"{self.name}: {n} of {len(self.queries)} queries have no judgments and are "
+                f"excluded from evaluation (not scored as 0); search es.judged_queries "
+                f"({len(self.queries) - n} queries)", UserWarning, stacklevel=3)
+
+    def prepare_run(self, run: Run) -> Run:
+        """The run as this set is evaluated: identical query/doc ids dropped if asked."""
+        return drop_identical_ids(run) if self.ignore_identical_ids else run
+
+    # -- provenance ----------------------------------------------------------------------
+    def content_hash(self) -> str:
+        """SHA-256 of the normalised content (format independent); cached."""
+        if self._hash is None:
+            h = hashlib.sha256()
+            for chunk in _hash_chunks(self):
+                h.update(chunk)
+            self._hash = "sha256:" + h.hexdigest()
+        return self._hash
+
+    def provenance_summary(self) -> dict[str, Any]:
+        """Counts, query provenance shares, content hash and loader notes, JSON-ready."""
+        n_q = len(self.queries)
+        sources = self.queries.by_source()
+        return {
+            "name": self.name,
+            **{k: v for k, v in self.provenance.items() if k != "notes"},
+            "content_hash": self.content_hash(),
+            "documents": len(self.corpus),
+            "queries": n_q,
+            "judged_queries": len(self.judged_query_ids),
+            "judgments": len(self.qrels),
+            "evidence": len(self.evidence),
+            "query_sources": sources,
+            "verified_queries": self.queries.n_verified(),
+            "real_share": _share(n_q - sources.get("synthetic", 0), n_q),
+            "synthetic_share": _share(sources.get("synthetic", 0), n_q),
+            "verified_share": _share(self.queries.n_verified(), n_q),
+            "exclude_unjudged": self.exclude_unjudged,
+            "ignore_identical_ids": self.ignore_identical_ids,
+            "notes": list(self.provenance.get("notes", [])),
+        }
+
+    def write(self, folder: str | os.PathLike[str], *, compress: bool = False) -> Path:
+        """Write the native format (see :func:`write_native`)."""
+        return write_native(self, folder, compress=compress)
+
+
+def _share(n: int, total: int) -> float:
+    return n / total if total else 0.0
+
+
+def _hash_chunks(es: EvalSet) -> Iterator[bytes]:
+    def meta(m: Any) -> str:
+        return json.dumps(m, sort_keys=True, ensure_ascii=False, default=str) if m else ""
+
+    for d in es.corpus:
+        yield f"D\0{d.id}\0{d.title}\0{d.text}\0{meta(d.metadata)}\n".encode()
+    for q in es.queries:
+        yield (f"Q\0{q.id}\0{q.text}\0{q.source}\0{q.generator}\0{q.verified}\0"
+               f"{meta(q.metadata)}\n").encode()
+    qids = es.qrels.query_ids[es.qrels.query_codes()]
+    dids = es.qrels.doc_vocab[es.qrels.doc_codes]
+    for q, d, g in zip(qids.tolist(), dids.tolist(), es.qrels.grades.tolist(), strict=True):
+        yield f"J\0{q}\0{d}\0{g}\n".encode()
+    for e in es.evidence:
+        yield f"E\0{e.query_id}\0{e.doc_id}\0{e.grade}\0{e.quote}\n".encode()
+
+
+def drop_identical_ids(run: Run) -> Run:
+    """Remove retrieved docs whose id equals the query id (BEIR/MTEB on ArguAna)."""
+    qids = run.query_ids[run.query_codes()]
+    dids = run.doc_vocab[run.doc_codes]
+    keep = qids != dids
+    if keep.all():
+        return run
+    return Run.from_columns(qids[keep].tolist(), dids[keep].tolist(), run.scores[keep],
+                            name=run.name)
+
+
+# -- evidence ---------------------------------------------------------------------------
+def read_evidence(
+    source: Any, corpus: Corpus, *, issues: Issues | None = None
+) -> tuple[Evidence, ...]:
+    """Read ``evidence.jsonl`` and resolve each quote to offsets in its document's text.
+
+    Quotes not found (or unknown docs) raise one :class:`DataFormatError` listing every
+    (query, doc) concerned, or are recorded in ``issues`` and skipped.
+    """
+    out: list[Evidence] = []
+    problems: list[str] = []
+    for where, obj in iter_jsonl(source):
+        ev = _evidence(obj, where)
+        doc = corpus.get(ev.doc_id)
+        start = doc.text.find(ev.quote) if doc is not None else -1
+        if start < 0:
+            why = "unknown document" if doc is None else "quote not found in the document text"
+            problems.append(f"{where}: query {ev.query_id!r}, doc {ev.doc_id!r}: {why}: "
+                            f"{ev.quote[:50]!r}")
+            continue
+        out.append(Evidence(ev.query_id, ev.doc_id, ev.grade, ev.quote, start,
+                            start + len(ev.quote)))
+    if problems and issues is None:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise DataFormatError(
+            f"{len(problems)} evidence quote(s) not found; expected exact substrings of the "
+            f"document text: " + "; ".join(problems[:5]) + more)
+    if issues is not None:
+        issues.extend(Issue("quote-not-found", p) for p in problems)
+    return tuple(out)
+
+
+def _evidence(obj: dict[str, Any], where: str) -> Evidence:
+    try:
+        qid, did, quote = str(obj["query_id"]), str(obj["doc_id"]), obj["quote"]
+    except KeyError as exc:
+        raise DataFormatError(f"{where}: missing key {exc.args[0]!r}; expected query_id, "
+                              "doc_id, grade, quote") from None
+    grade = obj.get("grade", 1)
+    if not isinstance(quote, str) or not quote.strip():
+        raise DataFormatError(f"{where}: quote {quote!r}; expected a non-empty string")
+    if isinstance(grade, bool) or not isinstance(grade, int):
+        raise DataFormatError(f"{where}: grade {grade!r}; expected an integer")
+    return Evidence(qid, did, grade, quote)
+
+
+# -- native folder ----------------------------------------------------------------------
+def _find(folder: Path, stem: str, required: bool = True) -> Path | None:
+    found = [folder / n for n in (stem, stem + ".gz") if (folder / n).is_file()]
+    if len(found) > 1:
+        raise DataFormatError(f"{folder}: both {stem} and {stem}.gz exist; expected one of them")
+    if not found and required:
+        raise DataFormatError(
+            f"{folder}: no {stem}; expected a native evaluation set ({', '.join(NATIVE_FILES)}"
+            " optional) — for a BEIR folder use 'beir:DIR'")
+    return found[0] if found else None
+
+
+def read_native(
+    folder: str | os.PathLike[str], *, strict: bool = True, name: str | None = None
+) -> EvalSet:
+    """Load a native folder. ``strict=False`` records fixable problems in ``es.issues``."""
+    from .trec import read_qrels
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise DataFormatError(f"{root}: not a folder; expected a native evaluation set folder")
+    issues: Issues | None = None if strict else []
+    corpus = read_corpus_jsonl(_find(root, "corpus.jsonl"), issues=issues)
+    queries = read_queries_jsonl(_find(root, "queries.jsonl"), issues=issues)
+    qrels = _read_qrels_lenient(_find(root, "qrels.tsv"), issues, read_qrels)
+    ev_path = _find(root, "evidence.jsonl", required=False)
+    evidence = read_evidence(ev_path, corpus, issues=issues) if ev_path else ()
+    prov = {"format": "native", "path": str(root)}
+    return EvalSet(corpus, queries, qrels, evidence, name=name or root.name or str(root),
+                   provenance=prov, issues=issues or [])
+
+
+def _read_qrels_lenient(path: Path | None, issues: Issues | None, reader) -> Qrels:
+    try:
+        return reader(path)
+    except DataFormatError as exc:
+        if issues is None or "duplicate" not in str(exc):
+            raise
+        issues.append(Issue("duplicate-judgment", str(exc)))
+        return reader(path, keep="first")
+
+
+def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool = False) -> Path:
+    """Write ``es`` as a native folder, atomically per file.
+
+    Files are written into a temporary sibling folder first; a new folder is renamed into
+    place in one step, an existing one has each file replaced with ``os.replace``.
+    """
+    target = Path(folder)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_dir():
+        raise DataFormatError(f"{target}: exists and is not a folder; expected a folder path")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        names = _write_files(es, tmp, compress)
+        if not target.exists():
+            os.replace(tmp, target)
+            return target
+        for stale in set(NATIVE_FILES) | {"corpus.jsonl.gz"}:
+            if stale not in names and (target / stale).exists():
+                (target / stale).unlink()
+        for n in names:
+            os.replace(tmp / n, target / n)
+        tmp.rmdir()
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:
+    corpus_name = "corpus.jsonl.gz" if compress else "corpus.jsonl"
+    write_corpus_jsonl(folder / corpus_name, es.corpus)
+    write_queries_jsonl(folder / "queries.jsonl", es.queries)
+    es.qrels.to_file(folder / "qrels.tsv", format="beir")
+    names = [corpus_name, "queries.jsonl", "qrels.tsv"]
+    if es.evidence:
+        write_jsonl(folder / "evidence.jsonl", _evidence_records(es.evidence))
+        names.append("evidence.jsonl")
+    return names
+
+
+def _evidence_records(evidence: Iterable[Evidence]) -> Iterator[dict[str, Any]]:
+    for e in evidence:
+        yield {"query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade, "quote": e.quote}
+
+
+def grade_counts(qrels: Qrels) -> dict[int, int]:
+    """``{grade: number of judgments}``, sorted by grade."""
+    values, counts = np.unique(qrels.grades.astype(np.int64), return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
