@@ -1,0 +1,204 @@
+"""Renderers of a :class:`~searchbench.stats.compare.Comparison`.
+
+One table with a row per system and a column per measure: the baseline is marked, each
+candidate cell shows its mean followed by ``▲`` (significantly better than the baseline
+after correction) or ``▼`` (significantly worse), and the best mean per column is
+highlighted (bold). A second table gives, per (candidate, measure): Δ, relative change,
+the confidence interval of Δ, raw and corrected p-values, wins/ties/losses, Cohen's d_z
+and the queries a paired t-test needs for 80 % power. Values are rounded here only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..stats.compare import Comparison, PairStat
+
+__all__ = ["render_csv", "render_json", "render_latex", "render_markdown", "render_terminal"]
+
+UP, DOWN = "▲", "▼"
+DETAIL_HEADER = ["system", "measure", "Δ", "Δ %", "CI", "p", "p adj", "W/T/L", "d_z", "n80"]
+
+
+# -- shared pieces --------------------------------------------------------------------------
+def _num(value: float | None, decimals: int) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–" if value is None or math.isnan(value) else ("∞" if value > 0 else "−∞")
+    return f"{value:.{decimals}f}"
+
+
+def _p(value: float, decimals: int) -> str:
+    if math.isnan(value):
+        return "–"
+    floor = 10.0 ** -decimals
+    return f"<{floor:.{decimals}f}" if value < floor else f"{value:.{decimals}f}"
+
+
+def _mark(cmp: Comparison, system: str, measure: str) -> str:
+    if system == cmp.baseline:
+        return ""
+    return {1: UP, -1: DOWN, 0: ""}[cmp.stat(system, measure).direction]
+
+
+def _label(cmp: Comparison, system: str) -> str:
+    return f"{system} (baseline)" if system == cmp.baseline else system
+
+
+def legend(cmp: Comparison) -> str:
+    """One sentence saying what the marks mean and how they were obtained."""
+    test = {"randomization": f"Fisher randomisation test, {cmp.n_permutations} permutations",
+            "bootstrap": f"paired bootstrap, {cmp.n_permutations} resamples",
+            "t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test"}[cmp.test]
+    return (f"{UP}/{DOWN}: significantly better/worse than {cmp.baseline} "
+            f"({test}, {cmp.correction} correction, α = {cmp.alpha:g}, seed {cmp.seed}); "
+            f"{len(cmp.query_ids)} queries, missing queries: {cmp.missing}; "
+            f"CI: {cmp.confidence:.0%} interval of Δ; n80: queries for 80 % power.")
+
+
+def _detail_cells(row: PairStat, decimals: int) -> list[str]:
+    rel = _num(100 * row.relative, max(decimals - 2, 1)) if math.isfinite(row.relative) else "–"
+    ci = f"[{_num(row.ci_low, decimals)}, {_num(row.ci_high, decimals)}]"
+    n80 = "–" if row.queries_needed is None else str(row.queries_needed)
+    return [row.system, row.measure, f"{row.delta:+.{decimals}f}", rel, ci,
+            _p(row.p_value, decimals), _p(row.p_adjusted, decimals),
+            f"{row.wins}/{row.ties}/{row.losses}", _num(row.effect_size, 2), n80]
+
+
+# -- markdown -------------------------------------------------------------------------------
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
+    """GitHub Markdown: the means table, the details table, the legend and notes."""
+    lines = [_md_row(["system", *cmp.measures]),
+             "|" + "---|" + "---:|" * len(cmp.measures)]
+    for s in cmp.systems:
+        cells = [_label(cmp, s)]
+        for m in cmp.measures:
+            text = _num(cmp.means[s][m], decimals) + _mark(cmp, s, m)
+            cells.append(f"**{text}**" if s in cmp.best(m) else text)
+        lines.append(_md_row(cells))
+    lines += ["", _md_row(DETAIL_HEADER), "|" + "---|" * 2 + "---:|" * 8]
+    lines += [_md_row(_detail_cells(r, decimals)) for r in cmp.stats]
+    lines += ["", legend(cmp)]
+    lines += [f"Note: {n}" for n in cmp.notes]
+    return "\n".join(lines) + "\n"
+
+
+# -- LaTeX ----------------------------------------------------------------------------------
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text: str) -> str:
+    """Escape LaTeX's special characters."""
+    return "".join(_TEX.get(c, c) for c in text)
+
+
+def _tex_cell(cmp: Comparison, s: str, m: str, decimals: int) -> str:
+    text = _num(cmp.means[s][m], decimals)
+    if s in cmp.best(m):
+        text = rf"\textbf{{{text}}}"
+    mark = _mark(cmp, s, m)
+    if mark:
+        text += r"$^{\uparrow}$" if mark == UP else r"$^{\downarrow}$"
+    return text
+
+
+def render_latex(cmp: Comparison, decimals: int = 4) -> str:
+    """A booktabs ``table``: means per system and measure, best in bold, ↑/↓ marks."""
+    caption = tex_escape(legend(cmp).replace(f"{UP}/{DOWN}", "arrows")).replace(
+        "α", r"$\alpha$")
+    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}",
+             r"\begin{tabular}{l" + "r" * len(cmp.measures) + "}", r"\toprule",
+             " & ".join(["System", *(tex_escape(m) for m in cmp.measures)]) + r" \\",
+             r"\midrule"]
+    for s in cmp.systems:
+        cells = [tex_escape(_label(cmp, s))]
+        cells += [_tex_cell(cmp, s, m, decimals) for m in cmp.measures]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+# -- CSV / JSON -----------------------------------------------------------------------------
+def render_csv(cmp: Comparison, per_query: bool = False) -> str:
+    """CSV, unrounded: a row per (system, measure) with its statistics, or the long
+    per-query format ``system,query,measure,value``."""
+    from ..stats.compare import _summary_rows
+
+    buf = io.StringIO()
+    if per_query:
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["system", "query", "measure", "value"])
+        writer.writerows((s, q, m, repr(v)) for s, q, m, v in cmp.per_query_rows())
+        return buf.getvalue()
+    rows = _summary_rows(cmp)
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
+    return buf.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return "" if value is None else value
+
+
+def render_json(cmp: Comparison, indent: int | None = 2) -> str:
+    return cmp.to_json(indent=indent)
+
+
+# -- terminal -------------------------------------------------------------------------------
+def _all_details(cmp: Comparison, decimals: int) -> list[list[str]]:
+    return [_detail_cells(r, decimals) for r in cmp.stats]
+
+
+def _natural_width(rows: list[list[str]]) -> int:
+    """Width of the details table without wrapping: widest cell per column + borders."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(DETAIL_HEADER)]
+    return sum(widths) + 3 * len(widths) + 1
+
+def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> None:
+    """Print both tables with rich: baseline dimmed and marked, best per column bold green,
+    significant gains green ▲, significant losses red ▼."""
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped: never wrap numbers; a terminal keeps its width
+            console = Console(width=max(console.width, _natural_width(_all_details(cmp, decimals))))
+    means = Table(title="Comparison", title_justify="left")
+    means.add_column("system")
+    for m in cmp.measures:
+        means.add_column(m, justify="right")
+    for s in cmp.systems:
+        cells = [f"[dim]{_label(cmp, s)}[/dim]" if s == cmp.baseline else s]
+        for m in cmp.measures:
+            text, mark = _num(cmp.means[s][m], decimals), _mark(cmp, s, m)
+            if s in cmp.best(m):
+                text = f"[bold green]{text}[/bold green]"
+            colour = "green" if mark == UP else "red"
+            cells.append(text + (f"[{colour}]{mark}[/{colour}]" if mark else " "))
+        means.add_row(*cells)
+    details = Table(title=f"vs {cmp.baseline}", title_justify="left")
+    for i, h in enumerate(DETAIL_HEADER):
+        details.add_column(h, justify="left" if i < 2 else "right")
+    rows = _all_details(cmp, decimals)
+    for r, cells in zip(cmp.stats, rows, strict=True):
+        details.add_row(*([*cells[:6], f"[bold]{cells[6]}[/bold]", *cells[7:]]
+                          if r.significant else cells))
+    console.print(means)
+    console.print(details)
+    console.print(legend(cmp), style="dim")
+    for note in cmp.notes:
+        console.print(f"note: {note}", style="yellow")

@@ -1,0 +1,379 @@
+"""Compare systems against a baseline: paired tests, corrections, effect sizes, reports.
+
+``compare(qrels, runs, measures, baseline=...)`` evaluates every run with the measures
+engine (one :class:`~searchbench.measures.Evaluator`, queries aligned by id, missing ones
+scored by the engine's policy) and tests every (candidate, measure) pair against the
+baseline on the per-query differences ``d_q = candidate_q − baseline_q``:
+
+- the paired test (:mod:`searchbench.stats.paired`) gives a raw p-value and a confidence
+  interval of the mean difference ``d̄``;
+- the raw p-values of all pairs of the comparison are adjusted together
+  (:mod:`searchbench.stats.corrections`); a pair is significant when the adjusted p-value
+  is below ``alpha``;
+- effect sizes (:mod:`searchbench.stats.effects`): ``Δ = d̄``, relative change
+  ``Δ / mean(baseline)``, Cohen's ``d_z``, wins / ties / losses, and the number of queries a
+  paired t-test needs to detect ``d_z`` with 80 % power.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, DataFormatError
+from .corrections import correct, correction_name
+from .effects import effect_size, queries_for_power, wins_ties_losses
+from .paired import paired_test, test_name
+
+__all__ = ["Comparison", "PairStat", "compare", "compare_results"]
+
+
+@dataclass(frozen=True)
+class PairStat:
+    """One candidate against the baseline on one measure (no rounding)."""
+
+    system: str
+    measure: str
+    mean: float
+    baseline_mean: float
+    delta: float
+    relative: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    wins: int
+    ties: int
+    losses: int
+    effect_size: float
+    queries_needed: int | None
+
+    @property
+    def direction(self) -> int:
+        """+1 significantly better, −1 significantly worse, 0 not significant."""
+        if not self.significant or self.delta == 0:
+            return 0
+        return 1 if self.delta > 0 else -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _jsonable(v) for k, v in asdict(self).items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    return value
+
+
+@dataclass
+class Comparison:
+    """The outcome of :func:`compare`: means, per-query scores and one :class:`PairStat`
+    per (candidate, measure). Renderers round; the stored values never are."""
+
+    systems: list[str]
+    baseline: str
+    measures: list[str]
+    query_ids: np.ndarray
+    means: dict[str, dict[str, float]]
+    scores: dict[str, dict[str, np.ndarray]]
+    stats: list[PairStat]
+    test: str
+    correction: str
+    alpha: float
+    confidence: float
+    seed: int
+    n_permutations: int
+    missing: str
+    notes: list[str] = field(default_factory=list)
+
+    # -- queries ------------------------------------------------------------------------
+    @property
+    def candidates(self) -> list[str]:
+        return [s for s in self.systems if s != self.baseline]
+
+    def stat(self, system: str, measure: str) -> PairStat:
+        """The :class:`PairStat` of ``system`` vs the baseline on ``measure``."""
+        for row in self.stats:
+            if row.system == system and row.measure == measure:
+                return row
+        raise ConfigError(f"no comparison for system {system!r} on measure {measure!r}; "
+                          f"systems: {', '.join(self.candidates)}; "
+                          f"measures: {', '.join(self.measures)}")
+
+    def best(self, measure: str) -> list[str]:
+        """Systems with the highest mean on ``measure`` (several on an exact tie)."""
+        values = {s: self.means[s][measure] for s in self.systems}
+        top = max(values.values())
+        return [s for s, v in values.items() if v == top]
+
+    def _measure(self, measure: str) -> str:
+        if measure in self.measures:
+            return measure
+        from ..measures import parse_measure
+
+        name = parse_measure(measure).name
+        if name not in self.measures:
+            raise ConfigError(f"measure {measure!r} is not in this comparison; "
+                              f"measures: {', '.join(self.measures)}")
+        return name
+
+    def per_query_deltas(self, measure: str) -> dict[str, dict[str, float]]:
+        """``{candidate: {query_id: candidate − baseline}}`` on ``measure``."""
+        m = self._measure(measure)
+        base = self.scores[self.baseline][m]
+        qids = self.query_ids.tolist()
+        return {s: dict(zip(qids, (self.scores[s][m] - base).tolist(), strict=True))
+                for s in self.candidates}
+
+    def per_query_rows(self) -> list[tuple[str, str, str, float]]:
+        """Long format ``(system, query, measure, value)`` for every score."""
+        qids = self.query_ids.tolist()
+        return [(s, q, m, v) for s in self.systems for m in self.measures
+                for q, v in zip(qids, self.scores[s][m].tolist(), strict=True)]
+
+    def regressions(
+        self, measures: Sequence[str] | None = None, min_delta: float = 0.0
+    ) -> list[PairStat]:
+        """Pairs significantly worse than the baseline (after correction) on ``measures``
+        whose drop ``−Δ`` is at least ``min_delta`` (a smaller significant drop passes)."""
+        wanted = self.measures if measures is None else [self._measure(m) for m in measures]
+        return [r for r in self.stats if r.measure in wanted and r.direction < 0
+                and -r.delta >= min_delta]
+
+    # -- exports ------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """Test settings, for report captions and the JSON export."""
+        return {"baseline": self.baseline, "test": self.test, "correction": self.correction,
+                "alpha": self.alpha, "confidence": self.confidence, "seed": self.seed,
+                "n_permutations": self.n_permutations, "missing": self.missing,
+                "n_queries": len(self.query_ids)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: settings, systems, means, pair statistics and notes."""
+        return {**self.settings(), "systems": list(self.systems),
+                "measures": list(self.measures),
+                "means": {s: {m: _jsonable(v) for m, v in d.items()}
+                          for s, d in self.means.items()},
+                "comparisons": [r.to_dict() for r in self.stats], "notes": list(self.notes)}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_frame(self, per_query: bool = False) -> Any:
+        """pandas DataFrame: a row per (system, measure), or the long per-query format."""
+        import pandas as pd
+
+        if per_query:
+            return pd.DataFrame(self.per_query_rows(),
+                                columns=["system", "query", "measure", "value"])
+        return pd.DataFrame(_summary_rows(self))
+
+    def to_csv(self, per_query: bool = False) -> str:
+        from ..report.comparison import render_csv
+
+        return render_csv(self, per_query=per_query)
+
+    def to_markdown(self, decimals: int = 4) -> str:
+        from ..report.comparison import render_markdown
+
+        return render_markdown(self, decimals=decimals)
+
+    def to_latex(self, decimals: int = 4) -> str:
+        from ..report.comparison import render_latex
+
+        return render_latex(self, decimals=decimals)
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    def __repr__(self) -> str:
+        return (f"Comparison(baseline={self.baseline!r}, systems={self.systems}, "
+                f"measures={self.measures}, test={self.test!r}, "
+                f"correction={self.correction!r}, queries={len(self.query_ids)})")
+
+
+def _summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
+    """A row per (system, measure); the baseline's rows carry no test statistics."""
+    rows: list[dict[str, Any]] = []
+    for s in cmp.systems:
+        for m in cmp.measures:
+            row: dict[str, Any] = {"system": s, "measure": m, "mean": cmp.means[s][m],
+                                   "baseline": s == cmp.baseline}
+            if s != cmp.baseline:
+                stat = cmp.stat(s, m).to_dict()
+                stat.pop("system"), stat.pop("measure"), stat.pop("mean")
+                row.update(stat)
+            rows.append(row)
+    return rows
+
+
+# -- building -------------------------------------------------------------------------------
+def _named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+    if isinstance(runs, Mapping):
+        named = {str(k): v for k, v in runs.items()}
+    else:
+        named = {}
+        for run in runs:
+            name = str(getattr(run, "name", "") or f"run{len(named) + 1}")
+            if name in named:
+                raise ConfigError(f"two runs are named {name!r}; pass a dict "
+                                  "{name: run} or give the runs distinct names")
+            named[name] = run
+    if len(named) < 2:
+        raise ConfigError(f"a comparison needs at least 2 systems, got {len(named)}: "
+                          f"{', '.join(named) or 'none'}; pass a baseline and a candidate")
+    return named
+
+
+def _baseline_name(named: Mapping[str, Any], baseline: Any) -> str:
+    if baseline is None:
+        return next(iter(named))
+    for name, run in named.items():
+        if baseline is run:
+            return name
+    key = str(getattr(baseline, "name", baseline))
+    if key not in named:
+        raise ConfigError(f"baseline {key!r} is not among the runs ({', '.join(named)}); "
+                          "pass the name of one of them")
+    return key
+
+
+def _coverage_notes(named: Mapping[str, Any], qrels: Any, missing: str) -> list[str]:
+    """Say which runs lack qrels queries, and which policy scored them."""
+    judged = set(np.asarray(qrels.query_ids).tolist())
+    lacking = {name: judged - set(np.asarray(run.query_ids).tolist())
+               for name, run in named.items()}
+    if not any(lacking.values()):
+        return []
+    sizes = {len(v) for v in lacking.values()}
+    policy = ("scored 0 (missing='zero')" if missing == "zero"
+              else "left out (missing='skip')")
+    head = ("runs cover different query sets: " if len(sizes) > 1 or
+            len({frozenset(v) for v in lacking.values()}) > 1 else "")
+    parts = [f"{n} lacks {len(v)} of {len(judged)} qrels queries" for n, v in lacking.items()
+             if v]
+    return [head + "; ".join(parts) + f": {policy}"]
+
+
+def _check_alignment(results: Mapping[str, Any], missing: str) -> np.ndarray:
+    names = list(results)
+    ref = np.asarray(results[names[0]].query_ids)
+    for name in names[1:]:
+        other = np.asarray(results[name].query_ids)
+        if other.shape != ref.shape or not np.array_equal(other, ref):
+            only_a = sorted(set(ref.tolist()) - set(other.tolist()))
+            only_b = sorted(set(other.tolist()) - set(ref.tolist()))
+            raise DataFormatError(
+                f"runs {names[0]!r} and {name!r} were evaluated on different query sets "
+                f"({len(ref)} vs {len(other)} queries; {len(only_a) + len(only_b)} differ, "
+                f"e.g. {', '.join((only_a + only_b)[:3])}) under missing={missing!r}; "
+                "use missing='zero' to score a run's missing queries 0"
+            )
+    if len(ref) < 2:
+        raise DataFormatError(f"the comparison has {len(ref)} evaluated queries; a paired "
+                              "test needs at least 2")
+    return ref
+
+
+def compare(
+    qrels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    measures: Sequence[str] | str,
+    *,
+    baseline: Any = None,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    seed: int = 0,
+    n_permutations: int = 10_000,
+    missing: str = "zero",
+    depth: int | None = None,
+) -> Comparison:
+    """Evaluate ``runs`` on ``qrels`` and test every candidate against ``baseline``.
+
+    ``runs`` is ``{name: Run}`` or a list of runs (named by ``Run.name``); ``baseline`` is a
+    name or one of the runs (default: the first). See the module docstring for the
+    statistics; ``missing`` and ``depth`` go to the measures engine.
+    """
+    from ..measures import Evaluator
+
+    test, correction = test_name(test), correction_name(correction)
+    named = _named_runs(runs)
+    base = _baseline_name(named, baseline)
+    wanted = [measures] if isinstance(measures, str) else list(measures)
+    extra = {} if depth is None else {"depth": depth}
+    evaluator = Evaluator(qrels, wanted, missing=missing, **extra)
+    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    return compare_results(
+        results, baseline=base, test=test, correction=correction, alpha=alpha,
+        confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
+        notes=_coverage_notes(named, qrels, missing),
+    )
+
+
+def compare_results(
+    results: Mapping[str, Any],
+    *,
+    baseline: str | None = None,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    seed: int = 0,
+    n_permutations: int = 10_000,
+    missing: str = "zero",
+    notes: Sequence[str] = (),
+) -> Comparison:
+    """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
+    queries), see :func:`compare`."""
+    test, correction = test_name(test), correction_name(correction)
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    named = _named_runs(results)
+    base = _baseline_name(named, baseline)
+    query_ids = _check_alignment(named, missing)
+    measures = list(named[base].measures)
+    scores = {s: {m: np.asarray(r.scores[m], dtype=np.float64) for m in measures}
+              for s, r in named.items()}
+    means = {s: {m: float(r.mean[m]) for m in measures} for s, r in named.items()}
+    pairs = [(s, m) for s in named if s != base for m in measures]
+    diffs = np.column_stack([scores[s][m] - scores[base][m] for s, m in pairs])
+    tested = paired_test(diffs, test, n_permutations=n_permutations, seed=seed,
+                         confidence=confidence)
+    adjusted = correct(tested.p_values, correction)
+    stats = _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha)
+    return Comparison(
+        systems=list(named), baseline=base, measures=measures, query_ids=query_ids,
+        means=means, scores=scores, stats=stats, test=test, correction=correction,
+        alpha=alpha, confidence=confidence, seed=seed, n_permutations=n_permutations,
+        missing=missing, notes=list(notes),
+    )
+
+
+def _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha) -> list[PairStat]:
+    """Assemble one :class:`PairStat` per (candidate, measure) column of ``diffs``."""
+    wtl = wins_ties_losses(diffs)
+    dz = effect_size(diffs)
+    rows = []
+    for k, (s, m) in enumerate(pairs):
+        delta = float(diffs[:, k].mean())
+        b = means[base][m]
+        rows.append(PairStat(
+            system=s, measure=m, mean=means[s][m], baseline_mean=b, delta=delta,
+            relative=delta / b if b != 0 else math.nan,
+            ci_low=float(tested.ci_low[k]), ci_high=float(tested.ci_high[k]),
+            p_value=float(tested.p_values[k]), p_adjusted=float(adjusted[k]),
+            significant=bool(adjusted[k] < alpha), wins=int(wtl[0, k]),
+            ties=int(wtl[1, k]), losses=int(wtl[2, k]), effect_size=float(dz[k]),
+            queries_needed=queries_for_power(float(dz[k]), alpha=0.05, power=0.8),
+        ))
+    return rows

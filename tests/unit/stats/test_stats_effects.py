@@ -1,0 +1,51 @@
+"""Effect sizes, win/tie/loss counts and the power-based sample size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from searchbench.stats.effects import (
+    effect_size,
+    paired_t_power,
+    queries_for_power,
+    wins_ties_losses,
+)
+
+
+def test_effect_size_is_mean_over_sample_sd() -> None:
+    d = np.array([0.1, 0.3, -0.2, 0.4])
+    assert effect_size(d) == pytest.approx(0.15 / np.sqrt(np.sum((d - 0.15) ** 2) / 3))
+    both = effect_size(np.column_stack([np.zeros(3), np.full(3, -0.2)]))
+    assert np.isnan(both[0]) and both[1] == -np.inf
+
+
+def test_wins_ties_losses() -> None:
+    d = np.array([[0.5, 0.0], [0.0, 0.0], [-0.1, 0.2], [1e-15, -0.3]])
+    np.testing.assert_array_equal(wins_ties_losses(d), [[1, 1], [2, 2], [1, 1]])
+
+
+@pytest.mark.parametrize(("d_z", "n"), [(0.2, 199), (0.5, 34), (0.8, 15)])
+def test_queries_for_power_matches_published_gpower_values(d_z: float, n: int) -> None:
+    # G*Power 3, "Means: difference from constant (one sample / matched pairs)",
+    # two-tailed, alpha 0.05, power 0.80 (Faul et al. 2007; Cohen 1988 Table 2.4.1).
+    assert queries_for_power(d_z) == n
+    assert queries_for_power(-d_z) == n
+
+
+def test_queries_for_power_is_the_smallest_sufficient_n() -> None:
+    for d_z in (0.05, 0.33, 1.7):
+        n = queries_for_power(d_z)
+        assert paired_t_power(d_z, n) >= 0.8 > (paired_t_power(d_z, n - 1) if n > 2 else 0)
+    assert queries_for_power(0.0) is None
+    assert queries_for_power(float("nan")) is None
+    assert queries_for_power(float("inf")) == 2
+
+
+def test_paired_t_power_agrees_with_simulated_t_tests() -> None:
+    rng = np.random.default_rng(0)
+    n, d_z, sims = 20, 0.5, 6000
+    samples = rng.normal(d_z, 1.0, size=(n, sims))
+    rejected = stats.ttest_1samp(samples, 0.0, axis=0).pvalue < 0.05
+    assert paired_t_power(d_z, n) == pytest.approx(rejected.mean(), abs=0.025)
