@@ -24,28 +24,22 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; a :class:`SearchbenchError` becomes one line on stderr and exit code 1."""
+    """Run the CLI and return its exit code.
+
+    A :class:`SearchbenchError` (or an OS error such as a missing file) becomes one line
+    on stderr and exit code 1; usage errors exit with 2 (Click's convention).
+    """
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="searchbench", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SearchbenchError as exc:
         typer.echo(f"error: {exc}", err=True)
-        return 1
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        typer.echo("aborted", err=True)
         return 1
     except (OSError, UnicodeDecodeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         return 1
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
     return 0
 
 

@@ -150,7 +150,7 @@ def _check_grades(grades: np.ndarray, source: str, describe_line) -> np.ndarray:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = describe_line(i) if describe_line else f"{source}: entry {i + 1}"
-            raise DataFormatError(f"{where}: grade {grades[i]!r} is not an integer; "
+            raise DataFormatError(f"{where}: grade {float(grades[i])!r} is not an integer; "
                                   "expected an integer relevance label such as 0, 1, 2")
     elif grades.dtype.kind not in "iub" and len(grades):
         raise DataFormatError(f"{source}: grades of type {grades.dtype} are not integers")

@@ -56,7 +56,7 @@ class Run:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = describe_line(i) if describe_line else f"{src}: entry {i + 1}"
-            raise DataFormatError(f"{where}: score {score_arr[i]!r} is not finite; "
+            raise DataFormatError(f"{where}: score {float(score_arr[i])!r} is not finite; "
                                   "expected a finite number")
         grouped = encode(query_ids, doc_ids, score_arr)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))

@@ -1,0 +1,83 @@
+"""``searchbench eval``: formats, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from searchbench.cli.main import main
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
+RUN = "q1 Q0 b 1 2.0 sys\nq1 Q0 a 2 1.0 sys\nq2 Q0 c 1 1.0 sys\n"
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.trec").write_text(RUN)
+    return str(tmp_path / "qrels.txt"), str(tmp_path / "run.trec")
+
+
+def test_json_per_query(files, capsys) -> None:
+    assert main(["eval", *files, "-m", "ndcg_cut.10", "-m", "recip_rank",
+                 "--per-query", "--format", "json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["run"] == "run.trec" and obj["num_q"] == 2
+    assert obj["measures"]["RR"] == pytest.approx(0.75)
+    assert obj["per_query"]["RR"] == {"q1": 0.5, "q2": 1.0}
+
+
+def test_trec_layout_with_trec_names(files, capsys) -> None:
+    assert main(["eval", *files, "-m", "P@1,RR", "-f", "trec", "--trec-names"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines == [["runid", "all", "run.trec"], ["P_1", "all", "0.5000"],
+                     ["recip_rank", "all", "0.7500"]]
+
+
+def test_tsv_and_table(files, capsys) -> None:
+    assert main(["eval", *files, "-m", "P@1", "-f", "tsv", "--per-query"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "run\tquery\tmeasure\tvalue" and "run.trec\tq2\tP@1\t1.0000" in out
+    assert main(["eval", *files, "-m", "P@1"]) == 0
+    assert "0.5000" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "foo"], "unknown measure 'foo'"),
+        (["-m", "P@0"], "positive integer"),
+        (["--missing", "drop"], "missing='drop' is not a policy"),
+    ],
+)
+def test_user_errors_exit_1_with_one_line(files, capsys, args, message) -> None:
+    assert main(["eval", *files, *args]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+
+
+def test_bad_file_exits_1(tmp_path: Path, files, capsys) -> None:
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 a 1 notanumber t\n")
+    assert main(["eval", files[0], str(bad)]) == 1
+    assert f"{bad}:1: score 'notanumber' is not a number" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2(capsys) -> None:
+    assert main(["eval"]) == 2
+
+
+def test_console_script_and_module_entry(files) -> None:
+    exe = Path(sys.executable).parent / "searchbench"
+    for cmd in ([str(exe)], [sys.executable, "-m", "searchbench"]):
+        out = subprocess.run([*cmd, "eval", *files, "-m", "P@1", "-f", "json"],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["measures"]["P@1"] == 0.5
+        bad = subprocess.run([*cmd, "eval", *files, "-m", "nope"], capture_output=True,
+                             text=True)
+        assert bad.returncode == 1 and "Traceback" not in bad.stderr
