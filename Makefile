@@ -17,8 +17,13 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q -e .
 	touch $@
 
+# torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
+TORCH := torch==2.13.0
+TEST_EXTRAS := test,bm25,embeddings,faiss,ann,report
+
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
 install: $(VENV)/.installed
