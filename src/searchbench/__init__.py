@@ -26,11 +26,13 @@ from .measures import (
     parse_measure,
     parse_measures,
 )
+from .stats import Comparison, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BackendError",
+    "Comparison",
     "ConfigError",
     "Corpus",
     "DataFormatError",
@@ -46,6 +48,7 @@ __all__ = [
     "SearchbenchError",
     "SearchbenchWarning",
     "UnknownMeasureError",
+    "compare",
     "evaluate",
     "parse_measure",
     "parse_measures",

@@ -80,8 +80,8 @@ def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
     for s in cmp.systems:
         cells = [_label(cmp, s)]
         for m in cmp.measures:
-            text = _num(cmp.means[s][m], decimals) + _mark(cmp, s, m)
-            cells.append(f"**{text}**" if s in cmp.best(m) else text)
+            text = _num(cmp.means[s][m], decimals)
+            cells.append((f"**{text}**" if s in cmp.best(m) else text) + _mark(cmp, s, m))
         lines.append(_md_row(cells))
     lines += ["", _md_row(DETAIL_HEADER), "|" + "---|" * 2 + "---:|" * 8]
     lines += [_md_row(_detail_cells(r, decimals)) for r in cmp.stats]

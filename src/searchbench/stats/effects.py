@@ -26,7 +26,8 @@ def effect_size(diffs: np.ndarray) -> np.ndarray:
     d = np.asarray(diffs, dtype=np.float64)
     mean = d.mean(axis=0)
     sd = d.std(axis=0, ddof=1) if d.shape[0] > 1 else np.zeros_like(mean)
-    sd = np.where(np.ptp(d, axis=0) == 0, 0.0, sd)  # a constant has sd 0, not rounding noise
+    constant = np.ptp(d, axis=0) <= 1e-12 * np.abs(d).max(axis=0)  # not rounding noise
+    sd = np.where(constant, 0.0, sd)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
                         np.where(mean == 0, np.nan, np.sign(mean) * np.inf))

@@ -1,0 +1,70 @@
+"""Comparison renderers: marks after correction, best per column, rounding only here."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from rich.console import Console
+
+import searchbench as sb
+from searchbench.report.comparison import (
+    render_latex,
+    render_markdown,
+    render_terminal,
+    tex_escape,
+)
+from searchbench.stats import compare_results
+
+QIDS = np.array([f"q{i:02d}" for i in range(20)])
+
+
+def _result(name: str, values: dict[str, np.ndarray]) -> sb.EvalResult:
+    return sb.EvalResult(name, list(values), QIDS, values,
+                         {m: float(v.mean()) for m, v in values.items()})
+
+
+def _cmp():
+    base = np.linspace(0.2, 0.6, 20)
+    results = {
+        "base_line": _result("base_line", {"nDCG@10": base, "RR@10": base}),
+        "better": _result("better", {"nDCG@10": base + 0.2, "RR@10": base + 0.001 * (
+            np.arange(20) % 2 * 2 - 1)}),
+        "worse": _result("worse", {"nDCG@10": base - 0.123456, "RR@10": base}),
+    }
+    return compare_results(results, baseline="base_line", test="t", correction="bonferroni")
+
+
+def test_markdown_marks_best_and_rounding() -> None:
+    md = render_markdown(_cmp())
+    lines = md.splitlines()
+    assert lines[0] == "| system | nDCG@10 | RR@10 |"
+    assert lines[2].startswith("| base_line (baseline) | 0.4000 |")
+    assert "| better | **0.6000**▲ |" in lines[3]
+    assert "| worse | 0.2765▼ |" in lines[4]  # 0.4 − 0.123456, 4 decimals, only here
+    assert "| worse | nDCG@10 | -0.1235 | -30.86 |" in md
+    assert "bonferroni correction" in md
+    assert "0.27654" in render_markdown(_cmp(), decimals=5)
+
+
+def test_ties_are_all_best_and_unmarked_when_not_significant() -> None:
+    md = render_markdown(_cmp())
+    rr_cells = [line.strip("| ").split(" | ")[2] for line in md.splitlines()[2:5]]
+    assert rr_cells == ["**0.4000**", "**0.4000**", "**0.4000**"]  # exact tie, p = 1
+
+
+def test_latex_booktabs() -> None:
+    tex = render_latex(_cmp())
+    for part in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrr}",
+                 r"base\_line (baseline) & 0.4000", r"\textbf{0.6000}$^{\uparrow}$",
+                 r"0.2765$^{\downarrow}$", r"$\alpha$"):
+        assert part in tex
+    assert tex_escape("a_b&c%") == r"a\_b\&c\%"
+
+
+def test_terminal_output() -> None:
+    buf = io.StringIO()
+    render_terminal(_cmp(), Console(file=buf, width=200, color_system=None))
+    out = buf.getvalue()
+    assert "base_line (baseline)" in out and "0.6000▲" in out and "0.2765▼" in out
+    assert "-0.1235" in out and "-30.86" in out
