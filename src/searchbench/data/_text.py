@@ -1,8 +1,8 @@
-"""Byte-level, vectorised normalisation of whitespace-separated text files.
+"""Block-wise normalisation of whitespace-separated text files.
 
 Blocks of a file are turned into single-space-separated lines (tabs, CR, runs of spaces,
-leading/trailing spaces and ``#`` comment lines removed) with numpy on ``uint8`` arrays,
-so pyarrow's CSV reader can parse them without a Python loop per line.
+leading/trailing spaces and ``#`` comment lines removed) with C-level bytes and regex
+passes, so pyarrow's CSV reader parses them without a Python loop per line.
 """
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
-import numpy as np
-
 BLOCK_SIZE = 1 << 26  # 64 MiB
-NL, SP, TAB, CR, HASH = 10, 32, 9, 13, 35
 BOM = b"\xef\xbb\xbf"
 
 
@@ -69,63 +67,35 @@ def iter_blocks(stream: IO[bytes], block_size: int = BLOCK_SIZE) -> Iterator[byt
         carry = data[cut + 1 :]
 
 
-def normalise(block: bytes) -> np.ndarray:
-    """Return the block as ``uint8`` with single spaces between fields, one line per record.
+_WS = bytes.maketrans(b"\t\r", b"  ")
+_RUNS = re.compile(rb" {2,}")
+_EDGES = re.compile(rb"(?m)^ | $")
+_COMMENTS = re.compile(rb"(?m)^#[^\n]*")
 
-    Empty lines and comment lines (``#`` at line start) become empty lines, so line
-    numbering is preserved (count newlines to map back).
+
+def normalise(block: bytes) -> bytes:
+    """Return the block with single spaces between fields, one record per line.
+
+    Tabs and CR become spaces, runs of spaces one space, leading and trailing spaces go,
+    and comment lines (``#`` at line start) become empty lines, so line numbers are kept.
+    Every step is a C-level bytes or regex pass over the whole block (no loop per line).
     """
-    buf = np.frombuffer(block, dtype=np.uint8).copy()
-    if len(buf) == 0 or buf[-1] != NL:
-        buf = np.append(buf, np.uint8(NL))
-    buf[(buf == TAB) | (buf == CR)] = SP
-    _blank_comment_lines(buf)
-    is_sp = buf == SP
-    prev = np.empty_like(buf)
-    prev[0] = NL
-    prev[1:] = buf[:-1]
-    drop = is_sp & ((prev == SP) | (prev == NL))
-    buf = buf[~drop]
-    nxt = np.empty_like(buf)
-    nxt[-1] = NL
-    nxt[:-1] = buf[1:]
-    return buf[~((buf == SP) & (nxt == NL))]
+    data = block.translate(_WS)
+    if data.startswith(b"#") or b"\n#" in data:
+        data = _COMMENTS.sub(b"", data)
+    if b"  " in data:
+        data = _RUNS.sub(b" ", data)
+    if data.startswith(b" ") or b"\n " in data or b" \n" in data or data.endswith(b" "):
+        data = _EDGES.sub(b"", data)
+    return data
 
 
-def _blank_comment_lines(buf: np.ndarray) -> None:
-    """Overwrite comment lines (``#`` first byte) with spaces, in place."""
-    starts = np.flatnonzero(buf == NL) + 1
-    starts = np.concatenate(([0], starts[starts < len(buf)]))
-    hashes = starts[buf[starts] == HASH]
-    if len(hashes) == 0:
-        return
-    ends = np.flatnonzero(buf == NL)
-    line_end = ends[np.searchsorted(ends, hashes)]
-    delta = np.zeros(len(buf) + 1, dtype=np.int32)
-    np.add.at(delta, hashes, 1)
-    np.add.at(delta, line_end, -1)
-    buf[np.cumsum(delta[:-1]) > 0] = SP
+_FIRST_FIELDS: dict[int, re.Pattern[bytes]] = {}
 
 
-def line_fields(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per line of a normalised buffer: (field count, byte offset of the line start)."""
-    nl = np.flatnonzero(buf == NL)
-    starts = np.concatenate(([0], nl[:-1] + 1))
-    line_of_space = np.searchsorted(nl, np.flatnonzero(buf == SP))
-    n_spaces = np.bincount(line_of_space, minlength=len(nl))
-    nonempty = nl > starts
-    return np.where(nonempty, n_spaces + 1, 0), starts
-
-
-def keep_first_fields(buf: np.ndarray, n_fields: int) -> np.ndarray:
-    """Drop everything from the ``n_fields``-th space of each line to its end."""
-    is_sp = buf == SP
-    nl = np.flatnonzero(buf == NL)
-    sp_cum = np.cumsum(is_sp, dtype=np.int64)
-    line_start = np.concatenate(([0], nl[:-1] + 1))
-    base = np.concatenate(([0], sp_cum[line_start[1:] - 1]))
-    line_id = np.searchsorted(nl, np.arange(len(buf)))
-    field = sp_cum - base[line_id] - is_sp  # field index of each byte; spaces belong left
-    keep = (field < n_fields) & ~(is_sp & (field >= n_fields - 1))
-    keep[nl] = True
-    return buf[keep]
+def keep_first_fields(data: bytes, n_fields: int) -> bytes:
+    """Drop everything after the ``n_fields``-th field of each line."""
+    pattern = _FIRST_FIELDS.setdefault(
+        n_fields, re.compile(rb"(?m)^((?:[^ \n]+ ){%d}[^ \n]+) [^\n]*$" % (n_fields - 1))
+    )
+    return pattern.sub(rb"\1", data)

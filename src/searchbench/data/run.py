@@ -26,8 +26,7 @@ class Run:
     __slots__ = ("doc_codes", "doc_vocab", "metadata", "name", "offsets", "query_ids", "scores")
 
     def __init__(self, grouped: Grouped, name: str | None = None) -> None:
-        order = np.lexsort((-grouped.doc_codes.astype(np.int64), -grouped.values,
-                            grouped.query_codes))
+        order = _rank_order(grouped.query_codes, grouped.values, grouped.doc_codes)
         self.query_ids: np.ndarray = grouped.query_ids
         self.offsets: np.ndarray = grouped.offsets
         self.doc_vocab: np.ndarray = grouped.doc_vocab
@@ -171,3 +170,26 @@ class Run:
         new.doc_codes, new.scores = self.doc_codes[keep], self.scores[keep]
         new.name, new.metadata = self.name, dict(self.metadata)
         return new
+
+
+def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """Permutation ranking entries by query, then score descending, then doc descending.
+
+    One int64 sort on ``query × dense score rank``; only entries that tie on both are
+    re-sorted by doc id, so the usual case costs two sorts, not a three-key lexsort.
+    """
+    if len(query) == 0:
+        return np.zeros(0, dtype=np.int64)
+    uniq, score_rank = np.unique(score, return_inverse=True)
+    n_ranks = len(uniq)
+    if (int(query.max()) + 1) * n_ranks >= 2**62:
+        return np.lexsort((-doc.astype(np.int64), -score, query))
+    key = query.astype(np.int64) * n_ranks + (n_ranks - 1 - score_rank.ravel())
+    order = np.argsort(key)
+    sorted_key = key[order]
+    tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    if len(tie):
+        pos = np.union1d(tie, tie + 1)
+        sub = order[pos]
+        order[pos] = sub[np.lexsort((-doc[sub].astype(np.int64), key[sub]))]
+    return order

@@ -9,8 +9,10 @@ error for its message.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -19,7 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
-from ._text import iter_blocks, keep_first_fields, line_fields, normalise, open_binary, source_name
+from ._text import iter_blocks, keep_first_fields, normalise, open_binary, source_name
 
 if TYPE_CHECKING:
     from .qrels import Qrels
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
 
-_ID = pa.dictionary(pa.int32(), pa.string())
 RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
 BEIR_QRELS_COLUMNS = ["qid", "docid", "grade"]
@@ -76,91 +77,99 @@ def _read_table(
     skip_header: bool = False,
 ) -> pa.Table:
     src = source_name(path)
-    column_types = {c: _ID for c in ("qid", "docid")} | types
+    column_types = {c: pa.string() for c in ("qid", "docid")} | types
+    spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
     tables, line_base = [], 0
     with open_binary(path) as stream:
         for block in iter_blocks(stream):
-            buf = normalise(block)
+            data = normalise(block)
             if skip_header and line_base == 0:
-                buf = _blank_first_line(buf)
-            n_lines = _validate_fields(buf, line_base, src, min_fields, max_fields, what)
-            if len(columns) > min_fields or max_fields is None:
-                buf = _truncate(buf, len(columns))
-            tables.append(_parse(buf, columns, column_types, include, src, line_base, what))
-            line_base += n_lines
-    tables = [t for t in tables if t.num_rows]
+                data = _HEADER.sub(rb"\1", data, count=1)
+            if data.strip():
+                tables.append(_parse(data, spec, line_base))
+            line_base += block.count(b"\n")
     if not tables:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    return pa.concat_tables(tables).unify_dictionaries()
+    return pa.concat_tables(tables)
 
 
-def _validate_fields(buf: np.ndarray, line_base: int, src: str, lo: int, hi: int | None,
-                     what: str) -> int:
-    counts, _ = line_fields(buf)
-    bad = (counts > 0) & ((counts < lo) | (counts > hi if hi is not None else False))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        expected = f"{lo}" if hi == lo else f"at least {lo}"
-        raise DataFormatError(
-            f"{src}:{line_base + i + 1}: found {counts[i]} fields, expected {expected} "
-            f"({_layout(what, lo)})"
-        )
-    return len(counts)
+_HEADER = re.compile(rb"^(\n*)[^\n]*")
+_COLUMN_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
 
 
-def _layout(what: str, n: int) -> str:
-    if what == "run":
-        return "qid Q0 docid rank score tag"
-    return "qid iter docid grade" if n == 4 else "query-id corpus-id score"
+@dataclass(frozen=True)
+class _Spec:
+    src: str
+    columns: list[str]
+    types: dict[str, pa.DataType]
+    include: list[str]
+    min_fields: int
+    max_fields: int | None
+    what: str
+
+    @property
+    def layout(self) -> str:
+        if self.what == "run":
+            return "qid Q0 docid rank score tag"
+        return "qid iter docid grade" if self.min_fields == 4 else "query-id corpus-id score"
 
 
-def _truncate(buf: np.ndarray, n_fields: int) -> np.ndarray:
-    counts, _ = line_fields(buf)
-    return keep_first_fields(buf, n_fields) if (counts > n_fields).any() else buf
-
-
-def _blank_first_line(buf: np.ndarray) -> np.ndarray:
-    nl = int(np.flatnonzero(buf == 10)[0])
-    return np.concatenate((buf[nl:nl + 1], buf[nl + 1:])) if nl else buf
-
-
-def _parse(buf: np.ndarray, columns: list[str], types: dict[str, pa.DataType],
-           include: list[str], src: str, line_base: int, what: str) -> pa.Table:
-    if not (buf != 10).any():
-        return pa.table({c: pa.array([], type=types[c]) for c in include})
+def _parse(data: bytes, spec: _Spec, line_base: int) -> pa.Table:
+    """Parse a normalised block with pyarrow; locate the bad line on failure."""
     try:
-        return pacsv.read_csv(
-            pa.py_buffer(buf.tobytes()),
-            read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
-                                              ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
-                                                 strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False,
-                                                 null_values=[]),
-        )
+        return _read_csv(data, spec)
     except pa.ArrowInvalid as exc:
-        raise _locate_conversion_error(buf, columns, types, src, line_base, what, exc) from None
-
-
-def _locate_conversion_error(buf: np.ndarray, columns: list[str], types: dict[str, pa.DataType],
-                             src: str, line_base: int, what: str, exc: Exception) -> Exception:
-    """Slow path: find the first line whose numeric field does not parse."""
-    numeric = {c: t for c, t in types.items() if not pa.types.is_dictionary(t)}
-    for i, line in enumerate(buf.tobytes().split(b"\n")):
-        fields = line.decode("utf-8", "replace").split(" ")
-        for col, typ in numeric.items():
-            if col not in columns or len(fields) <= columns.index(col):
-                continue
-            value = fields[columns.index(col)]
+        counts = _COLUMN_COUNT.search(str(exc))
+        if spec.max_fields is None and counts and int(counts.group(2)) > int(counts.group(1)):
             try:
-                number = float(value) if pa.types.is_floating(typ) else int(value)
-            except ValueError:
-                kind = "a number" if pa.types.is_floating(typ) else "an integer"
-                return DataFormatError(f"{src}:{line_base + i + 1}: {col} {value!r} is not "
-                                       f"{kind}; expected {_layout(what, len(columns))}")
-            del number
-    return DataFormatError(f"{src}: cannot parse the {what} file: {exc}")
+                return _read_csv(keep_first_fields(data, len(spec.columns)), spec)
+            except pa.ArrowInvalid:
+                pass
+        raise _locate_error(data, spec, line_base, exc) from None
+
+
+def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
+    return pacsv.read_csv(
+        pa.py_buffer(data),
+        read_options=pacsv.ReadOptions(column_names=spec.columns, block_size=1 << 24),
+        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
+                                          ignore_empty_lines=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types=spec.types, include_columns=spec.include, strings_can_be_null=False,
+            quoted_strings_can_be_null=False, null_values=[]),
+    )
+
+
+def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> Exception:
+    """Slow path, run only on failure: the first line with a bad field count or number."""
+    for i, raw in enumerate(data.split(b"\n")):
+        if not raw:
+            continue
+        fields = raw.decode("utf-8", "replace").split(" ")
+        where = f"{spec.src}:{line_base + i + 1}"
+        too_many = spec.max_fields is not None and len(fields) > spec.max_fields
+        if len(fields) < spec.min_fields or too_many:
+            expected = spec.min_fields if spec.max_fields == spec.min_fields else \
+                f"at least {spec.min_fields}"
+            return DataFormatError(f"{where}: found {len(fields)} fields, expected {expected} "
+                                   f"({spec.layout})")
+        bad = _bad_number(fields, spec)
+        if bad:
+            return DataFormatError(f"{where}: {bad}; expected {spec.layout}")
+    return DataFormatError(f"{spec.src}: cannot parse the {spec.what} file: {exc}")
+
+
+def _bad_number(fields: list[str], spec: _Spec) -> str | None:
+    for col, typ in spec.types.items():
+        if pa.types.is_string(typ):
+            continue
+        value = fields[spec.columns.index(col)]
+        try:
+            float(value) if pa.types.is_floating(typ) else int(value)
+        except ValueError:
+            kind = "a number" if pa.types.is_floating(typ) else "an integer"
+            return f"{col} {value!r} is not {kind}"
+    return None
 
 
 def _sniff_qrels(path: str | os.PathLike[str] | IO[Any], src: str) -> tuple[int, bool]:

@@ -150,3 +150,17 @@ def test_large_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         sb.Run.from_file(path)
     path.write_text("\n".join(lines) + "\n")
     assert len(sb.Run.from_file(path)) == 100
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rank_order_matches_python_sort_with_many_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 400
+    qids = [f"q{rng.integers(0, 12)}" for _ in range(n)]
+    docs = [f"{rng.choice(['d', 'D', 'doc', 'é'])}{i}" for i in range(n)]
+    scores = rng.choice([0.0, -0.0, 1.5, 2.0, -3.25], size=n)
+    run = sb.Run.from_columns(qids, docs, scores)
+    for q in set(qids):
+        items = [(d, float(s)) for qq, d, s in zip(qids, docs, scores, strict=True) if qq == q]
+        expected = sorted(items, key=lambda x: (x[1], x[0].encode()), reverse=True)
+        assert run.ranking(q) == expected
