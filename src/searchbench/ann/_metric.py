@@ -1,0 +1,100 @@
+"""Metrics and input checks shared by ground truth, recall and sweeps.
+
+Every distance in ``searchbench.ann`` is **smaller = closer**:
+
+- ``ip``:     d(q, x) = −⟨q, x⟩
+- ``cosine``: d(q, x) = 1 − ⟨q, x⟩ / (‖q‖ ‖x‖)   (ann-benchmarks' "angular")
+- ``l2``:     d(q, x) = ‖q − x‖²                 (squared, as FAISS returns it)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError, DataFormatError
+
+METRICS = ("cosine", "ip", "l2")
+TIE_POLICY = "distance ascending, then id ascending"
+
+
+def check_metric(metric: str) -> str:
+    """Return the canonical metric name or raise :class:`ConfigError` listing the valid ones."""
+    name = {"inner_product": "ip", "dot": "ip", "angular": "cosine", "euclidean": "l2",
+            "l2sq": "l2"}.get(metric.lower(), metric.lower())
+    if name not in METRICS:
+        raise ConfigError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+    return name
+
+
+def as_matrix(x: object, what: str) -> np.ndarray:
+    """A 2-D float array (float32 kept, other floats/ints cast to float32)."""
+    arr = np.asarray(x)
+    if arr.ndim != 2:
+        raise DataFormatError(f"{what}: expected a 2-D array (n, dim), found shape {arr.shape}")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float32)
+    return arr
+
+
+def check_finite(x: np.ndarray, what: str, block: int = 65536) -> None:
+    """Raise :class:`DataFormatError` naming the first row holding NaN or ±inf."""
+    for start in range(0, len(x), block):
+        part = x[start:start + block]
+        ok = np.isfinite(part).all(axis=1)
+        if not ok.all():
+            row = start + int(np.flatnonzero(~ok)[0])
+            raise DataFormatError(f"{what}: row {row} holds NaN or inf; "
+                                  "expected finite vectors (drop or fix that row)")
+
+
+def check_pair(base: np.ndarray, queries: np.ndarray, k: int) -> None:
+    """Dimensions agree, 1 ≤ k ≤ corpus size."""
+    if base.shape[1] != queries.shape[1]:
+        raise DataFormatError(f"dimension mismatch: corpus vectors have dim {base.shape[1]}, "
+                              f"queries have dim {queries.shape[1]}; embed both with one model")
+    if k < 1 or k > base.shape[0]:
+        raise ConfigError(f"k={k} but the corpus holds {base.shape[0]} vectors; "
+                          f"expected 1 ≤ k ≤ {base.shape[0]}")
+    if len(queries) == 0:
+        raise DataFormatError("no query vectors")
+
+
+def normalize_rows(x: np.ndarray, what: str, offset: int = 0) -> np.ndarray:
+    """Rows scaled to unit L2 norm; a zero row raises (cosine is undefined for it)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    zero = norms[:, 0] == 0
+    if zero.any():
+        row = offset + int(np.flatnonzero(zero)[0])
+        raise DataFormatError(f"{what}: row {row} is a zero vector; cosine is undefined for it")
+    return (x / norms).astype(x.dtype, copy=False)
+
+
+def exact_distances(base: np.ndarray, queries: np.ndarray, ids: np.ndarray,
+                    metric: str, chunk: int = 16) -> np.ndarray:
+    """Distances (float64) of ``queries[i]`` to ``base[ids[i, j]]``; id −1 gives +inf.
+
+    Small query chunks keep the gathered float64 vectors in cache.
+    """
+    valid = ids >= 0
+    safe = np.where(valid, ids, 0)
+    q = np.asarray(queries, dtype=np.float64)
+    if metric == "cosine":
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    out = np.empty(ids.shape, dtype=np.float64)
+    for i in range(0, len(ids), chunk):
+        vecs = np.asarray(base[safe[i:i + chunk]], dtype=np.float64)
+        out[i:i + chunk] = _pair_distance(q[i:i + chunk], vecs, metric)
+    out[~valid] = np.inf
+    return out
+
+
+def _pair_distance(q: np.ndarray, x: np.ndarray, metric: str) -> np.ndarray:
+    """q: (c, d) float64, x: (c, m, d) float64 -> (c, m) distances."""
+    if metric == "l2":
+        diff = x - q[:, None, :]
+        return np.einsum("cmd,cmd->cm", diff, diff)
+    dots = np.matmul(x, q[:, :, None])[..., 0]
+    if metric == "ip":
+        return -dots
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1.0 - dots / np.linalg.norm(x, axis=2)

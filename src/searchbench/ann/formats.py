@@ -1,0 +1,130 @@
+"""Vector and ground-truth files: ``.npy``, big-ann ``.fbin/.ibin/.u8bin/.i8bin`` and
+big-ann ground truth, ann-benchmarks HDF5.
+
+big-ann layouts (little-endian): ``uint32 n, uint32 d`` then ``n·d`` values (float32,
+int32, uint8 or int8). Its ground-truth files: ``uint32 n, uint32 k``, ``n·k`` uint32 ids,
+then ``n·k`` float32 distances. ann-benchmarks HDF5: datasets ``train``, ``test``,
+``neighbors``, ``distances`` and the attribute ``distance`` (``angular`` = 1 − cos,
+``euclidean`` = ‖q − x‖, not squared).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataFormatError, require
+from ._metric import TIE_POLICY, check_metric
+from .groundtruth import GroundTruth
+
+__all__ = [
+    "read_ann_benchmarks",
+    "read_bigann_groundtruth",
+    "read_bin",
+    "read_vectors",
+    "write_bin",
+]
+
+_BIN_DTYPES = {".fbin": np.float32, ".ibin": np.int32, ".u8bin": np.uint8, ".i8bin": np.int8}
+
+
+def read_bin(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:
+    """Read a big-ann ``.fbin/.ibin/.u8bin/.i8bin`` file as an ``(n, d)`` array."""
+    path = Path(path)
+    dtype = _BIN_DTYPES.get(path.suffix)
+    if dtype is None:
+        raise DataFormatError(f"{path}: unknown extension; expected one of "
+                              f"{', '.join(_BIN_DTYPES)}")
+    n, d = _header(path)
+    expected = 8 + n * d * np.dtype(dtype).itemsize
+    size = path.stat().st_size
+    if size != expected:
+        raise DataFormatError(f"{path}: header says {n} × {d} {np.dtype(dtype).name} "
+                              f"({expected} bytes), the file has {size} bytes")
+    if mmap:
+        return np.memmap(path, dtype=dtype, mode="r", offset=8, shape=(n, d))
+    return np.fromfile(path, dtype=dtype, offset=8).reshape(n, d)
+
+
+def write_bin(path: str | os.PathLike[str], x: np.ndarray) -> None:
+    """Write an ``(n, d)`` array in big-ann layout; the extension fixes the dtype."""
+    path = Path(path)
+    dtype = _BIN_DTYPES.get(path.suffix)
+    if dtype is None or x.ndim != 2:
+        raise DataFormatError(f"{path}: expected a 2-D array and one of {', '.join(_BIN_DTYPES)}")
+    with open(path, "wb") as fh:
+        np.array(x.shape, dtype="<u4").tofile(fh)
+        np.ascontiguousarray(x, dtype=dtype).tofile(fh)
+
+
+def _header(path: Path) -> tuple[int, int]:
+    raw = np.fromfile(path, dtype="<u4", count=2)
+    if len(raw) != 2:
+        raise DataFormatError(f"{path}: shorter than the 8-byte header (uint32 n, uint32 d)")
+    return int(raw[0]), int(raw[1])
+
+
+def read_bigann_groundtruth(path: str | os.PathLike[str], metric: str) -> GroundTruth:
+    """Read big-ann ground truth (ids then float32 distances); ``metric`` names what the
+    distances are (big-ann stores ``l2`` distances squared and ``ip`` as inner products).
+    """
+    path, metric = Path(path), check_metric(metric)
+    n, k = _header(path)
+    expected = 8 + 2 * n * k * 4
+    if path.stat().st_size != expected:
+        raise DataFormatError(f"{path}: header says {n} queries × {k} neighbours "
+                              f"({expected} bytes), the file has {path.stat().st_size}")
+    ids = np.fromfile(path, dtype="<u4", count=n * k, offset=8).reshape(n, k).astype(np.int64)
+    dist = np.fromfile(path, dtype="<f4", count=n * k, offset=8 + n * k * 4).reshape(n, k)
+    dist = dist.astype(np.float64)
+    if metric == "ip" and n and np.all(np.diff(dist, axis=1) <= 0):
+        dist = -dist  # stored as similarities, best first
+    return GroundTruth(ids, dist, metric, k, {"source": str(path), "format": "big-ann",
+                                              "tie_policy": "as stored"})
+
+
+def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.ndarray:
+    """``.npy`` (memory-mapped), big-ann binary, or one dataset of an HDF5 file."""
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError(f"{path}: no such file")
+    if path.suffix == ".npy":
+        return np.load(path, mmap_mode="r")
+    if path.suffix in _BIN_DTYPES:
+        return read_bin(path)
+    if path.suffix in (".hdf5", ".h5"):
+        h5py = require("h5py", "ann")
+        with h5py.File(path, "r") as f:
+            name = key or "train"
+            if name not in f:
+                raise DataFormatError(f"{path}: no dataset {name!r}; found {sorted(f)}")
+            return np.asarray(f[name])
+    raise DataFormatError(f"{path}: unknown vector file; expected .npy, "
+                          f"{', '.join(_BIN_DTYPES)} or .hdf5")
+
+
+def read_ann_benchmarks(path: str | os.PathLike[str]
+                        ) -> tuple[np.ndarray, np.ndarray, GroundTruth]:
+    """(train, test, ground truth) of an ann-benchmarks HDF5 file, distances converted to
+    searchbench's convention (angular → cosine 1 − cos; euclidean → squared L2)."""
+    h5py = require("h5py", "ann")
+    path = Path(path)
+    with h5py.File(path, "r") as f:
+        missing = [k for k in ("train", "test", "neighbors", "distances") if k not in f]
+        if missing:
+            raise DataFormatError(f"{path}: missing datasets {missing}; found {sorted(f)}")
+        kind = str(f.attrs.get("distance", ""))
+        train, test = np.asarray(f["train"]), np.asarray(f["test"])
+        ids = np.asarray(f["neighbors"]).astype(np.int64)
+        dist = np.asarray(f["distances"]).astype(np.float64)
+    if kind not in ("angular", "euclidean"):
+        raise DataFormatError(f"{path}: distance {kind!r} is not supported; "
+                              "expected 'angular' or 'euclidean'")
+    metric = "cosine" if kind == "angular" else "l2"
+    if metric == "l2":
+        dist = dist**2
+    meta = {"source": str(path), "format": "ann-benchmarks", "distance": kind,
+            "tie_policy": f"as stored (searchbench's own: {TIE_POLICY})"}
+    return train, test, GroundTruth(ids, dist, metric, ids.shape[1], meta)
