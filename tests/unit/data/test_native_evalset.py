@@ -1,0 +1,110 @@
+"""Native evaluation-set folders: round trip, evidence offsets, provenance, atomic writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from searchbench.data.evalset import EvalSet, drop_identical_ids, read_native
+from searchbench.data.qrels import Qrels
+from searchbench.data.run import Run
+from searchbench.data.texts import Corpus, Document, Queries, Query
+from searchbench.errors import DataFormatError
+
+
+def make_set(tmp_path: Path, evidence: list[dict] | None = None) -> Path:
+    folder = tmp_path / "set"
+    folder.mkdir(parents=True)
+    docs = [{"id": "d1", "title": "Sorting", "text": "Use sorted() to get a new sorted list."},
+            {"id": "d2", "text": "list.sort() sorts in place and returns None."}]
+    queries = [{"id": "q1", "text": "how to sort a list", "source": "curated", "verified": True},
+               {"id": "q2", "text": "why does sort return None", "source": "synthetic",
+                "generator": "llm-x", "verified": False}]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (folder / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq2\td2\t3\n")
+    ev = evidence if evidence is not None else [
+        {"query_id": "q1", "doc_id": "d1", "grade": 2, "quote": "sorted()"},
+        {"query_id": "q2", "doc_id": "d2", "grade": 3, "quote": "returns None"}]
+    (folder / "evidence.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ev))
+    return folder
+
+
+def test_read_resolves_evidence_offsets(tmp_path: Path) -> None:
+    es = read_native(make_set(tmp_path))
+    assert (len(es.corpus), len(es.queries), len(es.qrels), len(es.evidence)) == (2, 2, 3, 2)
+    for e in es.evidence:
+        assert es.corpus[e.doc_id].text[e.start:e.end] == e.quote
+    assert es.evidence[0].start == 4
+
+
+def test_round_trip_keeps_content_hash(tmp_path: Path) -> None:
+    es = read_native(make_set(tmp_path))
+    for compress in (False, True):
+        out = es.write(tmp_path / f"out-{compress}", compress=compress)
+        back = read_native(out)
+        assert back.content_hash() == es.content_hash()
+        assert list(back.queries) == list(es.queries)
+        assert back.qrels.to_dict() == es.qrels.to_dict()
+        assert back.evidence == es.evidence
+
+
+def test_rewrite_replaces_files_and_removes_stale_ones(tmp_path: Path) -> None:
+    es = read_native(make_set(tmp_path))
+    out = es.write(tmp_path / "out")
+    es.evidence = ()
+    es.write(out, compress=True)
+    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl.gz", "qrels.tsv",
+                                                     "queries.jsonl"]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_quote_not_found_lists_query_and_doc(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, [{"query_id": "q1", "doc_id": "d2", "grade": 1,
+                                  "quote": "not in the text"}])
+    with pytest.raises(DataFormatError, match=r"evidence.jsonl:1: query 'q1', doc 'd2': quote "
+                                              r"not found"):
+        read_native(folder)
+    es = read_native(folder, strict=False)
+    assert es.evidence == () and [i.kind for i in es.issues] == ["quote-not-found"]
+
+
+def test_provenance_summary(tmp_path: Path) -> None:
+    es = read_native(make_set(tmp_path))
+    s = es.provenance_summary()
+    assert s["format"] == "native" and s["documents"] == 2 and s["judgments"] == 3
+    assert s["query_sources"] == {"curated": 1, "synthetic": 1}
+    assert s["synthetic_share"] == 0.5 and s["verified_share"] == 0.5
+    assert s["content_hash"].startswith("sha256:")
+    json.dumps(s)
+
+
+def test_unjudged_queries_are_excluded_with_a_warning() -> None:
+    es = EvalSet(Corpus([Document("d", "t")]),
+                 Queries([Query("a", "x"), Query("b", "y")]),
+                 Qrels.from_dict({"a": {"d": 1}}), name="t", exclude_unjudged=True)
+    assert es.judged_query_ids == ["a"] and es.unjudged_query_ids == ["b"]
+    assert es.judged_queries.ids == ["a"]
+    with pytest.warns(UserWarning, match="1 of 2 queries have no judgments and are excluded"):
+        es.warn_unjudged()
+
+
+def test_missing_file_and_both_corpus_variants(tmp_path: Path) -> None:
+    folder = make_set(tmp_path)
+    (folder / "qrels.tsv").unlink()
+    with pytest.raises(DataFormatError, match=r"no qrels.tsv; expected a native evaluation set"):
+        read_native(folder)
+    folder = make_set(tmp_path / "b")
+    (folder / "corpus.jsonl.gz").write_bytes(b"")
+    with pytest.raises(DataFormatError, match=r"both corpus.jsonl and corpus.jsonl.gz"):
+        read_native(folder)
+
+
+def test_drop_identical_ids() -> None:
+    run = Run.from_dict({"q1": {"q1": 9.0, "d1": 1.0}, "q2": {"d2": 2.0}})
+    out = drop_identical_ids(run)
+    assert out.to_dict() == {"q1": {"d1": 1.0}, "q2": {"d2": 2.0}}
+    assert drop_identical_ids(out) is out
