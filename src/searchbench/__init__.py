@@ -6,6 +6,9 @@ sub-package such as ``searchbench.retrieval``).
 
 from __future__ import annotations
 
+from .collections.check import check_evalset
+from .collections.registry import load_evalset
+from .data.evalset import EvalSet
 from .data.qrels import Qrels
 from .data.run import Run
 from .data.texts import Corpus, Document, Queries, Query
@@ -38,6 +41,7 @@ __all__ = [
     "DataFormatError",
     "Document",
     "EvalResult",
+    "EvalSet",
     "Evaluator",
     "Measure",
     "MissingDependencyError",
@@ -48,8 +52,10 @@ __all__ = [
     "SearchbenchError",
     "SearchbenchWarning",
     "UnknownMeasureError",
+    "check_evalset",
     "compare",
     "evaluate",
+    "load_evalset",
     "parse_measure",
     "parse_measures",
 ]
