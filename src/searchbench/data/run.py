@@ -73,6 +73,25 @@ class Run:
         return cls.from_columns(qs, ds, np.asarray(ss, dtype=np.float64), **kw)
 
     @classmethod
+    def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Run:
+        """Read a JSON file holding ``{query_id: {doc_id: value}}`` (pytrec_eval, ranx)."""
+        import json
+
+        from ._text import open_binary, source_name
+
+        with open_binary(path) as stream:
+            try:
+                data = json.loads(stream.read().decode("utf-8-sig"))
+            except ValueError as exc:
+                raise DataFormatError(f"{source_name(path)}: not valid JSON ({exc}); expected "
+                                      "{query_id: {doc_id: value}}") from None
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise DataFormatError(f"{source_name(path)}: expected a JSON object "
+                                  "{query_id: {doc_id: value}}")
+        kw.setdefault("source", source_name(path))
+        return cls.from_dict(data, **kw)
+
+    @classmethod
     def from_frame(cls, frame: Any, **kw: Any) -> Run:
         """Build from a DataFrame with ``query_id, doc_id, score`` columns (ranx: ``q_id``)."""
         cols = {c.lower(): c for c in frame.columns}

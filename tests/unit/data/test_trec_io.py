@@ -164,3 +164,13 @@ def test_rank_order_matches_python_sort_with_many_ties(seed: int) -> None:
         items = [(d, float(s)) for qq, d, s in zip(qids, docs, scores, strict=True) if qq == q]
         expected = sorted(items, key=lambda x: (x[1], x[0].encode()), reverse=True)
         assert run.ranking(q) == expected
+
+
+def test_json_constructors(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text('{"q": {"a": 1.5, "b": 2}}')
+    (tmp_path / "qrels.json").write_text('{"q": {"a": 1}}')
+    assert sb.Run.from_json(tmp_path / "run.json").ranking("q") == [("b", 2.0), ("a", 1.5)]
+    assert sb.Qrels.from_json(tmp_path / "qrels.json").to_dict() == {"q": {"a": 1}}
+    (tmp_path / "bad.json").write_text('["q"]')
+    with pytest.raises(DataFormatError, match=r"bad\.json: expected a JSON object"):
+        sb.Run.from_json(tmp_path / "bad.json")
