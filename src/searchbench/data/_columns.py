@@ -25,9 +25,12 @@ class Grouped:
 
 
 def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
-    """Intern both id columns; entries keep their input order."""
-    q_codes, q_vocab = intern(query_ids)
-    d_codes, d_vocab = intern(doc_ids)
+    """Intern both id columns; entries keep their input order.
+
+    An id column may also be given already interned, as a ``(codes, vocab)`` tuple.
+    """
+    q_codes, q_vocab = query_ids if isinstance(query_ids, tuple) else intern(query_ids)
+    d_codes, d_vocab = doc_ids if isinstance(doc_ids, tuple) else intern(doc_ids)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "

@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
 from ._text import iter_blocks, keep_first_fields, normalise, open_binary, source_name
+from .ids import intern
 
 if TYPE_CHECKING:
     from .qrels import Qrels
@@ -45,10 +46,10 @@ def read_run(
     table = _read_table(path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
                         min_fields=6, what="run")
     tag = name or _first_tag(path) or Path(src).name
-    return Run.from_columns(
-        table.column("qid"), table.column("docid"), _to_numpy(table.column("score")),
-        name=tag, keep=keep, source=src, describe_line=_line_finder(path, src),
-    )
+    query_ids, doc_ids, scores = _interned_columns(table, "score")
+    del table  # the id strings are freed before the run is ranked: peak memory stays low
+    return Run.from_columns(query_ids, doc_ids, scores, name=tag, keep=keep, source=src,
+                            describe_line=_line_finder(path, src))
 
 
 def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None) -> Qrels:
@@ -65,10 +66,10 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
     table = _read_table(path, columns, {"grade": pa.int64()}, ["qid", "docid", "grade"],
                         min_fields=n_fields, max_fields=n_fields, what="qrels",
                         skip_header=has_header)
-    return Qrels.from_columns(
-        table.column("qid"), table.column("docid"), _to_numpy(table.column("grade")),
-        keep=keep, source=src, describe_line=_line_finder(path, src, skip_header=has_header),
-    )
+    query_ids, doc_ids, grades = _interned_columns(table, "grade")
+    del table
+    return Qrels.from_columns(query_ids, doc_ids, grades, keep=keep, source=src,
+                              describe_line=_line_finder(path, src, skip_header=has_header))
 
 
 def _read_table(
@@ -246,8 +247,10 @@ def _first_tag(path: str | os.PathLike[str] | IO[Any]) -> str | None:
     return None
 
 
-def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
-    return column.to_numpy()
+def _interned_columns(table: pa.Table, value: str) -> tuple[tuple, tuple, np.ndarray]:
+    """``((q_codes, q_vocab), (d_codes, d_vocab), values)`` from a parsed table."""
+    return intern(table.column("qid")), intern(table.column("docid")), \
+        table.column(value).to_numpy()
 
 
 # -- writing -------------------------------------------------------------------------
