@@ -174,9 +174,10 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
     from rich.table import Table
 
     if console is None:
-        console = Console()
+        console = Console(highlight=False)
         if not console.is_terminal:  # piped: never wrap numbers; a terminal keeps its width
-            console = Console(width=max(console.width, _natural_width(_all_details(cmp, decimals))))
+            width = max(console.width, _natural_width(_all_details(cmp, decimals)))
+            console = Console(highlight=False, width=width)
     means = Table(title="Comparison", title_justify="left")
     means.add_column("system")
     for m in cmp.measures:
