@@ -1,0 +1,77 @@
+"""Spec parsing, the pyref contract, and the check helpers (detectable difference)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from searchbench.collections import registry
+from searchbench.collections.check import check_evalset, detectable_difference, evalset_stats
+from searchbench.collections.registry import list_datasets, load_evalset, parse_spec
+from searchbench.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [("pyref", ("pyref", "")), ("beir:a/b", ("beir", "a/b")),
+     ("beir-download:scifact", ("beir-download", "scifact")),
+     ("cranfield:/x", ("cranfield", "/x")), ("some/folder", ("native", "some/folder")),
+     ("native:d", ("native", "d"))],
+)
+def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
+    assert parse_spec(spec) == expected
+
+
+def test_bad_specs() -> None:
+    with pytest.raises(ConfigError, match="unknown evaluation set 'trec:x'"):
+        parse_spec("trec:x")
+    with pytest.raises(ConfigError, match="nothing after 'beir:'"):
+        parse_spec("beir:")
+    with pytest.raises(ConfigError, match="no such folder"):
+        load_evalset("/no/such/folder")
+
+
+def test_pyref_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(registry, "PYREF_DIR", tmp_path / "pyref")
+    with pytest.raises(ConfigError, match="built-in set 'pyref' is not part of this installation"):
+        load_evalset("pyref")
+    assert next(r for r in list_datasets() if r["spec"] == "pyref")["available"] is False
+
+
+def test_pyref_loads_a_native_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    folder = tmp_path / "pyref"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text('{"id": "d", "text": "for loops"}\n')
+    (folder / "queries.jsonl").write_text(
+        '{"id": "q", "text": "loop?", "source": "curated", "verified": true}\n')
+    (folder / "qrels.tsv").write_text("q\td\t3\n")
+    (folder / "evidence.jsonl").write_text(
+        json.dumps({"query_id": "q", "doc_id": "d", "grade": 3, "quote": "loops"}) + "\n")
+    monkeypatch.setattr(registry, "PYREF_DIR", folder)
+    es = load_evalset("pyref")
+    assert es.name == "pyref" and es.provenance["format"] == "builtin"
+    assert es.evidence[0].start == 4
+    assert check_evalset(es).ok
+
+
+def test_detectable_difference() -> None:
+    # (t_{.975,29} + t_{.8,29}) * 0.2 / sqrt(30) = (2.0452 + 0.8538) * 0.2 / 5.4772
+    assert detectable_difference(30) == pytest.approx(0.10586, abs=1e-4)
+    assert detectable_difference(30, sd=0.1) == pytest.approx(0.10586 / 2, abs=1e-4)
+    assert detectable_difference(200) < detectable_difference(50) < detectable_difference(10)
+    assert detectable_difference(1) == float("inf")
+
+
+def test_stats_distributions(tmp_path: Path) -> None:
+    from searchbench.data.evalset import EvalSet
+    from searchbench.data.qrels import Qrels
+    from searchbench.data.texts import Corpus, Document, Queries, Query
+
+    es = EvalSet(Corpus([Document("a", "one two three"), Document("b", "four", "title")]),
+                 Queries([Query("q", "x y")]), Qrels.from_dict({"q": {"a": 2, "b": 0}}))
+    st = evalset_stats(es)
+    assert st["grades"] == {0: 1, 2: 1}
+    assert st["document_words"]["max"] == 3 and st["document_words"]["min"] == 2
+    assert st["relevant_per_query"]["mean"] == 1 and st["judged_per_query"]["mean"] == 2
