@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
@@ -105,7 +106,7 @@ class EvalSet:
             warnings.warn(
                 f"{self.name}: {n} of {len(self.queries)} queries have no judgments and are "
                 f"excluded from evaluation (not scored as 0); search es.judged_queries "
-                f"({len(self.queries) - n} queries)", UserWarning, stacklevel=3)
+                f"({len(self.queries) - n} queries)", UserWarning, stacklevel=_user_level())
 
     def prepare_run(self, run: Run) -> Run:
         """The run as this set is evaluated: identical query/doc ids dropped if asked."""
@@ -147,6 +148,15 @@ class EvalSet:
     def write(self, folder: str | os.PathLike[str], *, compress: bool = False) -> Path:
         """Write the native format (see :func:`write_native`)."""
         return write_native(self, folder, compress=compress)
+
+
+def _user_level() -> int:
+    """``stacklevel`` pointing at the first caller outside the searchbench package."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _share(n: int, total: int) -> float:
