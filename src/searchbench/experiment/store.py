@@ -1,0 +1,252 @@
+"""The results store: one SQLite file holding every experiment's cells and scores.
+
+A cell is written in one transaction (its row, its per-query scores and the query texts),
+after its run file has been written atomically; a cell that is not in the store was not
+finished, so an interrupted run never leaves a partial result that reads as complete.
+WAL journaling and a busy timeout let two runs write to the same store at once. A store
+written by a newer searchbench (higher ``schema_version``) is refused, never modified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import SearchbenchError
+
+__all__ = ["SCHEMA_VERSION", "CellRecord", "ResultsStore", "StoreError"]
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 60_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS experiments (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, config_path TEXT, config_text TEXT,
+    config_json TEXT NOT NULL, provenance TEXT NOT NULL, created REAL NOT NULL,
+    updated REAL NOT NULL, UNIQUE (name, config_path));
+CREATE TABLE IF NOT EXISTS cells (
+    id INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    cell_key TEXT NOT NULL, system TEXT NOT NULL, evalset TEXT NOT NULL,
+    evalset_hash TEXT NOT NULL, level TEXT NOT NULL, chunker TEXT NOT NULL,
+    retriever TEXT NOT NULL, config_json TEXT NOT NULL, run_path TEXT NOT NULL,
+    run_hash TEXT NOT NULL, timings TEXT NOT NULL, extras TEXT NOT NULL,
+    provenance TEXT NOT NULL, finished REAL NOT NULL, UNIQUE (experiment_id, cell_key));
+CREATE TABLE IF NOT EXISTS scores (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    measure TEXT NOT NULL, query_id TEXT NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY (cell_id, measure, query_id));
+CREATE TABLE IF NOT EXISTS queries (
+    evalset_hash TEXT NOT NULL, query_id TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (evalset_hash, query_id));
+"""
+
+
+class StoreError(SearchbenchError):
+    """The results store cannot be opened, is too new, or a write failed (nothing changed)."""
+
+
+@dataclass
+class CellRecord:
+    """A finished cell as stored: config, run file, timings, extras and per-query scores."""
+
+    cell_key: str
+    system: str
+    evalset: str
+    evalset_hash: str
+    level: str
+    chunker: str
+    retriever: str
+    config: dict[str, Any]
+    run_path: str
+    run_hash: str
+    timings: dict[str, float]
+    extras: dict[str, Any]
+    provenance: dict[str, Any]
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # measure -> qid -> v
+    finished: float = 0.0
+
+    def score_array(self, measure: str, query_ids: list[str]) -> np.ndarray:
+        """Per-query values of ``measure`` aligned with ``query_ids``."""
+        got = self.scores[measure]
+        return np.asarray([got[q] for q in query_ids], dtype=np.float64)
+
+
+class ResultsStore:
+    """A SQLite results store (created on first use)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot open the results store: {exc}; expected a "
+                             "searchbench SQLite store (or a new file path)") from None
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create the results store: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema -------------------------------------------------------------------------------
+    def _init_schema(self) -> None:
+        with self.transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, "
+                       "value TEXT NOT NULL)")
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and int(row[0]) > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: the results store has schema version {row[0]}, newer than "
+                    f"this searchbench understands ({SCHEMA_VERSION}); upgrade searchbench "
+                    "or pass --store with another file")
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+
+    @property
+    def schema_version(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0])
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot write to the results store: {exc}") from None
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException as exc:
+            db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise StoreError(f"{self.path}: write failed, nothing was changed: "
+                                 f"{exc}") from exc
+            raise
+
+    # -- experiments --------------------------------------------------------------------------
+    def upsert_experiment(self, name: str, config_path: str | None, config_text: str,
+                          config: dict[str, Any], provenance: dict[str, Any]) -> int:
+        """The id of experiment (name, config path), created or updated."""
+        now = time.time()
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM experiments WHERE name = ? AND config_path IS ?",
+                             (name, config_path)).fetchone()
+            args = (config_text, _dump(config), _dump(provenance), now)
+            if row:
+                db.execute("UPDATE experiments SET config_text=?, config_json=?, provenance=?,"
+                           " updated=? WHERE id=?", (*args, row[0]))
+                return int(row[0])
+            cur = db.execute("INSERT INTO experiments (name, config_path, config_text, "
+                             "config_json, provenance, updated, created) VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?)", (name, config_path, *args, now))
+            return int(cur.lastrowid)
+
+    def experiments(self) -> list[dict[str, Any]]:
+        """Every experiment with its number of finished cells, newest first."""
+        rows = self._db.execute(
+            "SELECT e.id, e.name, e.config_path, e.created, e.updated, COUNT(c.id) "
+            "FROM experiments e LEFT JOIN cells c ON c.experiment_id = e.id "
+            "GROUP BY e.id ORDER BY e.updated DESC").fetchall()
+        keys = ("id", "name", "config_path", "created", "updated", "cells")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def experiment(self, experiment_id: int) -> dict[str, Any]:
+        row = self._db.execute("SELECT id, name, config_path, config_json, provenance, "
+                               "created, updated FROM experiments WHERE id = ?",
+                               (experiment_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: no experiment with id {experiment_id}")
+        return {"id": row[0], "name": row[1], "config_path": row[2],
+                "config": json.loads(row[3]), "provenance": json.loads(row[4]),
+                "created": row[5], "updated": row[6]}
+
+    def find_experiment(self, name: str, config_path: str | None) -> int | None:
+        row = self._db.execute("SELECT id FROM experiments WHERE name = ? AND config_path IS ?",
+                               (name, config_path)).fetchone()
+        return None if row is None else int(row[0])
+
+    # -- cells --------------------------------------------------------------------------------
+    def finished_keys(self, experiment_id: int) -> set[str]:
+        rows = self._db.execute("SELECT cell_key FROM cells WHERE experiment_id = ?",
+                                (experiment_id,))
+        return {r[0] for r in rows}
+
+    def save_cell(self, experiment_id: int, rec: CellRecord,
+                  query_texts: dict[str, str]) -> None:
+        """Store a finished cell and its scores in one transaction."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM cells WHERE experiment_id = ? AND cell_key = ?",
+                       (experiment_id, rec.cell_key))
+            cur = db.execute(
+                "INSERT INTO cells (experiment_id, cell_key, system, evalset, evalset_hash, "
+                "level, chunker, retriever, config_json, run_path, run_hash, timings, extras, "
+                "provenance, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (experiment_id, rec.cell_key, rec.system, rec.evalset, rec.evalset_hash,
+                 rec.level, rec.chunker, rec.retriever, _dump(rec.config), rec.run_path,
+                 rec.run_hash, _dump(rec.timings), _dump(rec.extras), _dump(rec.provenance),
+                 time.time()))
+            cell_id = cur.lastrowid
+            db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?)",
+                           [(cell_id, m, q, float(v)) for m, per in rec.scores.items()
+                            for q, v in per.items()])
+            db.executemany("INSERT OR IGNORE INTO queries VALUES (?, ?, ?)",
+                           [(rec.evalset_hash, q, t) for q, t in query_texts.items()])
+
+    def cells(self, experiment_id: int, keys: set[str] | None = None) -> list[CellRecord]:
+        """Finished cells of an experiment (optionally only ``keys``), in finishing order."""
+        rows = self._db.execute(
+            "SELECT id, cell_key, system, evalset, evalset_hash, level, chunker, retriever, "
+            "config_json, run_path, run_hash, timings, extras, provenance, finished "
+            "FROM cells WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()
+        out = []
+        for r in rows:
+            if keys is not None and r[1] not in keys:
+                continue
+            rec = CellRecord(*r[1:8], json.loads(r[8]), r[9], r[10], json.loads(r[11]),
+                             json.loads(r[12]), json.loads(r[13]), finished=r[14])
+            rec.scores = self._scores(r[0])
+            out.append(rec)
+        return out
+
+    def _scores(self, cell_id: int) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for m, q, v in self._db.execute("SELECT measure, query_id, value FROM scores "
+                                        "WHERE cell_id = ?", (cell_id,)):
+            out.setdefault(m, {})[q] = v
+        return out
+
+    def query_texts(self, evalset_hash: str) -> dict[str, str]:
+        rows = self._db.execute("SELECT query_id, text FROM queries WHERE evalset_hash = ?",
+                                (evalset_hash,))
+        return dict(rows.fetchall())
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False)
