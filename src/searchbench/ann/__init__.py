@@ -1,1 +1,38 @@
-"""ann layer (see DESIGN.md §1)."""
+"""ANN recall against exact search (DESIGN.md §1, §3).
+
+``knn_recall`` measures agreement with exact search, not relevance (that is ``R@k``).
+faiss, hnswlib, h5py, matplotlib and jinja2 are imported only by the functions that use
+them (``pip install 'searchbench[ann,report]'``).
+"""
+
+from __future__ import annotations
+
+from .embed import EmbeddedSet, embed_evalset
+from .formats import read_ann_benchmarks, read_bigann_groundtruth, read_bin, read_vectors, write_bin
+from .groundtruth import GroundTruth, exact_knn
+from .indexes import INDEXES, make_index
+from .recall import KnnRecall, knn_recall, one_recall_at
+from .relevance import RelevanceContext, cheapest_lossless
+from .sweep import SweepResult, parse_param, run_sweep
+
+__all__ = [
+    "INDEXES",
+    "EmbeddedSet",
+    "GroundTruth",
+    "KnnRecall",
+    "RelevanceContext",
+    "SweepResult",
+    "cheapest_lossless",
+    "embed_evalset",
+    "exact_knn",
+    "knn_recall",
+    "make_index",
+    "one_recall_at",
+    "parse_param",
+    "read_ann_benchmarks",
+    "read_bigann_groundtruth",
+    "read_bin",
+    "read_vectors",
+    "run_sweep",
+    "write_bin",
+]

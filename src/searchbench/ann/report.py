@@ -1,0 +1,200 @@
+"""Sweep reports: recall–QPS Pareto plot (SVG), table of all points, relevance cost.
+
+``render_html`` gives one self-contained page (inline SVG, inline CSS); ``render_markdown``
+the same tables for a README. Numbers are rounded here only, never in the library.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ..errors import require
+from .relevance import cheapest_lossless
+from .sweep import SweepResult
+
+__all__ = ["pareto", "plot_svg", "render_html", "render_markdown", "rows"]
+
+
+def _recall(p: dict[str, Any], variant: str = "by_id") -> float:
+    return float(p["knn_recall"][variant]["mean"])
+
+
+def pareto(points: list[dict[str, Any]], qps: str = "qps_batch") -> list[dict[str, Any]]:
+    """Points no other point beats on both recall and QPS, by increasing recall."""
+    ranked = sorted(points, key=lambda p: (-p[qps], -_recall(p)))
+    front, best = [], -1.0
+    for p in ranked:
+        if _recall(p) > best:
+            front.append(p)
+            best = _recall(p)
+    return sorted(front, key=_recall)
+
+
+def _params(p: dict[str, Any]) -> str:
+    both = {**p.get("build", {}), **p.get("search", {})}
+    return " ".join(f"{k}={v}" for k, v in both.items())
+
+
+def plot_svg(result: SweepResult, qps: str = "qps_batch") -> str:
+    """ann-benchmarks-style plot: knn_recall (x) vs QPS (y, log); frontier per index."""
+    require("matplotlib", "report")
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    k = result.meta.get("k", 10)
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "searchbench"}):
+        fig = Figure(figsize=(7.5, 4.8))
+        ax = fig.add_subplot()
+        for name in sorted({p["index"] for p in result.points}):
+            pts = [p for p in result.points if p["index"] == name]
+            ax.scatter([_recall(p) for p in pts], [p[qps] for p in pts], s=14, alpha=0.35)
+            front = pareto(pts, qps)
+            ax.plot([_recall(p) for p in front], [p[qps] for p in front], marker="o",
+                    color=ax.collections[-1].get_facecolor()[0][:3], label=name)
+        exact = result.meta.get("exact", {}).get("qps_batch")
+        if exact and qps == "qps_batch":
+            ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"knn_recall@{k} (by id, mean over queries)")
+        threads = result.points[0].get("batch_threads") if result.points else "?"
+        mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
+        ax.set_ylabel(f"queries per second ({mode})")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="lower left")
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
+
+
+def rows(result: SweepResult) -> list[dict[str, str]]:
+    """One display row per point (strings, rounded)."""
+    out = []
+    for p in sorted(result.points, key=lambda p: (p["index"], _recall(p))):
+        rec = p["knn_recall"]
+        lat = p["latency_ms"]
+        out.append({
+            "index": p["index"], "params": _params(p),
+            "recall": f"{rec['by_id']['mean']:.4f}",
+            "recall p5/min": f"{rec['by_id']['p5']:.2f} / {rec['by_id']['min']:.2f}",
+            "tie-aware": f"{rec['tie_aware']['mean']:.4f}",
+            "ties": str(rec.get("queries_with_ties", "n/a")),
+            "1-R@1": f"{p['one_recall_at_1']:.3f}",
+            "QPS batch": f"{p['qps_batch']:,.0f} ({p['qps_batch_min']:,.0f}–"
+                         f"{p['qps_batch_max']:,.0f})",
+            "batch CPU/wall": f"{p['batch_cpu_s'] / max(p['batch_wall_s'], 1e-12):.2f}",
+            "QPS 1-query": f"{p['qps_single']:,.0f}",
+            "p50/p95/p99 ms": f"{lat['p50']:.3f} / {lat['p95']:.3f} / {lat['p99']:.3f}",
+            "build s (CPU)": f"{p['build_wall_s']:.2f} ({p['build_cpu_s']:.2f})",
+            "index MB": f"{p['index_bytes'] / 2**20:.1f}",
+        })
+    return out
+
+
+def relevance_rows(result: SweepResult) -> list[dict[str, str]]:
+    """Δ per measure with p and 95 % interval, for points that have a relevance cost."""
+    out = []
+    for p in sorted(result.points, key=lambda p: -p["qps_batch"]):
+        rel = p.get("relevance")
+        if not rel:
+            continue
+        row = {"index": p["index"], "params": _params(p), "recall": f"{_recall(p):.4f}",
+               "QPS batch": f"{p['qps_batch']:,.0f}"}
+        for m, v in rel.items():
+            if isinstance(v, dict):
+                row[f"Δ{m}"] = (f"{v['delta']:+.4f} (p={v['p']:.3f}, "
+                                f"[{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}])")
+        row["verdict"] = "no significant loss" if rel["no_significant_loss"] else \
+            "significant loss"
+        out.append(row)
+    return out
+
+
+def conclusion(result: SweepResult) -> str:
+    """The sentence naming the cheapest setting whose relevance loss is not significant."""
+    if not any(p.get("relevance") for p in result.points):
+        return ""
+    best = cheapest_lossless(result.points)
+    rel = result.meta.get("relevance", {})
+    if best is None:
+        return "Every setting loses relevance significantly against exact search."
+    deltas = ", ".join(f"Δ{m} {v['delta']:+.4f} (p={v['p']:.3f})"
+                       for m, v in best["relevance"].items() if isinstance(v, dict))
+    return (f"Fastest setting without a significant relevance loss "
+            f"({rel.get('test', 'paired')} test, α={rel.get('alpha', 0.05)}): "
+            f"{best['index']} {_params(best)} — {best['qps_batch']:,.0f} QPS, "
+            f"knn_recall@{best['k']} {_recall(best):.4f}; {deltas}.")
+
+
+def _md_table(table: list[dict[str, str]]) -> str:
+    if not table:
+        return ""
+    head = list(table[0])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r.get(h, "") for h in head) + " |" for r in table]
+    return "\n".join(lines)
+
+
+def render_markdown(result: SweepResult) -> str:
+    """Header line, the points table, the relevance table and the conclusion."""
+    m = result.meta
+    parts = [f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
+             f"metric {m.get('metric')}, exact search {m.get('exact', {}).get('qps_batch', 0):,.0f}"
+             f" QPS; {m.get('machine', {}).get('cpu')}, {m.get('machine', {}).get('cores')} "
+             f"cores, load {m.get('machine', {}).get('load_average')}", "", _md_table(rows(result))]
+    rel = relevance_rows(result)
+    if rel:
+        parts += ["", _md_table(rel), "", conclusion(result)]
+    return "\n".join(parts) + "\n"
+
+
+_TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
+table{border-collapse:collapse;font-size:13px;margin:1em 0}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
+th{background:#f3f3f3} td:first-child,td:nth-child(2){text-align:left}
+.note{color:#555;font-size:13px} .ok{color:#1a7f37} .bad{color:#b42318}
+figure{margin:0}
+</style></head><body>
+<h1>{{ title }}</h1>
+<p class="note">{{ meta.n_base }} corpus vectors × {{ meta.dim }} dims, {{ meta.n_queries }}
+queries, metric <b>{{ meta.metric }}</b>, k={{ meta.k }} (K={{ meta.K }} requested).
+knn_recall is agreement with exact search, <b>not</b> relevance recall.
+Tie tolerance: {{ tolerance }}. Machine: {{ meta.machine.cpu }}, {{ meta.machine.cores }}
+cores, load average {{ meta.machine.load_average }}; {{ libs }}.</p>
+{% if conclusion %}<p><b>{{ conclusion }}</b></p>{% endif %}
+<h2>Recall – QPS (batch)</h2><figure>{{ svg_batch | safe }}</figure>
+<h2>Recall – QPS (single query)</h2><figure>{{ svg_single | safe }}</figure>
+<h2>All points</h2>
+{{ table(points) }}
+{% if relevance %}<h2>Relevance cost against exact search</h2>
+<p class="note">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
+α={{ meta.relevance.alpha }}; {{ meta.relevance.rule }}.</p>
+{{ table(relevance) }}{% endif %}
+<h2>Ground truth</h2><p class="note">{{ gt }}</p>
+</body></html>
+"""
+
+_TABLE = """{% macro table(rs) %}<table><tr>{% for h in rs[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for r in rs %}<tr>{% for h in rs[0] %}<td{% if r[h] == 'significant loss' %} class="bad"
+{% elif r[h] == 'no significant loss' %} class="ok"{% endif %}>{{ r[h] }}</td>{% endfor %}
+</tr>{% endfor %}</table>{% endmacro %}"""
+
+
+def render_html(result: SweepResult, title: str = "ANN sweep") -> str:
+    """A self-contained HTML page (no external files)."""
+    jinja2 = require("jinja2", "report")
+    env = jinja2.Environment(autoescape=True)
+    tpl = env.from_string(_TABLE + _TEMPLATE)
+    m = result.meta
+    tol = result.points[0]["knn_recall"]["tolerance"] if result.points else ""
+    libs = ", ".join(f"{k} {v}" for k, v in m.get("machine", {}).get("libraries", {}).items())
+    gt = ", ".join(f"{k}: {v}" for k, v in m.get("ground_truth", {}).items())
+    return tpl.render(title=title, meta=m, tolerance=tol, libs=libs, gt=gt,
+                      conclusion=conclusion(result), svg_batch=plot_svg(result),
+                      svg_single=plot_svg(result, "qps_single"), points=rows(result),
+                      relevance=relevance_rows(result))

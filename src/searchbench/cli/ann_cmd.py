@@ -1,0 +1,151 @@
+"""``searchbench ann``: exact ground truth, ANN parameter sweeps and their report.
+
+knn_recall (agreement with exact search) is reported apart from relevance recall (R@k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._output import QUIET_OPTION, console, reported_warnings
+from .main import app
+
+ann_app = typer.Typer(help="ANN index recall against exact search, sweeps and reports.",
+                      no_args_is_help=True)
+app.add_typer(ann_app, name="ann")
+
+
+def _say(quiet: bool) -> Callable[[str], None]:
+    err = console(stderr=True)
+    return (lambda _m: None) if quiet else (lambda m: err.print(m))
+
+
+@ann_app.command("groundtruth")
+def groundtruth_command(
+    vectors: Path = typer.Option(..., "--vectors", help="Corpus vectors: .npy, .fbin or "
+                                 "ann-benchmarks .hdf5 (dataset 'train')."),
+    queries: Path = typer.Option(..., "--queries", help="Query vectors: .npy, .fbin or "
+                                 ".hdf5 (dataset 'test')."),
+    metric: str = typer.Option("cosine", "--metric", help="cosine, ip or l2 (squared)."),
+    k: int = typer.Option(100, "-k", min=1, help="Neighbours per query."),
+    extra: int = typer.Option(10, "--extra", min=0,
+                              help="Neighbours kept beyond k, to resolve ties at position k."),
+    output: Path = typer.Option(Path("gt.npz"), "--output", "-o", help="Output .npz."),
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Exact k nearest neighbours (blocked BLAS matmul) with provenance, as .npz.
+
+    Example: searchbench ann groundtruth --vectors corpus.npy --queries queries.npy
+    --metric cosine -k 100 -o gt.npz
+    """
+    import time
+
+    from ..ann.formats import read_vectors
+    from ..ann.groundtruth import exact_knn
+
+    base = read_vectors(vectors, key="train")
+    qv = read_vectors(queries, key="test")
+    t0 = time.perf_counter()
+    gt = exact_knn(base, qv, k, metric, extra=extra)
+    gt.provenance.update(vectors=str(vectors), queries=str(queries))
+    gt.save(output)
+    _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "
+                f"{base.shape[0]} vectors in {time.perf_counter() - t0:.2f}s")
+    typer.echo(str(output))
+
+
+@ann_app.command("sweep")
+def sweep_command(
+    dataset: str = typer.Argument(None, help="Evaluation set: pyref, beir:DIR, a folder, "
+                                  "… (omit with --vectors/--queries)."),
+    model: str = typer.Option("minilm", "--model", help="Encoder for the evaluation set."),
+    index: str = typer.Option("hnsw", "--index", help="hnsw, ivf, ivfpq (faiss) or hnswlib."),
+    param: list[str] = typer.Option(None, "--param", help="NAME=V1,V2,… repeated, e.g. "
+                                    "M=16,32 efSearch=16,64 nlist=256 nprobe=1,4 m=16 nbits=8."),
+    metric: str = typer.Option("cosine", "--metric", help="cosine, ip or l2."),
+    k: int = typer.Option(10, "-k", min=1, help="knn_recall@k."),
+    vectors: Path = typer.Option(None, "--vectors", help="Raw corpus vectors instead of a set."),
+    queries: Path = typer.Option(None, "--queries", help="Raw query vectors."),
+    gt_path: Path = typer.Option(None, "--gt", help="Ground truth .npz (checked: metric, "
+                                 "queries, corpus fingerprint)."),
+    threads: int = typer.Option(None, "--threads", min=1, help="Threads for batch search "
+                                "and builds (default: all cores)."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Batch runs per point (median)."),
+    relevance: bool = typer.Option(True, "--relevance/--no-relevance",
+                                   help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries."),
+    output: Path = typer.Option(Path("sweep.json"), "--output", "-o", help="Sweep JSON."),
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Sweep an ANN index: one build per build-parameter set, search parameters looped.
+
+    Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
+    --param efSearch=16,32,64,128,256
+    """
+    from ..ann.groundtruth import GroundTruth
+    from ..ann.indexes import spec
+    from ..ann.sweep import parse_param, run_sweep
+
+    params = dict(parse_param(p) for p in param or [])
+    spec(index).check(list(params))  # unknown names fail before any embedding
+    gt = GroundTruth.load(gt_path) if gt_path else None
+    say = _say(quiet)
+    base, qv, ctx, about = _inputs(dataset, model, vectors, queries, relevance, quiet)
+    with reported_warnings(quiet):
+        result = run_sweep(base, qv, index, params, metric=metric, k=k, gt=gt,
+                           threads=threads, repeats=repeats, relevance=ctx, progress=say)
+    result.meta["dataset"] = about
+    result.save(output)
+    typer.echo(str(output))
+
+
+def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,
+            relevance: bool, quiet: bool) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """Vectors (and a relevance context) from an evaluation set or from two files."""
+    from ..ann.formats import read_vectors
+    from ..errors import ConfigError
+
+    if vectors is not None or queries is not None:
+        if vectors is None or queries is None or dataset:
+            raise ConfigError("give either an evaluation set or both --vectors and --queries")
+        return (read_vectors(vectors, key="train"), read_vectors(queries, key="test"), None,
+                {"vectors": str(vectors), "queries": str(queries)})
+    if not dataset:
+        raise ConfigError("no data: give an evaluation set (pyref, beir:DIR, a folder) or "
+                          "--vectors and --queries")
+    from ..ann.embed import embed_evalset
+
+    emb = embed_evalset(dataset, model, quiet=quiet)
+    ctx = emb.relevance() if relevance else None
+    return emb.base, emb.queries, ctx, {"evalset": emb.name, "spec": dataset,
+                                        "model": emb.model, "level": "document"}
+
+
+@ann_app.command("report")
+def report_command(
+    sweeps: list[Path] = typer.Argument(..., help="One or more sweep JSON files."),
+    output: Path = typer.Option(Path("ann_report.html"), "--output", "-o",
+                                help="HTML page (self-contained)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the tables as Markdown."),
+    open_: bool = typer.Option(False, "--open", help="Open the page in a browser."),
+    title: str = typer.Option("ANN sweep", "--title"),
+) -> None:
+    """Recall–QPS Pareto plot, table of all points and relevance-cost table.
+
+    Example: searchbench ann report sweep.json --open
+    """
+    from ..ann.report import render_html, render_markdown
+    from ..ann.sweep import SweepResult
+
+    result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
+    output.write_text(render_html(result, title), encoding="utf-8")
+    if markdown:
+        typer.echo(render_markdown(result))
+    typer.echo(str(output))
+    if open_:
+        import webbrowser
+
+        webbrowser.open(output.resolve().as_uri())
