@@ -113,8 +113,10 @@ def _tex_cell(cmp: Comparison, s: str, m: str, decimals: int) -> str:
 
 def render_latex(cmp: Comparison, decimals: int = 4) -> str:
     """A booktabs ``table``: means per system and measure, best in bold, ↑/↓ marks."""
-    caption = tex_escape(legend(cmp).replace(f"{UP}/{DOWN}", "arrows")).replace(
-        "α", r"$\alpha$")
+    caption = tex_escape(legend(cmp))
+    for text, tex in ((f"{UP}/{DOWN}", r"$\uparrow$/$\downarrow$"), ("α", r"$\alpha$"),
+                      ("Δ", r"$\Delta$")):
+        caption = caption.replace(text, tex)
     lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}",
              r"\begin{tabular}{l" + "r" * len(cmp.measures) + "}", r"\toprule",
              " & ".join(["System", *(tex_escape(m) for m in cmp.measures)]) + r" \\",
