@@ -47,23 +47,21 @@ def _file(folder: str | os.PathLike[str], name: str, collection: str) -> Path:
     return path
 
 
-def _int_table(path: Path, n_cols: int) -> np.ndarray:
-    """Whitespace-separated integer columns (the first ``n_cols``), vectorised."""
+def _int_table(path: Path, n_cols: int) -> tuple[np.ndarray, list[int]]:
+    """The first ``n_cols`` integer columns and each row's line number (small files)."""
     raw = path.read_bytes().replace(b"\r", b"")
-    lines = [ln for ln in raw.split(b"\n") if ln.strip()]
-    widths = {len(ln.split()) for ln in lines}
-    if len(widths) > 1 or (widths and min(widths) < n_cols):
-        n = next(i for i, ln in enumerate(raw.split(b"\n"), 1)
-                 if ln.strip() and len(ln.split()) != max(widths, key=list(widths).count))
-        raise DataFormatError(f"{path}:{n}: wrong number of fields; expected {n_cols} or more "
-                              "whitespace-separated columns on every line")
-    width = widths.pop() if widths else n_cols
-    tokens = np.array(b" ".join(lines).split(), dtype=object).reshape(-1, width)[:, :n_cols]
-    try:
-        return tokens.astype(np.float64).astype(np.int64)
-    except ValueError:
-        raise DataFormatError(f"{path}: a field is not a number; expected integer "
-                              "columns") from None
+    rows = [(n, line.split()) for n, line in enumerate(raw.split(b"\n"), 1) if line.strip()]
+    width = max(len(rows[0][1]), n_cols) if rows else n_cols
+    for n, fields in rows:
+        if len(fields) != width:
+            raise DataFormatError(f"{path}:{n}: {len(fields)} fields; expected {width} "
+                                  "whitespace-separated columns, as on the first line")
+        bad = next((f for f in fields[:n_cols] if not f.lstrip(b"-").isdigit()), None)
+        if bad is not None:
+            raise DataFormatError(f"{path}:{n}: {bad.decode(errors='replace')!r} is not an "
+                                  "integer; expected integer ids and codes")
+    table = np.array([f[:n_cols] for _, f in rows], dtype=bytes).reshape(-1, n_cols)
+    return table.astype(np.int64), [n for n, _ in rows]
 
 
 def _evalset(name: str, folder: Any, corpus: Corpus, queries: Any, qrels: Qrels,
@@ -94,12 +92,13 @@ def load_cranfield(folder: str | os.PathLike[str], *, source_doc_grade: int = 4)
     """
     corpus = read_smart_docs(_file(folder, "cran.all.1400", "Cranfield"))
     queries = read_smart_queries(_file(folder, "cran.qry", "Cranfield"), ids="position")
-    table = _int_table(_file(folder, "cranqrel", "Cranfield"), 3)
+    path = _file(folder, "cranqrel", "Cranfield")
+    table, lines = _int_table(path, 3)
     codes = table[:, 2]
-    bad = ~np.isin(codes, [-1, 1, 2, 3, 4, 5])
-    if bad.any():
-        raise DataFormatError(f"{folder}/cranqrel: entry {int(np.flatnonzero(bad)[0]) + 1}: "
-                              f"code {codes[bad][0]}; expected -1 or 1..5")
+    bad = np.flatnonzero(~np.isin(codes, [-1, 1, 2, 3, 4, 5]))
+    if len(bad):
+        raise DataFormatError(f"{path}:{lines[bad[0]]}: relevance code {codes[bad[0]]}; "
+                              "expected -1 or 1..5")
     grades = np.where(codes == -1, source_doc_grade, 5 - codes)
     qrels = Qrels.from_columns(table[:, 0].astype(str).tolist(), table[:, 1].astype(str).tolist(),
                                grades, source=f"{folder}/cranqrel")
@@ -122,7 +121,7 @@ def load_cisi(folder: str | os.PathLike[str]) -> EvalSet:
     """
     corpus = read_smart_docs(_file(folder, "CISI.ALL", "CISI"))
     queries = read_smart_queries(_file(folder, "CISI.QRY", "CISI"))
-    table = _int_table(_file(folder, "CISI.REL", "CISI"), 2)
+    table, _ = _int_table(_file(folder, "CISI.REL", "CISI"), 2)
     qrels = Qrels.from_columns(table[:, 0].astype(str).tolist(), table[:, 1].astype(str).tolist(),
                                np.ones(len(table), dtype=np.int64), source=f"{folder}/CISI.REL")
     return _unjudged_set("cisi", folder, corpus, queries, qrels,

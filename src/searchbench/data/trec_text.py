@@ -32,7 +32,7 @@ _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
 _TITLE = re.compile(r"<(TITLE|HEAD|HEADLINE)>(.*?)</\1>", re.S | re.I)
 _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_TOPIC = re.compile(r"<(top|DOC)>(.*?)</\1>", re.S | re.I)
 _FIELD = re.compile(r"<(num|title|desc|narr)>", re.I)
 _PREFIX = re.compile(r"^\s*(Number|Topic|Description|Narrative)\s*:\s*", re.I)
 
@@ -49,7 +49,10 @@ def _check_gap(gap: str, name: str, line: int) -> None:
 
 
 def iter_elements(source: PathOrFile, pattern: re.Pattern[str]) -> Iterator[tuple[int, str]]:
-    """Yield ``(line, inner text)`` of each element matched by ``pattern``, block by block."""
+    """Yield ``(line, inner text)`` of each element matched by ``pattern``, block by block.
+
+    The inner text is the pattern's last group.
+    """
     name = describe(source)
     buf, line = "", 1  # line = line number of buf[0]
     with open_text(source) as fh:
@@ -61,7 +64,7 @@ def iter_elements(source: PathOrFile, pattern: re.Pattern[str]) -> Iterator[tupl
                 gap = buf[pos: m.start()]
                 _check_gap(gap, name, line)
                 line += gap.count("\n")
-                yield line, m.group(1)
+                yield line, m.group(pattern.groups)
                 line += buf.count("\n", m.start(), m.end())
                 pos = m.end()
             buf = buf[pos:]
@@ -106,15 +109,10 @@ def _topic_fields(inner: str) -> dict[str, str]:
 
 def _topics(source: PathOrFile) -> Iterator[tuple[str, dict[str, str]]]:
     name = describe(source)
-    with open_text(source) as fh:
-        head = fh.read(4096)
-    pattern = _DOC if re.search(r"<DOC>", head, re.I) and not _TOP.search(head) else _TOP
-    for line, inner in iter_elements(source, pattern):
+    for line, inner in iter_elements(source, _TOPIC):
         where = f"{name}:{line}"
-        if pattern is _DOC:
-            m = _DOCNO.search(inner)
-            if m is None:
-                raise DataFormatError(f"{where}: <DOC> without <DOCNO>; expected a topic id")
+        m = _DOCNO.search(inner)
+        if m is not None and not _FIELD.search(inner):  # <DOC><DOCNO> form (CACM)
             yield where, {"num": m.group(1), "title": _tidy(inner[m.end():])}
             continue
         fields = _topic_fields(inner)

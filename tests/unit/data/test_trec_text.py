@@ -116,3 +116,12 @@ def test_topics_bad_input(tmp_path: Path) -> None:
         tt.read_trec_topics(path)
     with pytest.raises(DataFormatError, match="expected some of title, desc, narr"):
         tt.read_trec_topics(path, fields=("body",))
+
+
+def test_topics_from_a_file_object(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text(TOPICS_DOC + TOPICS_DOC.replace(" 7 ", " 8 "))
+    with open(path, "rb") as fh:
+        assert tt.read_trec_topics(fh).ids == ["7", "8"]
+    with open(path, encoding="utf-8") as fh:
+        assert tt.read_trec_docs(fh).ids == ["7", "8"]
