@@ -7,6 +7,7 @@ inside the functions that need them, behind :func:`searchbench.errors.require`.
 from __future__ import annotations
 
 from .base import LEVELS, Retriever, exact_topk
+from .cache import EmbeddingCache
 from .chunking import (
     Chunk,
     Chunker,
@@ -15,6 +16,8 @@ from .chunking import (
     TokenChunker,
     parse_chunker,
 )
+from .dense import Dense
+from .encoders import Encoder, available_models, encoder
 from .lexical import BM25
 
 __all__ = [
@@ -22,10 +25,15 @@ __all__ = [
     "LEVELS",
     "Chunk",
     "Chunker",
+    "Dense",
+    "EmbeddingCache",
+    "Encoder",
     "RecursiveChunker",
     "Retriever",
     "SentenceChunker",
     "TokenChunker",
+    "available_models",
+    "encoder",
     "exact_topk",
     "parse_chunker",
 ]

@@ -194,12 +194,15 @@ class Retriever:
             block = query_texts[a:a + step]
             if not block:
                 break
-            best_c = np.empty((len(block), 0), dtype=np.int64)
-            best_v = np.empty((len(block), 0), dtype=np.float64)
+            best_c = best_v = None
             for u0, u1, scores in self._score_blocks(block):
                 c, v = self._reduce(scores, u0, u1, to_docs)
-                best_c, best_v = exact_topk(np.concatenate([best_v, v], axis=1),
-                                            np.concatenate([best_c, c], axis=1), key, k)
+                if best_v is not None:
+                    c = np.concatenate([best_c, c], axis=1)
+                    v = np.concatenate([best_v, v], axis=1)
+                best_c, best_v = exact_topk(v, c, key, k)
+            if best_c is None:
+                best_c, best_v = np.empty((len(block), 0), np.int64), np.empty((len(block), 0))
             out_c.append(best_c)
             out_v.append(best_v)
         if not out_c:
@@ -208,7 +211,6 @@ class Retriever:
 
     def _reduce(self, scores: np.ndarray, u0: int, u1: int, to_docs: bool):
         """Scores of units ``u0:u1`` -> (codes, scores), max-pooled per doc if asked."""
-        scores = np.asarray(scores, dtype=np.float64)
         if not to_docs:
             codes = np.arange(u0, u1, dtype=np.int64)
             return np.broadcast_to(codes, scores.shape), scores

@@ -91,14 +91,15 @@ class TokenChunker:
     size: int = 256
     overlap: int = 0
     tokenizer: Offsets | None = None
+    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
         if self.size <= 0 or not 0 <= self.overlap < self.size:
             raise ConfigError(f"TokenChunker(size={self.size}, overlap={self.overlap}): "
                               "expected size > 0 and 0 <= overlap < size")
 
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "") -> TokenChunker:
-        return replace(self, tokenizer=tokenizer)
+    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> TokenChunker:
+        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         toks = _tokens(self.tokenizer, text)
@@ -112,7 +113,7 @@ class TokenChunker:
 
     def describe(self) -> dict[str, Any]:
         return {"chunker": "tokens", "size": self.size, "overlap": self.overlap,
-                "tokenizer": _tok_name(self.tokenizer)}
+                "tokenizer": self.tokenizer_name}
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -132,14 +133,15 @@ class SentenceChunker:
     n: int = 5
     overlap: int = 0
     tokenizer: Offsets | None = None
+    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
         if self.n <= 0 or not 0 <= self.overlap < self.n:
             raise ConfigError(f"SentenceChunker(n={self.n}, overlap={self.overlap}): "
                               "expected n > 0 and 0 <= overlap < n")
 
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "") -> SentenceChunker:
-        return replace(self, tokenizer=tokenizer)
+    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> SentenceChunker:
+        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         sents = sentence_spans(text)
@@ -161,13 +163,14 @@ class RecursiveChunker:
 
     max_tokens: int = 256
     tokenizer: Offsets | None = None
+    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
             raise ConfigError(f"RecursiveChunker(max_tokens={self.max_tokens}): expected > 0")
 
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "") -> RecursiveChunker:
-        return replace(self, tokenizer=tokenizer)
+    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> RecursiveChunker:
+        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         toks = _tokens(self.tokenizer, text)
@@ -182,7 +185,7 @@ class RecursiveChunker:
 
     def describe(self) -> dict[str, Any]:
         return {"chunker": "recursive", "max_tokens": self.max_tokens,
-                "tokenizer": _tok_name(self.tokenizer)}
+                "tokenizer": self.tokenizer_name}
 
 
 _SEPARATORS: tuple[Callable[[str, int, int], list[tuple[int, int]]], ...] = (
@@ -227,10 +230,6 @@ def _merge(pieces: list[tuple[int, int]], length: Callable[[int, int], int],
         else:
             out.append((a, b))
     return out
-
-
-def _tok_name(tokenizer: Offsets | None) -> str:
-    return getattr(tokenizer, "name", None) or ("words" if tokenizer is None else "custom")
 
 
 def parse_chunker(spec: str | None) -> Chunker | None:

