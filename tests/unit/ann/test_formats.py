@@ -12,7 +12,7 @@ from searchbench.ann.formats import (
 )
 from searchbench.errors import DataFormatError
 
-from .conftest import clustered
+from .ann_vectors import clustered
 
 
 def test_fbin_roundtrip_bytes(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from searchbench.ann.groundtruth import GroundTruth, exact_knn
 from searchbench.errors import ConfigError, DataFormatError
 
-from .conftest import brute_force, clustered
+from .ann_vectors import brute_force, clustered
 
 
 @pytest.mark.parametrize("metric", ["ip", "cosine", "l2"])

@@ -1,0 +1,82 @@
+"""Sweeps built for real (faiss, hnswlib) on clustered vectors: recall rises with effort."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchbench.ann.groundtruth import exact_knn
+from searchbench.ann.relevance import RelevanceContext
+from searchbench.ann.sweep import SweepResult, run_sweep
+from searchbench.data.qrels import Qrels
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ann"))
+from ann_vectors import clustered
+
+pytest.importorskip("faiss")
+pytest.importorskip("hnswlib")
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return clustered(4000, 120, 32, n_clusters=40, spread=0.6, seed=11)
+
+
+def _recalls(result: SweepResult, key: str) -> list[float]:
+    pts = sorted(result.points, key=lambda p: p["search"][key])
+    return [p["knn_recall"]["by_id"]["mean"] for p in pts]
+
+
+@pytest.mark.parametrize("index", ["hnsw", "hnswlib"])
+def test_recall_rises_with_ef_search(vectors, index):
+    base, queries = vectors
+    res = run_sweep(base, queries, index, {"M": [4], "efConstruction": [40],
+                                           "efSearch": [2, 8, 32, 128]},
+                    metric="l2", k=10, repeats=1, warmup=2, max_single=30, threads=1)
+    rec = _recalls(res, "efSearch")
+    assert rec[0] < rec[-1]
+    assert all(b >= a - 0.01 for a, b in itertools.pairwise(rec))
+    assert rec[-1] >= 0.95
+    assert len({p["build_wall_s"] for p in res.points}) == 1  # one build for the search loop
+    p = res.points[-1]
+    assert p["index_bytes"] > base.nbytes  # the graph stores the vectors and more
+    assert p["latency_ms"]["p50"] <= p["latency_ms"]["p99"]
+    assert p["batch_threads"] == 1 and p["single_threads"] == 1
+
+
+def test_ivf_recall_rises_with_nprobe_and_pq_is_lossy(vectors):
+    base, queries = vectors
+    ivf = run_sweep(base, queries, "ivf", {"nlist": [32], "nprobe": [1, 4, 32]},
+                    metric="cosine", k=10, repeats=1, max_single=20, threads=1)
+    rec = _recalls(ivf, "nprobe")
+    assert rec[0] < rec[1] <= rec[2] and rec[2] == pytest.approx(1.0)
+    pq = run_sweep(base, queries, "ivfpq", {"nlist": [16], "m": [8], "nbits": [4],
+                                            "nprobe": [16]},
+                   metric="cosine", k=10, repeats=1, max_single=20, threads=1)
+    assert pq.points[0]["knn_recall"]["by_id"]["mean"] < 1.0
+    assert pq.points[0]["index_bytes"] < ivf.points[0]["index_bytes"]
+
+
+def test_relevance_cost_and_json_roundtrip(vectors, tmp_path):
+    base, queries = vectors
+    gt = exact_knn(base, queries, 10, "ip")
+    doc_ids = [f"d{i}" for i in range(len(base))]
+    qids = [f"q{i}" for i in range(len(queries))]
+    # judged: each query's exact top 3 are relevant; an approximate index can only lose
+    rows = [(qids[i], doc_ids[j]) for i in range(len(queries)) for j in gt.ids[i, :3]]
+    qrels = Qrels.from_columns([r[0] for r in rows], [r[1] for r in rows], [1] * len(rows))
+    ctx = RelevanceContext(doc_ids, qids, qrels, measures=("nDCG@10", "R@10"))
+    res = run_sweep(base, queries, "hnswlib", {"M": [4], "efConstruction": [20],
+                                               "efSearch": [1, 64]},
+                    metric="ip", k=10, repeats=1, max_single=10, relevance=ctx, threads=1)
+    low, high = sorted(res.points, key=lambda p: p["search"]["efSearch"])
+    assert low["relevance"]["nDCG@10"]["delta"] < high["relevance"]["nDCG@10"]["delta"] <= 0
+    assert low["relevance"]["nDCG@10"]["exact"] == pytest.approx(1.0)
+    res.save(tmp_path / "s.json")
+    back = SweepResult.load(tmp_path / "s.json")
+    assert back.meta["relevance"]["measures"] == ["nDCG@10", "R@10"]
+    assert np.isclose(back.points[0]["qps_batch"], res.points[0]["qps_batch"])

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from searchbench.ann.report import pareto, render_html, render_markdown
+from searchbench.ann.sweep import SweepResult
+
+
+def _pt(index, ef, recall, qps, rel=None):
+    dist = {"mean": recall, "p5": recall / 2, "min": 0.0}
+    p = {"index": index, "build": {"M": 8}, "search": {"efSearch": ef}, "k": 10,
+         "knn_recall": {"by_id": dist, "tie_aware": dist, "queries_with_ties": 1,
+                        "tolerance": "|d − d_k| ≤ 1e-06 + 1e-05·|d_k|"},
+         "one_recall_at_1": recall, "qps_batch": qps, "qps_batch_min": qps * 0.9,
+         "qps_batch_max": qps * 1.1, "batch_threads": 2, "batch_wall_s": 0.1,
+         "batch_cpu_s": 0.2, "qps_single": qps / 2, "latency_ms": {"p50": 1, "p95": 2, "p99": 3},
+         "build_wall_s": 1.0, "build_cpu_s": 2.0, "index_bytes": 2**20}
+    if rel is not None:
+        p["relevance"] = {"nDCG@10": {"exact": 0.5, "ann": 0.5 + rel, "delta": rel, "p": 0.5,
+                                      "ci": [rel - 0.01, rel + 0.01],
+                                      "significant_loss": rel < -0.05},
+                          "no_significant_loss": rel >= -0.05}
+    return p
+
+
+def test_pareto_drops_dominated_points():
+    pts = [_pt("h", 1, 0.5, 1000), _pt("h", 2, 0.7, 800), _pt("h", 3, 0.6, 500),
+           _pt("h", 4, 0.9, 100)]
+    assert [p["search"]["efSearch"] for p in pareto(pts)] == [1, 2, 4]
+
+
+def test_html_is_self_contained_with_plot_and_tables():
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("jinja2")
+    pts = [_pt("hnsw", 8, 0.8, 5000, -0.1), _pt("hnsw", 64, 0.99, 2000, -0.001),
+           _pt("ivf", 4, 0.9, 3000, -0.02)]
+    meta = {"metric": "cosine", "k": 10, "K": 100, "n_base": 5, "n_queries": 3, "dim": 4,
+            "exact": {"qps_batch": 300.0}, "relevance": {"test": "randomization",
+                                                         "alpha": 0.05, "rule": "r"},
+            "machine": {"cpu": "x", "cores": 2, "load_average": [0, 0, 0],
+                        "libraries": {"numpy": "2"}}}
+    html = render_html(SweepResult(pts, meta))
+    assert html.count("<svg") == 2
+    assert not re.search(r"""(src|href)=["']https?:""", html)
+    assert "ivf efSearch" not in html and "M=8 efSearch=64" in html
+    assert "Fastest setting without a significant relevance loss" in html
+    assert "ivf M=8 efSearch=4 — 3,000 QPS" in html  # hnsw ef=8 loses, ivf is next fastest
+    md = render_markdown(SweepResult(pts, meta))
+    assert md.count("\n| hnsw") == 4  # two in the points table, two in the relevance table
