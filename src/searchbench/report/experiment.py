@@ -1,0 +1,309 @@
+"""The report of an experiment, read from the results store: data, Markdown and JSON.
+
+:func:`experiment_report` gathers, per evaluation set and level, the stored cells, the
+comparison against the baseline (:func:`searchbench.stats.compare_results` on the stored
+per-query scores), per-query wins and losses, Recall@K curves, context size and timings,
+plus the provenance recorded at run time. :meth:`ExperimentReport.write` writes the HTML
+(:mod:`searchbench.report.html`), Markdown and JSON files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+
+__all__ = ["ExperimentReport", "Group", "experiment_report"]
+
+N_EXAMPLES = 5
+
+
+@dataclass
+class Group:
+    """The cells of one evaluation set at one level, compared against the baseline."""
+
+    evalset: str
+    evalset_hash: str
+    level: str
+    cells: list[Any]  # CellRecord, in grid order
+    comparison: Any  # Comparison, or None with a single system
+    query_ids: list[str]
+    query_texts: dict[str, str]
+    main: str
+
+    @property
+    def title(self) -> str:
+        what = "document level" if self.level == "doc" else "chunk level (evidence spans)"
+        return f"{self.evalset} · {what}"
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.evalset}-{self.level}".replace(" ", "-")
+
+    def cell(self, system: str) -> Any:
+        return next(c for c in self.cells if c.system == system)
+
+    def best_candidate(self) -> str | None:
+        """The candidate with the highest mean of the main measure."""
+        if self.comparison is None or not self.comparison.candidates:
+            return None
+        means = self.comparison.means
+        return max(self.comparison.candidates, key=lambda s: means[s][self.main])
+
+    def first_relevant_rank(self, system: str) -> dict[str, int | None]:
+        """Rank of the first relevant result per query (None: none retrieved)."""
+        rr = self.cell(system).scores.get("RR", {})
+        return {q: (round(1 / v) if v > 0 else None) for q, v in rr.items()}
+
+    def wins_losses(self, system: str, n: int = N_EXAMPLES) -> dict[str, list[dict]]:
+        """The ``n`` biggest per-query gains and losses of ``system`` over the baseline."""
+        base = self.comparison.baseline
+        m = self.main
+        b, c = self.cell(base), self.cell(system)
+        rb, rc = self.first_relevant_rank(base), self.first_relevant_rank(system)
+        rows = [{"query_id": q, "text": self.query_texts.get(q, ""),
+                 "baseline": b.scores[m][q], "system": c.scores[m][q],
+                 "delta": c.scores[m][q] - b.scores[m][q],
+                 "baseline_rank": rb.get(q), "system_rank": rc.get(q)}
+                for q in self.query_ids]
+        rows.sort(key=lambda r: (-r["delta"], r["query_id"]))
+        wins = [r for r in rows if r["delta"] > 0][:n]
+        losses = [r for r in reversed(rows) if r["delta"] < 0][:n]
+        return {"wins": wins, "losses": losses}
+
+    def mean_ci(self, system: str, confidence: float = 0.95) -> tuple[float, float, float]:
+        """Mean of the main measure with its Student t interval over queries."""
+        from ..stats import t_interval
+
+        v = self.cell(system).score_array(self.main, self.query_ids)
+        if len(v) < 2:
+            return float(v.mean()), math.nan, math.nan
+        lo, hi = t_interval(v, confidence)
+        return float(v.mean()), float(lo), float(hi)
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best_candidate()
+        return {
+            "evalset": self.evalset, "evalset_hash": self.evalset_hash, "level": self.level,
+            "main_measure": self.main,
+            "comparison": self.comparison.to_dict() if self.comparison else None,
+            "cells": [_cell_dict(self, c) for c in self.cells],
+            "best_candidate": best,
+            "wins_losses": self.wins_losses(best) if best else None,
+        }
+
+
+def _cell_dict(group: Group, c: Any) -> dict[str, Any]:
+    mean, lo, hi = group.mean_ci(c.system)
+    return {"system": c.system, "retriever": c.retriever, "chunker": c.chunker,
+            "config": c.config, "run_path": c.run_path, "run_hash": c.run_hash,
+            "timings": c.timings, "extras": c.extras, "provenance": c.provenance,
+            "main_mean": mean, "main_ci": [_finite(lo), _finite(hi)],
+            "means": {m: float(np.mean(list(v.values()))) for m, v in c.scores.items()}}
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+@dataclass
+class ExperimentReport:
+    """Everything the report shows; render with :meth:`to_markdown`, :meth:`to_json`,
+    :meth:`to_html` or write all three with :meth:`write`."""
+
+    experiment: dict[str, Any]
+    groups: list[Group]
+    store_path: str
+    missing: list[str] = field(default_factory=list)  # cells of the config not in the store
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M UTC",
+                                                               time.gmtime()))
+
+    @property
+    def name(self) -> str:
+        return self.experiment["name"]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.experiment["config"]
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.experiment["provenance"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"experiment": self.name, "created": self.created, "store": self.store_path,
+                "config": self.config, "provenance": self.provenance,
+                "missing_cells": self.missing, "groups": [g.to_dict() for g in self.groups]}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(_clean(self.to_dict()), indent=indent, ensure_ascii=False)
+
+    def to_markdown(self, decimals: int = 4) -> str:
+        from .experiment_md import render_markdown
+
+        return render_markdown(self, decimals)
+
+    def to_html(self, decimals: int = 4) -> str:
+        from .html import render_html
+
+        return render_html(self, decimals)
+
+    def write(self, folder: str | os.PathLike[str], stem: str | None = None,
+              decimals: int = 4) -> dict[str, Path]:
+        """Write ``STEM.html``, ``STEM.md`` and ``STEM.json`` atomically; returns the paths."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = stem or _slug(self.name)
+        texts = {"html": self.to_html(decimals), "markdown": self.to_markdown(decimals),
+                 "json": self.to_json()}
+        suffix = {"html": ".html", "markdown": ".md", "json": ".json"}
+        paths = {}
+        for kind, text in texts.items():
+            paths[kind] = out / f"{stem}{suffix[kind]}"
+            _atomic_write(paths[kind], text)
+        return paths
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "report"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe: non-finite floats become null, numpy scalars plain numbers."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+# -- building ---------------------------------------------------------------------------------
+def experiment_report(store: str | os.PathLike[str], experiment: int | str | None = None,
+                      config: Any = None) -> ExperimentReport:
+    """Build the report of ``experiment`` (id or name; default: the most recent one)."""
+    from ..experiment.store import ResultsStore
+
+    with ResultsStore(store) as db:
+        exp_id = _pick(db, experiment, config)
+        exp = db.experiment(exp_id)
+        cells = db.cells(exp_id)
+        texts = {h: db.query_texts(h) for h in {c.evalset_hash for c in cells}}
+    cfg = exp["config"]
+    expected = _expected_cells(config)
+    current = [c for c in cells if expected is None or c.cell_key in expected]
+    missing = [] if expected is None else sorted(
+        set(expected.values()) - {f"{c.level} {c.system}" for c in current})
+    groups = _groups(current, cfg, texts)
+    return ExperimentReport(exp, groups, str(store), missing)
+
+
+def _pick(db: Any, experiment: int | str | None, config: Any) -> int:
+    rows = db.experiments()
+    if not rows:
+        raise ConfigError(f"{db.path}: the results store holds no experiment yet; run "
+                          "'searchbench experiment run CONFIG' first")
+    if config is not None:
+        found = db.find_experiment(config.name, str(config.path) if config.path else None)
+        if found is None:
+            raise ConfigError(f"{db.path}: no results for experiment {config.name!r} "
+                              f"({config.path}); run 'searchbench experiment run' first")
+        return found
+    if experiment is None:
+        return rows[0]["id"]
+    for r in rows:
+        if experiment in (r["id"], r["name"], str(r["id"])):
+            return r["id"]
+    raise ConfigError(f"{db.path}: no experiment {experiment!r}; stored: "
+                      + ", ".join(f"{r['id']} ({r['name']})" for r in rows))
+
+
+def _expected_cells(config: Any) -> dict[str, str] | None:
+    """``{cell_key: label}`` of the config's grid (None: report whatever is stored)."""
+    if config is None:
+        return None
+    from ..collections.registry import load_evalset
+    from ..experiment.config import resolve_evalset
+
+    out = {}
+    for spec in config.evalsets:
+        digest = load_evalset(resolve_evalset(spec, config.base_dir)).content_hash()
+        for c in config.cells():
+            if c.evalset == spec:
+                out[c.key(digest, config.components(c.retriever))] = f"{c.level} {c.system}"
+    return out
+
+
+def _groups(cells: list[Any], cfg: dict[str, Any], texts: dict[str, dict[str, str]]) -> list:
+    order = {lvl: i for i, lvl in enumerate(cfg.get("levels", ["doc", "chunk"]))}
+    keys = sorted({(c.evalset, c.evalset_hash, c.level) for c in cells},
+                  key=lambda k: (k[0], order.get(k[2], 9)))
+    main = cfg["measures"][0]
+    groups = []
+    for name, digest, level in keys:
+        members = _grid_order([c for c in cells if (c.evalset, c.evalset_hash, c.level)
+                               == (name, digest, level)], cfg)
+        qids = sorted(members[0].scores[main])
+        cmp = _compare(members, qids, cfg)
+        groups.append(Group(name, digest, level, members, cmp, qids, texts.get(digest, {}),
+                            main))
+    return groups
+
+
+def _grid_order(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
+    names = [r["name"] for r in cfg["retrievers"]]
+    chunkers = cfg["chunkers"]
+
+    def key(c: Any) -> tuple[int, int]:
+        return (chunkers.index(c.chunker) if c.chunker in chunkers else 99,
+                names.index(c.retriever) if c.retriever in names else 99)
+
+    return sorted(cells, key=key)
+
+
+def _baseline(cells: list[Any], cfg: dict[str, Any]) -> str:
+    systems = [c.system for c in cells]
+    wanted = cfg.get("baseline")
+    if wanted in systems:
+        return wanted
+    same = [s for s in systems if wanted and s.split("/", 1)[0] == wanted]
+    return same[0] if same else systems[0]
+
+
+def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any]) -> Any:
+    from ..measures.evaluator import EvalResult
+    from ..stats import compare_results
+
+    if len(cells) < 2 or len(qids) < 2:
+        return None
+    measures = cfg["measures"]
+    results = {}
+    for c in cells:
+        scores = {m: c.score_array(m, qids) for m in measures}
+        results[c.system] = EvalResult(c.system, list(measures), np.asarray(qids), scores,
+                                       {m: float(v.mean()) for m, v in scores.items()})
+    return compare_results(results, baseline=_baseline(cells, cfg), test=cfg["test"],
+                           correction=cfg["correction"], alpha=cfg["alpha"], seed=cfg["seed"],
+                           n_permutations=cfg["n_permutations"])

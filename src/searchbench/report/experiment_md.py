@@ -1,0 +1,97 @@
+"""Markdown rendering of an :class:`~searchbench.report.experiment.ExperimentReport`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .comparison import render_markdown as comparison_markdown
+
+__all__ = ["render_markdown", "timing_rows"]
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    return [_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows), ""]
+
+
+def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
+    """``system, index s, search s, latency ms, queries/s, context words@10`` per cell."""
+    rows = []
+    for c in group.cells:
+        t = c.timings
+        ctx = c.extras.get("context_tokens", {}).get("10")
+        rows.append([c.system, f"{t.get('index_s', 0):.{decimals}f}",
+                     f"{t.get('search_s', 0) + t.get('fuse_s', 0):.{decimals + 1}f}",
+                     f"{t.get('latency_ms', 0):.{decimals + 1}f}", f"{t.get('qps', 0):.0f}",
+                     "–" if ctx is None else f"{ctx:.0f}"])
+    return rows
+
+
+TIMING_HEADER = ["system", "index s", "search s", "latency ms/query", "queries/s",
+                 "context words@10"]
+
+
+def _wins_losses(group: Any, decimals: int) -> list[str]:
+    best = group.best_candidate()
+    if best is None:
+        return []
+    wl = group.wins_losses(best)
+    out = [f"Biggest differences of **{best}** against **{group.comparison.baseline}** "
+           f"on {group.main} (rank of the first relevant result in each):", ""]
+    header = ["query", "text", "Δ", "rank (baseline)", f"rank ({best})"]
+    for kind in ("wins", "losses"):
+        rows = [[r["query_id"], r["text"], f"{r['delta']:+.{decimals}f}",
+                 r["baseline_rank"] or "–", r["system_rank"] or "–"] for r in wl[kind]]
+        out += [f"*{kind}*", "", *_table(header, rows)]
+    return out
+
+
+def _provenance(report: Any) -> list[str]:
+    out = ["## Evaluation set and provenance", ""]
+    for spec, ev in report.provenance.get("evalsets", {}).items():
+        s = ev["summary"]
+        out.append(f"- **{spec}** ({s['name']}): {s['documents']} documents, "
+                   f"{s['queries']} queries ({s['judged_queries']} judged), "
+                   f"{s['judgments']} judgments, {s['evidence']} evidence quotes; "
+                   f"real {s['real_share']:.0%}, synthetic {s['synthetic_share']:.0%}, "
+                   f"verified {s['verified_share']:.0%}; hash `{s['content_hash']}`")
+        for f in ev["errors"]:
+            out.append(f"  - error [{f['kind']}]: {f['message']}")
+        for f in ev["warnings"]:
+            out.append(f"  - warning [{f['kind']}]: {f['message']}")
+        if not ev["errors"] and not ev["warnings"]:
+            out.append("  - evalset check: no errors, no pitfall warnings")
+    libs = report.provenance.get("libraries", {})
+    out.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in libs.items() if v))
+    git = report.provenance.get("git")
+    out.append(f"- git: {git['commit']}{' (dirty)' if git['dirty'] else ''}" if git
+               else "- git: the config is not in a git repository")
+    models = sorted({c.provenance.get("retriever", {}).get("identity", "")
+                     for g in report.groups for c in g.cells} - {""})
+    if models:
+        out.append("- models: " + ", ".join(f"`{m}`" for m in models))
+    return [*out, ""]
+
+
+def render_markdown(report: Any, decimals: int = 4) -> str:
+    """The whole report as GitHub Markdown (the plots are in the HTML report)."""
+    cfg = report.config
+    lines = [f"# Experiment: {report.name}", "",
+             f"Store `{report.store_path}` · generated {report.created} · measures "
+             f"{', '.join(cfg['measures'])} · k={cfg['k']} · test {cfg['test']}, "
+             f"correction {cfg['correction']}, seed {cfg['seed']}", ""]
+    if report.missing:
+        lines += [f"**Incomplete:** {len(report.missing)} cells of the config are not in "
+                  f"the store yet: {', '.join(report.missing)}", ""]
+    for g in report.groups:
+        lines += [f"## {g.title}", ""]
+        if g.comparison is not None:
+            lines += [comparison_markdown(g.comparison, decimals), ""]
+            lines += _wins_losses(g, decimals)
+        lines += ["### Latency, throughput and context size", ""]
+        lines += _table(TIMING_HEADER, timing_rows(g))
+    lines += _provenance(report)
+    return "\n".join(lines)

@@ -1,0 +1,138 @@
+"""Plots of the experiment report as inline SVG strings (matplotlib, no pyplot state).
+
+Each function takes a :class:`~searchbench.report.experiment.Group` and returns an
+``<svg>`` element; text stays text (``svg.fonttype = none``) so the page is searchable.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from typing import Any
+
+__all__ = ["chunking_svg", "delta_svg", "latency_svg", "main_measure_svg", "recall_svg"]
+
+_PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
+            "#8c8c8c", "#ccb974", "#64b5cd"]
+
+
+def _figure(width: float, height: float) -> Any:
+    from ..errors import require
+
+    require("matplotlib", "report")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return fig
+
+
+def _svg(fig: Any, label: str) -> str:
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg")
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1)
+    return re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r"\1", text, count=1)
+
+
+def _colours(names: list[str]) -> dict[str, str]:
+    return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
+
+
+def main_measure_svg(group: Any) -> str:
+    """Horizontal bars: mean of the main measure per system with its 95 % t interval."""
+    systems = [c.system for c in group.cells]
+    stats = [group.mean_ci(s) for s in systems]
+    fig = _figure(7.5, 0.9 + 0.32 * len(systems))
+    ax = fig.add_subplot()
+    y = list(range(len(systems)))[::-1]
+    means = [m for m, _, _ in stats]
+    err = [[m - lo if math.isfinite(lo) else 0 for m, lo, _ in stats],
+           [hi - m if math.isfinite(hi) else 0 for m, _, hi in stats]]
+    base = group.comparison.baseline if group.comparison else None
+    colours = ["#8c8c8c" if s == base else "#4c72b0" for s in systems]
+    ax.barh(y, means, xerr=err, color=colours, capsize=3, height=0.6)
+    ax.set_yticks(y, systems, fontsize=8)
+    ax.set_xlabel(f"{group.main} (mean, 95 % CI; grey: baseline)")
+    ax.set_xlim(0, max(1.0, max(hi for _, _, hi in stats if math.isfinite(hi)) if any(
+        math.isfinite(hi) for _, _, hi in stats) else 1.0))
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig, f"{group.main} per system")
+
+
+def recall_svg(group: Any) -> str:
+    """Recall@K for K = 1…100, one line per system."""
+    systems = [c.system for c in group.cells]
+    colours = _colours(systems)
+    fig = _figure(7.5, 4.2)
+    ax = fig.add_subplot()
+    for c in group.cells:
+        curve = c.extras.get("recall_curve", [])
+        style = "--" if "/" in c.system and c.chunker != group.cells[0].chunker else "-"
+        ax.plot(range(1, len(curve) + 1), curve, style, color=colours[c.system],
+                label=c.system, linewidth=1.4)
+    ax.set_xscale("log")
+    ax.set_xlabel("K (log scale)")
+    ax.set_ylabel("Recall@K (mean)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncols=2 if len(systems) > 8 else 1, loc="lower right")
+    return _svg(fig, "Recall@K curves")
+
+
+def delta_svg(group: Any, system: str) -> str:
+    """Per-query difference of the main measure, ``system`` − baseline, sorted."""
+    base = group.comparison.baseline
+    m = group.main
+    b, c = group.cell(base), group.cell(system)
+    deltas = sorted(c.scores[m][q] - b.scores[m][q] for q in group.query_ids)
+    fig = _figure(7.5, 3.2)
+    ax = fig.add_subplot()
+    colours = ["#55a868" if d > 0 else "#c44e52" if d < 0 else "#8c8c8c" for d in deltas]
+    ax.bar(range(len(deltas)), deltas, color=colours, width=1.0)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel(f"queries, sorted by Δ ({len(deltas)})")
+    ax.set_ylabel(f"Δ {m}")
+    ax.set_title(f"{system} − {base}", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    return _svg(fig, f"per-query delta of {system} against {base}")
+
+
+def chunking_svg(group: Any, cutoff: str = "10") -> str:
+    """Quality against context size: main measure vs words in the top K, per retriever
+    across chunkers (each point labelled with its chunker)."""
+    retrievers = list(dict.fromkeys(c.retriever for c in group.cells))
+    colours = _colours(retrievers)
+    fig = _figure(7.5, 4.2)
+    ax = fig.add_subplot()
+    for r in retrievers:
+        pts = [(c.extras.get("context_tokens", {}).get(cutoff, math.nan),
+                group.mean_ci(c.system)[0], c.chunker) for c in group.cells if c.retriever == r]
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r], label=r)
+        for x, y, label in pts:
+            ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"context size: words in the top {cutoff} results (mean, log scale)")
+    ax.set_ylabel(f"{group.main} (mean)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _svg(fig, "chunk size against quality and context size")
+
+
+def latency_svg(group: Any) -> str:
+    """Mean per-query search latency of each cell (batched search time / queries)."""
+    systems = [c.system for c in group.cells]
+    lat = [c.timings.get("latency_ms", 0.0) for c in group.cells]
+    fig = _figure(7.5, 0.9 + 0.3 * len(systems))
+    ax = fig.add_subplot()
+    y = list(range(len(systems)))[::-1]
+    ax.barh(y, lat, color="#8172b3", height=0.6)
+    ax.set_yticks(y, systems, fontsize=8)
+    ax.set_xlabel("search latency per query, ms (batched; index time excluded)")
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig, "latency per cell")
