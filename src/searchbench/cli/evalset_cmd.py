@@ -37,10 +37,11 @@ class OutFormat(StrEnum):
 
 
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
-          strict: bool = True) -> Any:
+          strict: bool = True, quiet: bool = False) -> Any:
     from ..collections.registry import load_evalset
 
-    return load_evalset(spec, split, strict=strict, data_dir=data_dir, cache_dir=cache_dir)
+    return load_evalset(spec, split, strict=strict, data_dir=data_dir, cache_dir=cache_dir,
+                        quiet=quiet)
 
 
 @evalset_app.command("check")
@@ -62,7 +63,7 @@ def check_command(
     from ..collections.check import check_evalset
 
     with reported_warnings(quiet=True):
-        es = _load(spec, split, data_dir, cache_dir, strict=False)
+        es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
     report = check_evalset(es, sd=sd)
     if as_json:
         print_json(report.to_dict())
@@ -91,7 +92,7 @@ def convert_command(
     from ..data.beir import write_beir
 
     with reported_warnings(quiet):
-        es = _load(spec, split, data_dir, cache_dir)
+        es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
     if out_format is OutFormat.beir:
         write_beir(es, to, split)
     else:
@@ -124,7 +125,7 @@ def stats_command(
     from ..collections.check import evalset_stats
 
     with reported_warnings(quiet):
-        es = _load(spec, split, data_dir, cache_dir)
+        es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
     st = evalset_stats(es)
     if as_json:
         print_json(st)

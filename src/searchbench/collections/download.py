@@ -14,13 +14,16 @@ The MD5 sums are those BEIR publishes in its README for each zip.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import BackendError, ConfigError
@@ -61,8 +64,12 @@ def beir_folder(
     cache_dir: str | os.PathLike[str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     base_url: str | None = None,
+    quiet: bool | None = None,
 ) -> Path:
-    """A local folder holding BEIR set ``name`` — from the cache, a local copy, or a download."""
+    """A local folder holding BEIR set ``name`` — from the cache, a local copy, or a download.
+
+    A download shows a progress bar on stderr when it is a terminal and ``quiet`` is not set.
+    """
     md5 = BEIR_MD5.get(name)
     if md5 is None:
         raise ConfigError(f"unknown BEIR set {name!r}; expected one of {', '.join(BEIR_MD5)}")
@@ -79,7 +86,7 @@ def beir_folder(
         zip_path = root / f"{name}.zip"
         if not (zip_path.is_file() and _md5(zip_path) == md5):
             url = f"{(base_url or os.environ.get('SEARCHBENCH_BEIR_URL') or BEIR_URL).rstrip('/')}"
-            _download(f"{url}/{name}.zip", zip_path)
+            _download(f"{url}/{name}.zip", zip_path, quiet)
     _verify(zip_path, md5, remove=not local)
     _extract(zip_path, dest, md5)
     return dest
@@ -116,7 +123,7 @@ def _verify(zip_path: Path, md5: str, remove: bool) -> None:
                            "is corrupt or not the published one — download it again")
 
 
-def _download(url: str, zip_path: Path) -> None:
+def _download(url: str, zip_path: Path, quiet: bool | None = None) -> None:
     """Fetch ``url`` into ``zip_path``, resuming ``zip_path.part`` when the server allows."""
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     part = zip_path.with_name(zip_path.name + ".part")
@@ -126,9 +133,14 @@ def _download(url: str, zip_path: Path) -> None:
         request.add_header("Range", f"bytes={offset}-")
     try:
         with urllib.request.urlopen(request, timeout=60) as resp:
-            mode = "ab" if offset and resp.status == 206 else "wb"
-            with open(part, mode) as out:
-                shutil.copyfileobj(resp, out, CHUNK)
+            resumed = bool(offset) and resp.status == 206
+            total = int(resp.headers.get("Content-Length") or 0) + (offset if resumed else 0)
+            with open(part, "ab" if resumed else "wb") as out, \
+                    _progress(total, zip_path.name, quiet) as advance:
+                advance(offset if resumed else 0)
+                for block in iter(lambda: resp.read(CHUNK), b""):
+                    out.write(block)
+                    advance(len(block))
     except urllib.error.HTTPError as exc:
         if exc.code != 416:  # 416: the part file already holds every byte
             raise BackendError(f"{url}: HTTP {exc.code} {exc.reason}; expected the BEIR zip — "
@@ -138,6 +150,21 @@ def _download(url: str, zip_path: Path) -> None:
                            "next run resumes it; offline: use --data-dir / "
                            "SEARCHBENCH_DATA_DIR with a local copy") from None
     os.replace(part, zip_path)
+
+
+@contextlib.contextmanager
+def _progress(total: int, label: str, quiet: bool | None) -> Iterator[Callable[[int], None]]:
+    """``advance(n_bytes)``; a rich bar on stderr only when it is a terminal."""
+    if quiet or total <= 0 or not getattr(sys.stderr, "isatty", lambda: False)():
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+    with Progress(f"downloading {label}", DownloadColumn(), TransferSpeedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 def _extract(zip_path: Path, dest: Path, md5: str) -> None:

@@ -41,13 +41,15 @@ def load_evalset(
     ignore_identical_ids: bool = False,
     data_dir: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    quiet: bool | None = None,
 ) -> EvalSet:
     """Load an evaluation set by name or folder (see the module docstring for specs).
 
     ``strict=False`` loads a native/BEIR set with fixable problems (duplicate ids, quotes
     not found) recorded in ``es.issues`` instead of raising — what ``evalset check`` uses.
     ``ignore_identical_ids`` (BEIR, for ArguAna) drops hits whose doc id equals the query
-    id when the set prepares a run. ``data_dir``/``cache_dir`` serve ``beir-download``.
+    id when the set prepares a run. ``data_dir``/``cache_dir`` serve ``beir-download``,
+    whose progress bar shows on a terminal unless ``quiet``.
     """
     if isinstance(spec, EvalSet):
         return spec
@@ -59,7 +61,7 @@ def load_evalset(
     if kind == "beir":
         return read_beir(arg, split, strict=strict, ignore_identical_ids=ignore_identical_ids)
     if kind == "beir-download":
-        folder = beir_folder(arg, cache_dir=cache_dir, data_dir=data_dir)
+        folder = beir_folder(arg, cache_dir=cache_dir, data_dir=data_dir, quiet=quiet)
         es = read_beir(folder, split, strict=strict, name=arg,
                        ignore_identical_ids=ignore_identical_ids)
         es.provenance["format"] = "beir-download"

@@ -158,3 +158,21 @@ def test_unknown_name_and_http_errors(server: Server) -> None:
 def test_pinned_checksums_are_md5_hex() -> None:
     assert download.BEIR_MD5["scifact"] == "5f7d1de60b170fc8027bb7898e2efca1"
     assert all(len(v) == 32 and int(v, 16) >= 0 for v in download.BEIR_MD5.values())
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_only(server: Server, payload: bytes, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    download.beir_folder("tiny")
+    assert "downloading tiny.zip" in term.getvalue()
+    assert (tmp_path / "cache" / "beir" / "tiny.zip").read_bytes() == payload
+    quiet = _Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    download.beir_folder("tiny", cache_dir=tmp_path / "other", quiet=True)
+    assert quiet.getvalue() == ""
