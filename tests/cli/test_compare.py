@@ -94,10 +94,11 @@ def test_same_seed_same_p_values(files, capsys) -> None:
 
 def test_gate_fails_on_significant_regression(files, capsys) -> None:
     code = main([*_args(files, "main", "pr"), "--baseline", "main.trec", "-m", "RR@10",
-                 "--fail-if-worse", "nDCG@10"])
+                 "--fail-if-worse", "ndcg_cut.10", "-f", "csv"])
     assert code == 1
     captured = capsys.readouterr()
-    assert "nDCG@10" in captured.out  # the gate's measure is added to the table
+    measures = [r["measure"] for r in csv.DictReader(io.StringIO(captured.out))]
+    assert measures == ["RR@10", "nDCG@10"] * 2  # the gate's measure is compared too
     reasons = captured.err.strip().splitlines()
     assert len(reasons) == 1 and reasons[0].startswith(
         "regression: pr.trec is significantly worse than main.trec on nDCG@10")

@@ -33,6 +33,13 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
+def _canonical(names: list[str]) -> list[str]:
+    """Canonical measure names (``ndcg_cut.10`` → ``nDCG@10``), without duplicates."""
+    from ..measures import parse_measure
+
+    return list(dict.fromkeys(parse_measure(n).name for n in names))
+
+
 def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> str | None:
     """The run name of ``--baseline``: given as one of the RUN paths or as a run name."""
     if baseline is None:
@@ -141,9 +148,9 @@ def compare_command(
     from .eval_cmd import _run_name
 
     test, correction = test_name(test), correction_name(correction)  # fail before loading
-    gate = _split(fail_if_worse)
-    measures = _split(measure) or DEFAULT_MEASURES
-    measures += [m for m in gate if m not in measures]
+    gate = _canonical(_split(fail_if_worse))
+    measures = _canonical(_split(measure) or DEFAULT_MEASURES)
+    measures += [m for m in gate if m not in measures]  # the gate's measures are compared too
     names = list(dict.fromkeys(_run_name(p, runs) for p in runs))
     if len(names) < 2:
         raise ConfigError(f"compare needs at least 2 different runs, got {len(names)}: "
