@@ -140,3 +140,14 @@ def test_datasets_list(capsys: pytest.CaptureFixture[str]) -> None:
             "beir-download:scifact"} <= set(specs)
     code, out, _ = run(capsys, "datasets", "list", "--json")
     assert any(r["spec"] == "beir-download:nfcorpus" for r in json.loads(out)["datasets"])
+
+
+@pytest.mark.data
+def test_convert_classic_keeps_its_exclusions(shared_data: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "evalset", "convert", f"cisi:{shared_data / 'cisi'}", "--to",
+                       str(tmp_path / "cisi"))
+    assert code == 0 and "warning: cisi: 36 of 112 queries" in err
+    code, out, _ = run(capsys, "evalset", "check", str(tmp_path / "cisi"))
+    assert code == 0 and "warning [query-without-judgments]: 36 of 112" in out
+    assert "content hash: sha256:05616a7439c75d98" in out  # same content as read from CISI.*

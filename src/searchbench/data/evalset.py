@@ -6,6 +6,8 @@ The native format is a folder::
     queries.jsonl      {"id", "text", "source", "generator", "verified"}
     qrels.tsv          query-id  doc-id  grade   (BEIR header accepted; TREC qrels too)
     evidence.jsonl     {"query_id", "doc_id", "grade", "quote"}   (optional)
+    provenance.json    written by searchbench: where the set came from, loader notes and
+                       flags (exclude_unjudged, ignore_identical_ids)   (optional)
 
 Evidence quotes are resolved to character offsets in ``doc.text`` at load time; a quote
 that is not an exact substring of its document is an error listing query and doc.
@@ -43,6 +45,7 @@ from .texts import Corpus, Issue, Issues, Queries
 __all__ = ["EvalSet", "Evidence", "drop_identical_ids", "read_native", "write_native"]
 
 NATIVE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "evidence.jsonl")
+PROVENANCE = "provenance.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,9 +267,28 @@ def read_native(
     qrels = _read_qrels_lenient(_find(root, "qrels.tsv"), issues, read_qrels)
     ev_path = _find(root, "evidence.jsonl", required=False)
     evidence = read_evidence(ev_path, corpus, issues=issues) if ev_path else ()
-    prov = {"format": "native", "path": str(root)}
+    saved = _read_provenance(root / PROVENANCE)
+    prov = {**saved.get("provenance", {}), "format": "native", "path": str(root)}
+    if saved.get("provenance"):
+        prov["derived_from"] = {k: saved["provenance"].get(k) for k in ("format", "path")}
     return EvalSet(corpus, queries, qrels, evidence, name=name or root.name or str(root),
-                   provenance=prov, issues=issues or [])
+                   provenance=prov, issues=issues or [],
+                   exclude_unjudged=bool(saved.get("exclude_unjudged", False)),
+                   ignore_identical_ids=bool(saved.get("ignore_identical_ids", False)))
+
+
+def _read_provenance(path: Path) -> dict[str, Any]:
+    """The optional ``provenance.json`` written by :func:`write_native` ({} if absent)."""
+    if not path.is_file():
+        return {}
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}); expected the "
+                              "object written by searchbench, or delete the file") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("provenance", {}), dict):
+        raise DataFormatError(f"{path}: expected a JSON object with a 'provenance' object")
+    return obj
 
 
 def _read_qrels_lenient(path: Path | None, issues: Issues | None, reader) -> Qrels:
@@ -295,7 +317,7 @@ def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool 
         if not target.exists():
             os.replace(tmp, target)
             return target
-        for stale in set(NATIVE_FILES) | {"corpus.jsonl.gz"}:
+        for stale in {*NATIVE_FILES, "corpus.jsonl.gz", PROVENANCE}:
             if stale not in names and (target / stale).exists():
                 (target / stale).unlink()
         for n in names:
@@ -316,7 +338,11 @@ def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:
     if es.evidence:
         write_jsonl(folder / "evidence.jsonl", _evidence_records(es.evidence))
         names.append("evidence.jsonl")
-    return names
+    saved = {"name": es.name, "content_hash": es.content_hash(), "provenance": es.provenance,
+             "exclude_unjudged": es.exclude_unjudged,
+             "ignore_identical_ids": es.ignore_identical_ids}
+    (folder / PROVENANCE).write_text(json.dumps(saved, indent=1, default=str) + "\n")
+    return [*names, PROVENANCE]
 
 
 def _evidence_records(evidence: Iterable[Evidence]) -> Iterator[dict[str, Any]]:

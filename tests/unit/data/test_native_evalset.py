@@ -57,8 +57,8 @@ def test_rewrite_replaces_files_and_removes_stale_ones(tmp_path: Path) -> None:
     out = es.write(tmp_path / "out")
     es.evidence = ()
     es.write(out, compress=True)
-    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl.gz", "qrels.tsv",
-                                                     "queries.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl.gz", "provenance.json",
+                                                     "qrels.tsv", "queries.jsonl"]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -90,6 +90,22 @@ def test_unjudged_queries_are_excluded_with_a_warning() -> None:
     assert es.judged_queries.ids == ["a"]
     with pytest.warns(UserWarning, match="1 of 2 queries have no judgments and are excluded"):
         es.warn_unjudged()
+
+
+def test_provenance_and_flags_survive_the_native_format(tmp_path: Path) -> None:
+    es = EvalSet(Corpus([Document("d", "t")]), Queries([Query("a", "x"), Query("b", "y")]),
+                 Qrels.from_dict({"a": {"d": 1}}), name="t", exclude_unjudged=True,
+                 provenance={"format": "cisi", "path": "/data/cisi", "notes": ["n1"],
+                             "known_issues": {"query-without-judgments": "published so"}})
+    back = read_native(es.write(tmp_path / "out"))
+    assert back.exclude_unjudged and not back.ignore_identical_ids
+    assert back.provenance["format"] == "native" and back.provenance["notes"] == ["n1"]
+    assert back.provenance["derived_from"] == {"format": "cisi", "path": "/data/cisi"}
+    assert back.provenance["known_issues"] == {"query-without-judgments": "published so"}
+    assert back.content_hash() == es.content_hash()
+    (tmp_path / "out" / "provenance.json").write_text("{oops")
+    with pytest.raises(DataFormatError, match=r"provenance.json:1: invalid JSON"):
+        read_native(tmp_path / "out")
 
 
 def test_missing_file_and_both_corpus_variants(tmp_path: Path) -> None:
