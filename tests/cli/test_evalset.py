@@ -151,3 +151,18 @@ def test_convert_classic_keeps_its_exclusions(shared_data: Path, tmp_path: Path,
     code, out, _ = run(capsys, "evalset", "check", str(tmp_path / "cisi"))
     assert code == 0 and "warning [query-without-judgments]: 36 of 112" in out
     assert "content hash: sha256:05616a7439c75d98" in out  # same content as read from CISI.*
+
+
+def test_evidence_consistency_warnings(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    evidence = [{"query_id": "q1", "doc_id": "d1", "grade": 3, "quote": "sorted()"},
+                {"query_id": "q2", "doc_id": "d2", "grade": 1, "quote": "in place"},
+                {"query_id": "q2", "doc_id": "d1", "grade": 1, "quote": "new list"}]
+    folder = write_set(tmp_path / "e", qrels=[("q1", "d1", 2), ("q2", "d1", 1)],
+                       evidence=evidence)
+    code, out, _ = run(capsys, "evalset", "check", str(folder))
+    assert code == 0
+    assert "warning [evidence-unjudged]: 1 evidence quotes are for (query, doc) pairs " \
+           "without a judgment: 'q2/d2'" in out
+    assert "warning [evidence-grade]: 1 evidence quotes have a grade other than their " \
+           "judgment's: 'q1/d1'" in out

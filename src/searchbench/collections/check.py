@@ -8,7 +8,8 @@ which are excluded from evaluation) is reported as a warning instead.
 
 Warnings: every query synthetic; exactly one relevant document for every query (P@k can
 then never exceed 1/k); fewer than 50 judged queries, with the smallest nDCG@10
-difference such a set can detect (paired t-test, see :func:`detectable_difference`).
+difference such a set can detect (paired t-test, see :func:`detectable_difference`);
+evidence quotes for unjudged pairs or with another grade than the judgment.
 """
 
 from __future__ import annotations
@@ -159,6 +160,23 @@ def _warnings(es: EvalSet, report: CheckReport, sd: float) -> None:
             f"{_needed(sd)} queries would detect 0.05"))
 
 
+def _evidence_warnings(es: EvalSet, report: CheckReport) -> None:
+    if not es.evidence:
+        return
+    judged = es.qrels.to_dict()
+    unjudged = [e for e in es.evidence if e.doc_id not in judged.get(e.query_id, {})]
+    other = [e for e in es.evidence
+             if e.doc_id in judged.get(e.query_id, {}) and judged[e.query_id][e.doc_id] != e.grade]
+    if unjudged:
+        report.warnings.append(Finding(
+            "evidence-unjudged", f"{len(unjudged)} evidence quotes are for (query, doc) pairs "
+            f"without a judgment: {_examples([f'{e.query_id}/{e.doc_id}' for e in unjudged])}"))
+    if other:
+        report.warnings.append(Finding(
+            "evidence-grade", f"{len(other)} evidence quotes have a grade other than their "
+            f"judgment's: {_examples([f'{e.query_id}/{e.doc_id}' for e in other])}"))
+
+
 def _needed(sd: float, target: float = 0.05) -> int:
     n = 2
     while detectable_difference(n, sd) > target and n < 100_000:
@@ -175,6 +193,7 @@ def check_evalset(es: EvalSet, *, sd: float = ASSUMED_SD) -> CheckReport:
     _judgment_errors(es, report, known)
     _text_errors(es, report, known)
     _warnings(es, report, sd)
+    _evidence_warnings(es, report)
     return report
 
 
