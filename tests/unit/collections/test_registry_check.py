@@ -75,3 +75,15 @@ def test_stats_distributions(tmp_path: Path) -> None:
     assert st["grades"] == {0: 1, 2: 1}
     assert st["document_words"]["max"] == 3 and st["document_words"]["min"] == 2
     assert st["relevant_per_query"]["mean"] == 1 and st["judged_per_query"]["mean"] == 2
+
+
+@pytest.mark.parametrize("n", [10, 30, 49])
+def test_detectable_difference_has_the_stated_power(n: int) -> None:
+    """At δ the exact noncentral-t power of the two-sided paired test is 0.8 (±0.005)."""
+    import numpy as np
+    from scipy import stats
+
+    delta, df = detectable_difference(n, sd=0.2), n - 1
+    nc, crit = delta * np.sqrt(n) / 0.2, stats.t.ppf(0.975, df)
+    power = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+    assert power == pytest.approx(0.8, abs=0.005)
