@@ -44,12 +44,12 @@ def wins_ties_losses(diffs: np.ndarray, tol: float = TIE_TOLERANCE) -> np.ndarra
 def paired_t_power(d_z: float, n: int, alpha: float = 0.05) -> float:
     """Power of the two-sided paired t-test with ``n`` queries at effect ``d_z``:
     ``P(T > t_c) + P(T < −t_c)``, ``T ~ nct(df=n−1, nc=d_z √n)``, ``t_c = t_{1−α/2, n−1}``."""
-    from scipy import stats
+    from scipy import special  # the distributions without importing scipy.stats
 
     df = n - 1
-    crit = stats.t.ppf(1 - alpha / 2, df)
+    crit = special.stdtrit(df, 1 - alpha / 2)
     nc = abs(d_z) * math.sqrt(n)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    return float(1.0 - special.nctdtr(df, nc, crit) + special.nctdtr(df, nc, -crit))
 
 
 def queries_for_power(d_z: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
@@ -58,13 +58,13 @@ def queries_for_power(d_z: float, alpha: float = 0.05, power: float = 0.8) -> in
     ``None`` when the effect is 0 or undefined (no sample size detects it); 2 for an
     infinite effect (a constant non-zero difference).
     """
-    from scipy import stats
+    from scipy import special
 
     if d_z is None or not np.isfinite(d_z):
         return None if d_z is None or np.isnan(d_z) else 2
     if d_z == 0:
         return None
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(power)
     guess = max(2, math.ceil((z / abs(d_z)) ** 2))
     low, high = 1, guess
     while paired_t_power(d_z, high, alpha) < power:

@@ -139,12 +139,12 @@ def t_interval(
     diffs: np.ndarray, confidence: float = 0.95
 ) -> tuple[np.ndarray | float, np.ndarray | float]:
     """Student's interval of the mean difference: ``d̄ ± t_{(1+c)/2, n−1} · s_d / √n``."""
-    from scipy import stats
+    from scipy import special  # t quantile without importing scipy.stats (slow to load)
 
     d = _as_matrix(diffs)
     n = d.shape[0]
     mean = d.mean(axis=0)
-    half = stats.t.ppf((1 + confidence) / 2, n - 1) * d.std(axis=0, ddof=1) / np.sqrt(n)
+    half = special.stdtrit(n - 1, (1 + confidence) / 2) * d.std(axis=0, ddof=1) / np.sqrt(n)
     return _shape_like(mean - half, diffs), _shape_like(mean + half, diffs)
 
 
