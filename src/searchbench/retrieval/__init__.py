@@ -18,6 +18,8 @@ from .chunking import (
 )
 from .dense import Dense
 from .encoders import Encoder, available_models, encoder
+from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
+from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
 from .lexical import BM25
 
 __all__ = [
@@ -28,12 +30,23 @@ __all__ = [
     "Dense",
     "EmbeddingCache",
     "Encoder",
+    "Hybrid",
     "RecursiveChunker",
     "Retriever",
     "SentenceChunker",
+    "SweepResult",
     "TokenChunker",
     "available_models",
+    "budget_run",
+    "chunk_qrels",
+    "context_tokens",
+    "doc_run",
     "encoder",
     "exact_topk",
+    "fuse",
     "parse_chunker",
+    "rrf",
+    "sweep_weights",
+    "token_counts",
+    "weighted",
 ]

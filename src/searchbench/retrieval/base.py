@@ -125,6 +125,7 @@ class Retriever:
 
     def __init__(self) -> None:
         self.units: Units | None = None
+        self.corpus: Corpus | None = None
         self.chunker: Chunker | None = None
         self.timings: dict[str, float] = {}
         self.with_title = True
@@ -134,6 +135,7 @@ class Retriever:
         """Index ``corpus`` (split by ``chunker`` if given); returns ``self``."""
         t0 = time.perf_counter()
         self.chunker = self._bind_chunker(chunker)
+        self.corpus = corpus
         self.units = build_units(corpus, self.chunker, self.with_title)
         self._fit(self.units.texts)
         self.timings["index_s"] = time.perf_counter() - t0
@@ -163,6 +165,16 @@ class Retriever:
         return {**self.config(),
                 "chunker": self.chunker.describe() if self.chunker else None,
                 "n_units": len(units), "n_docs": len(units.doc_ids)}
+
+    def context_texts(self, level: str = "doc") -> dict[str, str]:
+        """The text a result stands for, by run id: the chunk (chunk level) or the whole
+        document, title included (doc level) — what a RAG pipeline would put in context."""
+        units = self._require_index()
+        if level == "chunk" and units.chunks is not None:
+            return dict(zip(units.ids, units.texts, strict=True))
+        kept = set(units.doc_ids)
+        return {d.id: (f"{d.title} {d.text}" if self.with_title and d.title else d.text)
+                for d in self.corpus or [] if d.id in kept}
 
     # -- for subclasses -----------------------------------------------------------------
     def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:

@@ -1,0 +1,108 @@
+"""Chunkers keep exact offsets; chunk->doc aggregation; span overlap on hand-made docs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import searchbench as sb
+from searchbench.data.evalset import Evidence
+from searchbench.errors import ConfigError
+from searchbench.retrieval import (
+    BM25,
+    RecursiveChunker,
+    SentenceChunker,
+    TokenChunker,
+    budget_run,
+    chunk_qrels,
+    context_tokens,
+    doc_run,
+    parse_chunker,
+)
+from searchbench.retrieval.chunking import Chunk
+
+TEXT = "One two three four five six seven eight nine ten."
+
+
+def test_token_windows_with_overlap_keep_offsets():
+    chunks = TokenChunker(4, overlap=1).split("d", TEXT)
+    assert [c.text for c in chunks] == ["One two three four", "four five six seven",
+                                        "seven eight nine ten."]
+    for c in chunks:
+        assert TEXT[c.start:c.end] == c.text and c.doc_id == "d"
+    assert chunks[0].id == "d#0-18"
+
+
+def test_sentence_groups_and_recursive_limit():
+    text = "Alpha beta. Gamma delta! Epsilon zeta? Eta theta.\n\nIota kappa lambda mu."
+    groups = SentenceChunker(2).split("d", text)
+    assert [c.text for c in groups] == ["Alpha beta. Gamma delta!", "Epsilon zeta? Eta theta.",
+                                        "Iota kappa lambda mu."]
+    rec = RecursiveChunker(max_tokens=4).split("d", text)
+    assert all(len(c.text.split()) <= 4 for c in rec)
+    assert all(text[c.start:c.end] == c.text for c in rec)
+    assert rec[0].text == "Alpha beta. Gamma delta!"  # merged up to the limit
+
+
+def test_parse_chunker_specs():
+    assert parse_chunker("tokens:256:32") == TokenChunker(256, 32)
+    assert parse_chunker("sentences:5") == SentenceChunker(5)
+    assert parse_chunker("recursive:128") == RecursiveChunker(128)
+    assert parse_chunker(None) is None
+    for bad in ("tokens", "tokens:x", "words:3", "tokens:4:4"):
+        with pytest.raises(ConfigError):
+            parse_chunker(bad)
+
+
+def _hand_corpus() -> sb.Corpus:
+    return sb.Corpus.from_dict({
+        "a": "cats purr softly. dogs bark loudly. birds sing early.",
+        "b": "the cat sat. cats purr and purr. cats sleep.",
+        "c": "",
+    })
+
+
+def test_doc_level_ranks_a_document_at_its_best_chunk():
+    queries = sb.Queries.from_dict({"q": "cats purr"})
+    bm = BM25(stemmer=None, stopwords=None).index(_hand_corpus(), chunker=SentenceChunker(1))
+    chunk_run = bm.search(queries, k=10, level="chunk")
+    doc_level = bm.search(queries, k=10, level="doc")
+    best = {}
+    for cid, s in chunk_run.ranking("q"):
+        d = cid.split("#")[0]
+        best[d] = max(best.get(d, -np.inf), s)
+    assert doc_level.to_dict()["q"] == pytest.approx(best)
+    assert doc_run(chunk_run).to_dict() == doc_level.to_dict()
+    assert doc_level.metadata["skipped_empty_docs"] == 1  # "c" is empty: skipped, counted
+
+
+def test_chunk_qrels_by_overlap_with_evidence_spans():
+    corpus = _hand_corpus()
+    text = corpus["b"].text
+    start = text.index("cats purr and purr")
+    ev = [Evidence("q", "b", 2, "cats purr and purr", start, start + 18)]
+    qrels = sb.Qrels.from_dict({"q": {"a": 1, "b": 2}})
+    chunks = SentenceChunker(1).split("a", corpus["a"].text) + SentenceChunker(1).split("b", text)
+    got = chunk_qrels(chunks, qrels, ev).to_dict()["q"]
+    by_text = {c.text: got[c.id] for c in chunks}
+    assert by_text["cats purr and purr."] == 2      # overlaps the quote
+    assert by_text["the cat sat."] == 0             # same doc, outside the quote
+    assert by_text["cats sleep."] == 0
+    assert by_text["cats purr softly."] == 1        # doc without evidence: inherits its grade
+
+
+def test_overlap_is_half_open():
+    c = Chunk("d", 10, 20, "x" * 10)
+    ev = [Evidence("q", "d", 1, "y", 20, 25), Evidence("q", "d", 3, "z", 19, 21)]
+    qrels = sb.Qrels.from_dict({"q": {"d": 1}})
+    assert chunk_qrels([c], qrels, ev[:1]).to_dict()["q"][c.id] == 0
+    assert chunk_qrels([c], qrels, ev).to_dict()["q"][c.id] == 3
+
+
+def test_context_tokens_and_budget():
+    run = sb.Run.from_dict({"q": {"a": 3.0, "b": 2.0, "c": 1.0}})
+    counts = {"a": 100, "b": 250, "c": 50}
+    assert context_tokens(run, counts, 2)["mean"] == 350
+    cut = budget_run(run, counts, 300)
+    assert [d for d, _ in cut.ranking("q")] == ["a"]   # a+b = 350 > 300
+    assert len(budget_run(run, counts, 400).ranking("q")) == 3

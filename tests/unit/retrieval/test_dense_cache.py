@@ -1,0 +1,92 @@
+"""Exact top-k ties, dense search vs brute force, the embedding cache and its resume."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import searchbench as sb
+from searchbench.errors import ConfigError
+from searchbench.retrieval import Dense, EmbeddingCache, Hybrid, TokenChunker, exact_topk
+
+from .fakes import HashEncoder
+
+DOCS = {f"d{i:02d}": f"word{i % 5} word{i % 7} shared topic{i % 3}" for i in range(40)}
+QUERIES = {"q1": "word1 topic2", "q2": "word3 word4", "q3": "nothing matches"}
+
+
+def test_exact_topk_breaks_ties_by_id_descending():
+    scores = np.array([[1.0, 2.0, 2.0, 2.0, 0.5]])
+    codes = np.arange(5)[None, :]
+    key = np.array([0, 1, 2, 3, 4])  # code order == id order here
+    c, v = exact_topk(scores, codes, key, 2)
+    assert c.tolist() == [[3, 2]] and v.tolist() == [[2.0, 2.0]]
+    c, _ = exact_topk(scores, codes, key, 5)
+    assert c.tolist() == [[3, 2, 1, 0, 4]]
+
+
+@pytest.mark.parametrize("metric", ["cos", "ip", "l2"])
+def test_dense_equals_brute_force(tmp_path, metric):
+    enc = HashEncoder(cache=tmp_path)
+    dense = Dense(enc, metric=metric, block_size=7).index(sb.Corpus.from_dict(DOCS))
+    run = dense.search(sb.Queries.from_dict(QUERIES), k=10)
+    d = enc._embed(list(DOCS.values()))
+    q = enc._embed(list(QUERIES.values()))
+    if metric == "cos":
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
+    s = -((q[:, None, :] - d[None]) ** 2).sum(-1) if metric == "l2" else q @ d.T
+    ids = list(DOCS)
+    for i, qid in enumerate(QUERIES):
+        want = sorted(zip(s[i].tolist(), ids, strict=True), reverse=True)[:10]
+        got = run.ranking(qid)
+        assert [x for x, _ in got] == [x for _, x in want]
+        assert [y for _, y in got] == pytest.approx([y for y, _ in want], abs=1e-5)
+
+
+def test_cache_resumes_after_interruption(tmp_path):
+    texts = [f"text number {i}" for i in range(10)]
+    enc = HashEncoder(fail_after=2, cache=tmp_path)
+    cache = EmbeddingCache(enc.identity, tmp_path, batch_size=3)
+    with pytest.raises(KeyboardInterrupt):
+        cache.embed(texts, enc._embed)
+    assert enc.calls == [3, 3]                       # two batches stored before the stop
+    enc.fail_after = None
+    again = EmbeddingCache(enc.identity, tmp_path, batch_size=3)
+    out = again.embed(texts, enc._embed)
+    assert enc.calls == [3, 3, 3, 1]                 # only the 4 missing texts embedded
+    assert again.hits == 6 and again.misses == 4
+    np.testing.assert_array_equal(out, HashEncoder()._embed(texts))
+    assert not list((again.folder).glob("*.tmp"))    # nothing half-written left behind
+
+
+def test_cache_is_keyed_by_model_identity(tmp_path):
+    a = EmbeddingCache("model-a", tmp_path)
+    a.embed(["x"], lambda t: np.ones((len(t), 2)))
+    b = EmbeddingCache("model-b", tmp_path)
+    out = b.embed(["x"], lambda t: np.zeros((len(t), 2)))
+    assert b.misses == 1 and out.tolist() == [[0.0, 0.0]]
+
+
+def test_hybrid_rrf_over_chunks(tmp_path):
+    corpus = sb.Corpus.from_dict(DOCS)
+    queries = sb.Queries.from_dict(QUERIES)
+    hybrid = Hybrid([sb.retrieval.BM25(stemmer=None), Dense(HashEncoder(cache=tmp_path))],
+                    fusion="rrf")
+    run = hybrid.index(corpus, chunker=TokenChunker(2, overlap=1)).search(queries, k=5)
+    assert run.metadata["level"] == "doc" and run.metadata["fusion"] == "rrf"
+    assert all(len(run.ranking(q)) == 5 for q in QUERIES)
+    assert all("#" not in d for d, _ in run.ranking("q1"))  # doc level: doc ids
+    chunk_run = hybrid.search(queries, k=5, level="chunk")
+    assert all("#" in d for d, _ in chunk_run.ranking("q1"))
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(ConfigError, match="cos, ip, l2"):
+        Dense(HashEncoder(), metric="hamming")
+    with pytest.raises(ConfigError, match="index"):
+        Dense(HashEncoder()).search(sb.Queries.from_dict(QUERIES))
+    with pytest.raises(ConfigError, match="never downloads"):
+        sb.retrieval.encoder("BAAI/bge-small-en-v1.5")
+    with pytest.raises(ConfigError, match="minilm"):
+        sb.retrieval.encoder("no-such-model")
