@@ -20,10 +20,12 @@ def as_arrow_strings(values: object) -> pa.ChunkedArray:
         arr = values
     elif isinstance(values, pa.Array):
         arr = pa.chunked_array([values])
+    elif isinstance(values, np.ndarray):
+        if values.dtype.kind == "S":
+            values = np.char.decode(values, "utf-8")
+        arr = pa.chunked_array([pa.array(values, type=pa.string(), from_pandas=False)])
     else:
-        if isinstance(values, np.ndarray) and values.dtype.kind in "US":
-            values = values.astype(str).tolist() if values.dtype.kind == "S" else values.tolist()
-        elif not isinstance(values, list):
+        if not isinstance(values, list):
             values = list(values)  # type: ignore[call-overload]
         arr = pa.chunked_array([pa.array(values, type=pa.string())])
     if pa.types.is_dictionary(arr.type):
@@ -33,37 +35,74 @@ def as_arrow_strings(values: object) -> pa.ChunkedArray:
     return arr
 
 
+class Interner:
+    """Intern string ids arriving in blocks, holding codes, not strings, between blocks.
+
+    Each block is hash-encoded on its own; block dictionaries are merged into one
+    dictionary every ``merge_every`` blocks (earlier entries keep their codes, since
+    ``dictionary_encode`` numbers values by first appearance). ``finish()`` sorts the
+    vocabulary byte-wise and remaps the codes.
+    """
+
+    def __init__(self, merge_every: int = 8) -> None:
+        self._dictionary = pa.array([], type=pa.string())
+        self._pending: list[tuple[np.ndarray, pa.Array]] = []
+        self._codes: list[np.ndarray] = []
+        self._merge_every = merge_every
+
+    def add(self, values: object) -> None:
+        """Encode one block of ids."""
+        arr = as_arrow_strings(values)
+        if len(arr) == 0:
+            return
+        encoded = pc.dictionary_encode(arr).combine_chunks()
+        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+        self._pending.append((indices, encoded.dictionary))
+        if len(self._pending) >= self._merge_every:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        merged = pc.dictionary_encode(
+            pa.concat_arrays([self._dictionary, *[d for _, d in self._pending]]))
+        positions = merged.indices.to_numpy(zero_copy_only=False)
+        start = len(self._dictionary)
+        for indices, dictionary in self._pending:
+            stop = start + len(dictionary)
+            self._codes.append(positions[start:stop].astype(np.int32)[indices])
+            start = stop
+        self._dictionary = merged.dictionary
+        self._pending = []
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
+        self._merge()
+        order = pc.sort_indices(self._dictionary)  # byte-wise order of UTF-8 strings
+        vocab = self._dictionary.take(order).to_numpy(zero_copy_only=False)
+        remap = np.empty(len(order), dtype=np.int32)
+        remap[order.to_numpy()] = np.arange(len(order), dtype=np.int32)
+        codes = np.concatenate(self._codes) if self._codes else np.zeros(0, dtype=np.int32)
+        self._codes = []
+        return remap[codes], vocab.astype(object, copy=False)
+
+
 def intern(values: object) -> tuple[np.ndarray, np.ndarray]:
     """Encode string ids as int32 codes into a sorted vocabulary.
 
     Returns ``(codes, vocab)`` with ``vocab[codes] == values`` and ``vocab`` sorted in
     byte-wise order (numpy unicode order equals UTF-8 byte order).
     """
-    arr = as_arrow_strings(values)
-    if len(arr) == 0:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object)
-    encoded = pc.dictionary_encode(arr).combine_chunks() if arr.num_chunks > 1 else None
-    if encoded is None:
-        encoded = pc.dictionary_encode(arr.chunk(0))
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    dictionary = encoded.dictionary.to_numpy(zero_copy_only=False).astype(str)
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(dictionary, kind="stable")
-    remap = np.empty(len(order), dtype=np.int32)
-    remap[order] = np.arange(len(order), dtype=np.int32)
-    vocab = dictionary[order].astype(object)
-    return remap[indices], vocab
+    interner = Interner()
+    interner.add(values)
+    return interner.finish()
 
 
-def lookup(vocab: np.ndarray, ids: Iterable[str] | np.ndarray) -> np.ndarray:
-    """Codes of ``ids`` in the sorted ``vocab``; -1 where an id is absent."""
-    ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids, dtype=object)
-    if len(vocab) == 0 or len(ids) == 0:
-        return np.full(len(ids), -1, dtype=np.int32)
-    sorted_vocab = vocab.astype(str)
-    keys = ids.astype(str)
-    pos = np.searchsorted(sorted_vocab, keys)
-    pos_clipped = np.minimum(pos, len(vocab) - 1)
-    found = sorted_vocab[pos_clipped] == keys
-    return np.where(found, pos_clipped, -1).astype(np.int32)
+def lookup(vocab: np.ndarray | pa.Array, ids: Iterable[str] | np.ndarray) -> np.ndarray:
+    """Codes of ``ids`` in the sorted, unique ``vocab`` (hash lookup); -1 where absent."""
+    values = as_arrow_strings(ids if isinstance(ids, (np.ndarray, pa.Array)) else list(ids))
+    if len(vocab) == 0 or len(values) == 0:
+        return np.full(len(values), -1, dtype=np.int32)
+    value_set = vocab if isinstance(vocab, pa.Array) else pa.array(vocab, type=pa.string())
+    found = pc.index_in(values, value_set=value_set)
+    return found.fill_null(-1).to_numpy().astype(np.int32)

@@ -22,7 +22,7 @@ import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
 from ._text import iter_blocks, keep_first_fields, normalise, open_binary, source_name
-from .ids import intern
+from .ids import Interner
 
 if TYPE_CHECKING:
     from .qrels import Qrels
@@ -43,11 +43,10 @@ def read_run(
     from .run import Run
 
     src = source_name(path)
-    table = _read_table(path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
-                        min_fields=6, what="run")
+    query_ids, doc_ids, scores = _read_table(
+        path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
+        min_fields=6, what="run")
     tag = name or _first_tag(path) or Path(src).name
-    query_ids, doc_ids, scores = _interned_columns(table, "score")
-    del table  # the id strings are freed before the run is ranked: peak memory stays low
     return Run.from_columns(query_ids, doc_ids, scores, name=tag, keep=keep, source=src,
                             describe_line=_line_finder(path, src))
 
@@ -63,11 +62,9 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
     src = source_name(path)
     n_fields, has_header = _sniff_qrels(path, src)
     columns = TREC_QRELS_COLUMNS if n_fields == 4 else BEIR_QRELS_COLUMNS
-    table = _read_table(path, columns, {"grade": pa.int64()}, ["qid", "docid", "grade"],
-                        min_fields=n_fields, max_fields=n_fields, what="qrels",
-                        skip_header=has_header)
-    query_ids, doc_ids, grades = _interned_columns(table, "grade")
-    del table
+    query_ids, doc_ids, grades = _read_table(
+        path, columns, {"grade": pa.int64()}, ["qid", "docid", "grade"],
+        min_fields=n_fields, max_fields=n_fields, what="qrels", skip_header=has_header)
     return Qrels.from_columns(query_ids, doc_ids, grades, keep=keep, source=src,
                               describe_line=_line_finder(path, src, skip_header=has_header))
 
@@ -76,22 +73,29 @@ def _read_table(
     path: str | os.PathLike[str] | IO[Any], columns: list[str], types: dict[str, pa.DataType],
     include: list[str], *, min_fields: int, what: str, max_fields: int | None = None,
     skip_header: bool = False,
-) -> pa.Table:
+) -> tuple[tuple, tuple, np.ndarray]:
+    """Parse block by block; ids are interned per block so their strings never pile up.
+
+    Returns ``((q_codes, q_vocab), (d_codes, d_vocab), values)``.
+    """
     src = source_name(path)
     column_types = {c: pa.string() for c in ("qid", "docid")} | types
     spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
-    tables, line_base = [], 0
+    queries, docs, values, line_base = Interner(), Interner(), [], 0
     with open_binary(path) as stream:
         for block in iter_blocks(stream):
             data = normalise(block)
             if skip_header and line_base == 0:
                 data = _HEADER.sub(rb"\1", data, count=1)
             if data.strip():
-                tables.append(_parse(data, spec, line_base))
+                table = _parse(data, spec, line_base)
+                queries.add(table.column("qid"))
+                docs.add(table.column("docid"))
+                values.append(table.column(include[-1]).to_numpy())
             line_base += block.count(b"\n")
-    if not tables:
+    if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    return pa.concat_tables(tables)
+    return queries.finish(), docs.finish(), np.concatenate(values)
 
 
 _HEADER = re.compile(rb"^(\n*)[^\n]*")
@@ -245,12 +249,6 @@ def _first_tag(path: str | os.PathLike[str] | IO[Any]) -> str | None:
     except (OSError, ValueError, DataFormatError):
         return None
     return None
-
-
-def _interned_columns(table: pa.Table, value: str) -> tuple[tuple, tuple, np.ndarray]:
-    """``((q_codes, q_vocab), (d_codes, d_vocab), values)`` from a parsed table."""
-    return intern(table.column("qid")), intern(table.column("docid")), \
-        table.column(value).to_numpy()
 
 
 # -- writing -------------------------------------------------------------------------

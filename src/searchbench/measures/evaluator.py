@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..data.ids import lookup
 from ..data.qrels import Qrels
@@ -100,7 +101,7 @@ class Evaluator:
         self._ideal_grades = qrels.grades[order].astype(np.int16)
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
-        self._vocab_str = qrels.doc_vocab.astype(str)
+        self._doc_vocab = pa.array(qrels.doc_vocab, type=pa.string())
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query."""
@@ -127,7 +128,7 @@ class Evaluator:
         entry_q = run_to_qrels[run.query_codes()]
         keep = entry_q >= 0
         entry_q = entry_q[keep]
-        doc_map = lookup(qrels.doc_vocab, run.doc_vocab) if len(run.doc_vocab) else \
+        doc_map = lookup(self._doc_vocab, run.doc_vocab) if len(run.doc_vocab) else \
             np.zeros(0, dtype=np.int32)
         docs = doc_map[run.doc_codes[keep]]
         grade, found = self._grades(entry_q, docs)
