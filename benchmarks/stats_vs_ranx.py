@@ -51,20 +51,30 @@ def make_scores(n: int, seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
     return scores
 
 
-def timed(fn, repeat: int) -> tuple[list[float], object]:
-    walls, out = [], None
+REPEATS_AGREE: dict[str, bool] = {}
+
+
+def timed(fn, repeat: int, label: str = "") -> tuple[list[float], object]:
+    """Wall times of ``repeat`` calls and the last output; records in ``REPEATS_AGREE``
+    whether every repeat (same seed) returned the same values."""
+    walls, outs = [], []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        out = fn()
+        outs.append(fn())
         walls.append(time.perf_counter() - t0)
-    return walls, out
+    if label:
+        REPEATS_AGREE[label] = all(np.array_equal(np.asarray(o, dtype=float),
+                                                  np.asarray(outs[0], dtype=float))
+                                   for o in outs)
+    return walls, outs[-1]
 
 
 def run_searchbench(scores, pairs, n_perm: int, repeat: int):
     from searchbench.stats import randomization
 
     diffs = np.column_stack([scores[s][m] - scores["a"][m] for s, m in pairs])
-    return timed(lambda: randomization(diffs, n_permutations=n_perm, seed=0), repeat)
+    return timed(lambda: randomization(diffs, n_permutations=n_perm, seed=0), repeat,
+                 "searchbench")
 
 
 def run_compare(scores, n_perm: int, repeat: int):
@@ -87,7 +97,7 @@ def run_ranx(scores, pairs, n_perm: int, repeat: int):
     t0 = time.perf_counter()
     frt(scores["a"][MEASURES[0]][:100], scores["b"][MEASURES[0]][:100], 10, 0.05, 42)
     first = time.perf_counter() - t0
-    walls, out = timed(all_pairs, repeat)
+    walls, out = timed(all_pairs, repeat, "ranx")
     return first, walls, out
 
 
@@ -169,6 +179,8 @@ def main() -> None:
         print(f"{'ranx first call (numba compile / cache load)':<52}{ranx_first:9.3f} s")
         best_ranx = line("ranx fisher_randomization_test (6 calls, warm)", ranx_walls)
         print(f"\nratio ranx / searchbench (warm, best): {best_ranx / best_sb:.1f}x")
+    for label, same in REPEATS_AGREE.items():
+        print(f"{label}: same seed, {args.repeat} repeats -> identical p-values: {same}")
     print(f"ratio searchbench / bare product (same kernel, signs given): {best_sb / limit:.2f}x")
     rate = 2 * b * n * len(pairs) / best_sb / 1e9
     print(f"searchbench: {rate:.1f} GFLOP/s on the sign-flip products = {rate / peak:.1%} of this "
