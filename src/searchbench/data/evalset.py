@@ -79,7 +79,8 @@ class EvalSet:
     exclude_unjudged: bool = False
     ignore_identical_ids: bool = False
     issues: Issues = field(default_factory=list)
-    _hash: str | None = field(default=None, repr=False, compare=False)
+    _hash: tuple[tuple[int, ...], str] | None = field(default=None, init=False, repr=False,
+                                                      compare=False)
 
     def __repr__(self) -> str:
         return (f"EvalSet({self.name!r}: {len(self.corpus)} documents, {len(self.queries)} "
@@ -117,13 +118,17 @@ class EvalSet:
 
     # -- provenance ----------------------------------------------------------------------
     def content_hash(self) -> str:
-        """SHA-256 of the normalised content (format independent); cached."""
-        if self._hash is None:
+        """SHA-256 of the normalised content (format independent).
+
+        Cached until one of ``corpus``, ``queries``, ``qrels``, ``evidence`` is replaced.
+        """
+        key = tuple(id(x) for x in (self.corpus, self.queries, self.qrels, self.evidence))
+        if self._hash is None or self._hash[0] != key:
             h = hashlib.sha256()
             for chunk in _hash_chunks(self):
                 h.update(chunk)
-            self._hash = "sha256:" + h.hexdigest()
-        return self._hash
+            self._hash = (key, "sha256:" + h.hexdigest())
+        return self._hash[1]
 
     def provenance_summary(self) -> dict[str, Any]:
         """Counts, query provenance shares, content hash and loader notes, JSON-ready."""

@@ -124,3 +124,11 @@ def test_drop_identical_ids() -> None:
     out = drop_identical_ids(run)
     assert out.to_dict() == {"q1": {"d1": 1.0}, "q2": {"d2": 2.0}}
     assert drop_identical_ids(out) is out
+
+
+def test_content_hash_follows_replaced_parts(tmp_path: Path) -> None:
+    es = read_native(make_set(tmp_path))
+    first = es.content_hash()
+    assert es.content_hash() == first
+    es.evidence = es.evidence[:1]
+    assert es.content_hash() != first
