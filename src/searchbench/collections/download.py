@@ -68,8 +68,31 @@ def beir_folder(
 ) -> Path:
     """A local folder holding BEIR set ``name`` — from the cache, a local copy, or a download.
 
-    A download shows a progress bar on stderr when it is a terminal and ``quiet`` is not set.
+    ``NAME/SUB`` picks a sub-set of a zip holding several (``cqadupstack/android``). A
+    download shows a progress bar on stderr when it is a terminal and ``quiet`` is not set.
     """
+    name, _, sub = name.partition("/")
+    folder = _fetch(name, cache_dir, data_dir, base_url, quiet)
+    return _subset(folder, name, sub)
+
+
+def _subset(folder: Path, name: str, sub: str) -> Path:
+    """``folder`` itself, or its sub-set ``sub``; a zip of sub-sets needs one named."""
+    subsets = sorted(p.name for p in folder.iterdir()
+                     if p.is_dir() and any(p.glob("corpus.jsonl*")))
+    has_corpus = any(folder.glob("corpus.jsonl*"))
+    if sub and sub in subsets:
+        return folder / sub
+    if sub or not has_corpus:
+        raise ConfigError(
+            f"BEIR set {name!r} " + (f"has no sub-set {sub!r}" if sub else "holds sub-sets")
+            + f"; expected one of: {', '.join(f'{name}/{s}' for s in subsets) or 'none'}")
+    return folder
+
+
+def _fetch(name: str, cache_dir: str | os.PathLike[str] | None,
+           data_dir: str | os.PathLike[str] | None, base_url: str | None,
+           quiet: bool | None) -> Path:
     md5 = BEIR_MD5.get(name)
     if md5 is None:
         raise ConfigError(f"unknown BEIR set {name!r}; expected one of {', '.join(BEIR_MD5)}")
@@ -188,7 +211,13 @@ def _extract(zip_path: Path, dest: Path, md5: str) -> None:
 
 
 def _set_folder(tmp: Path, zip_path: Path) -> Path:
-    hits = sorted(p.parent for p in tmp.rglob("corpus.jsonl*"))
-    if not hits:
+    """The zip's single top folder (``scifact/``), or the extraction folder itself."""
+    if not any(tmp.rglob("corpus.jsonl*")):
         raise BackendError(f"{zip_path}: no corpus.jsonl inside; expected a BEIR zip")
-    return hits[0]
+    entries = [p for p in tmp.iterdir() if p.name != "__MACOSX"]
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    inner = Path(tempfile.mkdtemp(prefix="set.", dir=tmp))
+    for p in entries:
+        os.replace(p, inner / p.name)
+    return inner

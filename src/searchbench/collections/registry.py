@@ -65,7 +65,7 @@ def load_evalset(
         es = read_beir(folder, split, strict=strict, name=arg,
                        ignore_identical_ids=ignore_identical_ids)
         es.provenance["format"] = "beir-download"
-        es.provenance["md5"] = BEIR_MD5[arg]
+        es.provenance["md5"] = BEIR_MD5[arg.partition("/")[0]]
         return es
     loader = CLASSIC[kind][0]
     es = loader(arg)

@@ -18,15 +18,18 @@ from searchbench.collections import download
 from searchbench.errors import BackendError, ConfigError
 
 
-def build_zip(name: str = "tiny") -> bytes:
+def build_zip(*prefixes: str) -> bytes:
+    """A BEIR zip with one set under each prefix (``tiny/`` by default, ``""`` = at the root)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        docs = [{"_id": f"d{i}", "title": "", "text": f"document number {i} " * 50}
-                for i in range(40)]
-        zf.writestr(f"{name}/corpus.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
-        zf.writestr(f"{name}/queries.jsonl", '{"_id": "q1", "text": "number 3"}\n'
-                                             '{"_id": "q2", "text": "number 7"}\n')
-        zf.writestr(f"{name}/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td3\t1\nq2\td7\t1\n")
+        for prefix in prefixes or ("tiny/",):
+            docs = [{"_id": f"d{i}", "title": "", "text": f"document number {i} " * 50}
+                    for i in range(40)]
+            zf.writestr(f"{prefix}corpus.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
+            zf.writestr(f"{prefix}queries.jsonl", '{"_id": "q1", "text": "number 3"}\n'
+                                                  '{"_id": "q2", "text": "number 7"}\n')
+            zf.writestr(f"{prefix}qrels/test.tsv",
+                        "query-id\tcorpus-id\tscore\nq1\td3\t1\nq2\td7\t1\n")
     return buf.getvalue()
 
 
@@ -176,3 +179,27 @@ def test_progress_bar_on_a_terminal_only(server: Server, payload: bytes, tmp_pat
     monkeypatch.setattr("sys.stderr", quiet)
     download.beir_folder("tiny", cache_dir=tmp_path / "other", quiet=True)
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("layout", [("",), ("tiny/a/", "tiny/b/")])
+def test_zip_layouts(layout: tuple[str, ...], monkeypatch: pytest.MonkeyPatch,
+                     tmp_path: Path) -> None:
+    payload = build_zip(*layout)
+    srv = Server(payload)
+    monkeypatch.setitem(download.BEIR_MD5, "tiny", hashlib.md5(payload).hexdigest())
+    monkeypatch.setenv("SEARCHBENCH_BEIR_URL", srv.url)
+    monkeypatch.setenv("SEARCHBENCH_CACHE", str(tmp_path / "cache"))
+    try:
+        if layout == ("",):  # files at the zip's root
+            assert len(sb.load_evalset("beir-download:tiny").corpus) == 40
+            return
+        with pytest.raises(ConfigError, match="'tiny' holds sub-sets; expected one of: "
+                                              "tiny/a, tiny/b"):
+            sb.load_evalset("beir-download:tiny")
+        es = sb.load_evalset("beir-download:tiny/b")
+        assert es.name == "tiny/b" and len(es.qrels) == 2
+        with pytest.raises(ConfigError, match="has no sub-set 'c'"):
+            sb.load_evalset("beir-download:tiny/c")
+        assert len(srv.requests) == 1
+    finally:
+        srv.close()
