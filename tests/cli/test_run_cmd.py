@@ -1,0 +1,63 @@
+"""``searchbench run``: run file + provenance sidecar; bad input gives one line, exit 1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import searchbench as sb
+from searchbench.cli.main import main
+
+pytest.importorskip("bm25s")
+pytest.importorskip("Stemmer")
+
+
+def test_bm25_run_writes_trec_and_sidecar(tmp_path, capsys):
+    out = tmp_path / "runs" / "bm25.trec"
+    assert main(["run", "pyref", "--retriever", "bm25", "-k", "10", "-o", str(out)]) == 0
+    run = sb.Run.from_file(out)
+    es = sb.load_evalset("pyref")
+    assert run.n_queries == len(es.queries)
+    assert max(len(run.ranking(q)) for q in es.queries.ids) == 10
+    side = json.loads((tmp_path / "runs" / "bm25.trec.json").read_text())
+    assert side["evalset"]["hash"] == es.content_hash()
+    r = side["retrieval"]
+    assert (r["retriever"], r["k1"], r["b"], r["level"], r["k"]) == ("bm25", 0.9, 0.4, "doc", 10)
+    assert side["versions"]["bm25s"] and "index_s" in r["timings"]
+    printed = capsys.readouterr().out
+    ndcg = sb.evaluate(es.qrels, run, ["nDCG@10"]).mean["nDCG@10"]
+    assert f"nDCG@10 {ndcg:.4f}" in printed
+
+
+def test_chunk_level_run_has_chunk_ids_and_budget(tmp_path):
+    out = tmp_path / "c.trec"
+    rc = main(["run", "pyref", "-r", "bm25", "--chunk", "tokens:128:16", "--level", "chunk",
+               "-k", "20", "--token-budget", "1000", "-o", str(out), "-q"])
+    assert rc == 0
+    run = sb.Run.from_file(out)
+    ids = run.doc_vocab.astype(str).tolist()
+    assert all("#" in i for i in ids)
+    side = json.loads(out.with_name("c.trec.json").read_text())
+    assert side["retrieval"]["chunker"] == {"chunker": "tokens", "size": 128, "overlap": 16,
+                                            "tokenizer": "words"}
+    assert side["retrieval"]["token_budget"] == 1000
+    for q in run.query_ids.tolist():  # every chunk <= 128 words, so <= 7 fit in 1000 words
+        assert len(run.ranking(q)) <= 1000 // 16
+
+
+def test_stdout_when_no_output(capsys):
+    assert main(["run", "pyref", "-r", "bm25", "-k", "2", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(len(line.split()) == 6 and line.split()[1] == "Q0" for line in lines)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--retriever", "dense", "--model", "no-such-model"], "available: minilm"),
+    (["--chunk", "pages:3"], "expected tokens:SIZE"),
+    (["--level", "page"], "doc"),
+])
+def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):
+    rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and err[0].startswith("error:") and needle in err[0]
