@@ -97,3 +97,11 @@ def test_cacm_html_records(shared_data: Path) -> None:
     assert doc.text.startswith("The characteristics of the virtual memory")
     assert doc.metadata["authors"] == ["Batson, A. P.", "Brundage, R. E."]
     assert "2095\t4" not in doc.text
+
+
+@pytest.mark.data
+def test_generic_trec_spec_reads_vaswani(shared_data: Path) -> None:
+    d = shared_data / "vaswani"
+    es = sb.load_evalset(f"trec:{d / 'doc-text.trec'},{d / 'query-text.trec'},{d / 'qrels'}")
+    assert (len(es.corpus), len(es.queries), len(es.qrels)) == (11429, 93, 2083)
+    assert es.content_hash() == _load(shared_data, "vaswani", "vaswani").content_hash()

@@ -36,7 +36,8 @@ from ..data.trec import read_qrels
 from ..data.trec_text import read_trec_docs, read_trec_topics
 from ..errors import DataFormatError
 
-__all__ = ["CLASSIC", "load_cacm", "load_cisi", "load_cranfield", "load_med", "load_vaswani"]
+__all__ = ["CLASSIC", "load_cacm", "load_cisi", "load_cranfield", "load_med", "load_trec",
+           "load_vaswani"]
 
 
 def _file(folder: str | os.PathLike[str], name: str, collection: str) -> Path:
@@ -221,10 +222,33 @@ def load_vaswani(folder: str | os.PathLike[str]) -> EvalSet:
     return _evalset("vaswani", folder, corpus, queries, qrels, ["Terrier's TREC conversion"])
 
 
+def load_trec(docs: str | os.PathLike[str], topics: str | os.PathLike[str],
+              qrels: str | os.PathLike[str], *, fields: tuple[str, ...] = ("title",),
+              name: str | None = None) -> EvalSet:
+    """Any TREC-style set: SGML documents, ``<top>`` topics (``fields`` form the query
+    text, default the title) and TREC qrels. Spec: ``trec:DOCS,TOPICS,QRELS``."""
+    corpus = read_trec_docs(docs)
+    queries = read_trec_topics(topics, fields=fields)
+    judgments = read_qrels(qrels)
+    notes = [f"query text from topic fields {', '.join(fields)}"]
+    es = _evalset(name or Path(docs).stem, Path(docs).parent, corpus, queries, judgments, notes)
+    es.provenance.update(format="trec", files=[str(docs), str(topics), str(qrels)])
+    return es
+
+
+def _trec_spec(arg: str) -> EvalSet:
+    parts = arg.split(",")
+    if len(parts) != 3:
+        raise DataFormatError(f"trec:{arg}: {len(parts)} paths; expected "
+                              "trec:DOCS,TOPICS,QRELS (three comma-separated files)")
+    return load_trec(*parts)
+
+
 CLASSIC = {
     "cranfield": (load_cranfield, "Cranfield 1400 aeronautics abstracts (SMART files)"),
     "cisi": (load_cisi, "CISI library science (SMART files; 76 of 112 queries judged)"),
     "med": (load_med, "Medline MED (TREC-wrapped docs, SMART queries, TREC qrels)"),
     "cacm": (load_cacm, "CACM abstracts (HTML files in cacm.tar.gz; 52 of 64 judged)"),
     "vaswani": (load_vaswani, "NPL / Vaswani physics abstracts (TREC SGML, Terrier)"),
+    "trec": (_trec_spec, "any TREC set: trec:DOCS,TOPICS,QRELS (SGML docs, <top> topics)"),
 }

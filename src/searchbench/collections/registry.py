@@ -12,6 +12,7 @@ spec                       what it loads
                            :mod:`searchbench.collections.download`)
 ``cranfield:DIR`` …        the classic collections: ``cranfield``, ``cisi``, ``med``,
                            ``cacm``, ``vaswani`` (see :mod:`.classic`)
+``trec:DOCS,TOPICS,QRELS``  TREC SGML documents, ``<top>`` topics and TREC qrels
 =========================  ===========================================================
 """
 
@@ -31,6 +32,7 @@ __all__ = ["PYREF_DIR", "list_datasets", "load_evalset"]
 
 PYREF_DIR = Path(__file__).resolve().parent / "pyref"
 _PREFIXES = ("native", "beir", "beir-download", *CLASSIC)
+_ARG = {"beir-download": "NAME", "trec": "DOCS,TOPICS,QRELS"}
 
 
 def load_evalset(
@@ -82,12 +84,12 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, str]:
     if sep and prefix in _PREFIXES:
         if not rest:
             raise ConfigError(f"evaluation set {text!r}: nothing after '{prefix}:'; expected "
-                              f"'{prefix}:{'NAME' if prefix == 'beir-download' else 'DIR'}'")
+                              f"'{prefix}:{_ARG.get(prefix, 'DIR')}'")
         return prefix, rest
     if sep and len(prefix) > 1 and not Path(text).exists():
         raise ConfigError(
             f"unknown evaluation set {text!r}; expected 'pyref', a folder, or one of "
-            + ", ".join(f"{p}:{'NAME' if p == 'beir-download' else 'DIR'}" for p in _PREFIXES[1:]))
+            + ", ".join(f"{p}:{_ARG.get(p, 'DIR')}" for p in _PREFIXES[1:]))
     return "native", text
 
 
@@ -122,8 +124,9 @@ def list_datasets() -> list[dict[str, Any]]:
     rows.append({"spec": "beir:DIR", "kind": "folder", "available": True,
                  "description": "BEIR folder (corpus, queries, qrels/<split>.tsv)"})
     for name, (_, desc) in CLASSIC.items():
-        rows.append({"spec": f"{name}:DIR", "kind": "folder", "available": True,
-                     "description": desc})
+        spec = "trec:DOCS,TOPICS,QRELS" if name == "trec" else f"{name}:DIR"
+        rows.append({"spec": spec, "kind": "files" if name == "trec" else "folder",
+                     "available": True, "description": desc})
     cache = Path(os.environ.get("SEARCHBENCH_CACHE") or Path.home() / ".cache" / "searchbench")
     for name in BEIR_MD5:
         rows.append({"spec": f"beir-download:{name}", "kind": "download",

@@ -18,17 +18,19 @@ from searchbench.errors import ConfigError
     [("pyref", ("pyref", "")), ("beir:a/b", ("beir", "a/b")),
      ("beir-download:scifact", ("beir-download", "scifact")),
      ("cranfield:/x", ("cranfield", "/x")), ("some/folder", ("native", "some/folder")),
-     ("native:d", ("native", "d"))],
+     ("native:d", ("native", "d")), ("trec:a,b,c", ("trec", "a,b,c"))],
 )
 def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
     assert parse_spec(spec) == expected
 
 
 def test_bad_specs() -> None:
-    with pytest.raises(ConfigError, match="unknown evaluation set 'trec:x'"):
-        parse_spec("trec:x")
+    with pytest.raises(ConfigError, match="unknown evaluation set 'trek:x'"):
+        parse_spec("trek:x")
     with pytest.raises(ConfigError, match="nothing after 'beir:'"):
         parse_spec("beir:")
+    with pytest.raises(ConfigError, match="expected 'trec:DOCS,TOPICS,QRELS'"):
+        parse_spec("trec:")
     with pytest.raises(ConfigError, match="no such folder"):
         load_evalset("/no/such/folder")
 
