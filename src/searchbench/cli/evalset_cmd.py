@@ -20,7 +20,7 @@ app.add_typer(datasets_app, name="datasets")
 
 SPEC_ARG = typer.Argument(
     ..., help="pyref | DIR | native:DIR | beir:DIR | beir-download:NAME | cranfield:DIR | "
-              "cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR")
+              "cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR | trec:DOCS,TOPICS,QRELS")
 SPLIT_OPTION = typer.Option("test", "--split", help="BEIR split (qrels/<split>.tsv).")
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object instead of text.")
 DATA_DIR_OPTION = typer.Option(
