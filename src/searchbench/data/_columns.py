@@ -27,10 +27,10 @@ class Grouped:
 def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     """Intern both id columns; entries keep their input order.
 
-    An id column may also be given already interned, as a ``(codes, vocab)`` tuple.
+    An id column may also be given already interned, as :class:`Interned`.
     """
-    q_codes, q_vocab = query_ids if isinstance(query_ids, tuple) else intern(query_ids)
-    d_codes, d_vocab = doc_ids if isinstance(doc_ids, tuple) else intern(doc_ids)
+    q_codes, q_vocab = _interned(query_ids)
+    d_codes, d_vocab = _interned(doc_ids)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -39,6 +39,18 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
     return Grouped(q_vocab, offsets, d_vocab, q_codes, d_codes, values)
+
+
+@dataclass(frozen=True)
+class Interned:
+    """An id column already interned: ``vocab[codes]`` are the ids."""
+
+    codes: np.ndarray
+    vocab: np.ndarray
+
+
+def _interned(ids: object) -> tuple[np.ndarray, np.ndarray]:
+    return (ids.codes, ids.vocab) if isinstance(ids, Interned) else intern(ids)
 
 
 def pair_keys(g: Grouped) -> np.ndarray:

@@ -194,21 +194,58 @@ class Run:
 def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """Permutation ranking entries by query, then score descending, then doc descending.
 
-    One int64 sort on ``query × dense score rank``; only entries that tie on both are
-    re-sorted by doc id, so the usual case costs two sorts, not a three-key lexsort.
+    Run files usually list each query's documents together, by decreasing score: then
+    the order is read off the file's segments with no sort at all. Otherwise one int64
+    sort on ``query × dense score rank``. Either way only entries tied on (query, score)
+    are then re-sorted by doc id, so no full three-key lexsort is needed.
     """
     if len(query) == 0:
         return np.zeros(0, dtype=np.int64)
+    order = _segment_order(query, score)
+    if order is None:
+        order = _sorted_order(query, score, doc)
+        if order is None:
+            return np.lexsort((-doc.astype(np.int64), -score, query))
+    _repair_ties(order, query, score, doc)
+    return order
+
+
+def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The order when each query is one contiguous segment with non-increasing scores."""
+    change = np.flatnonzero(query[1:] != query[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    seg_query = query[starts]
+    if len(np.unique(seg_query)) != len(seg_query):
+        return None
+    descending = score[:-1] >= score[1:]
+    descending[change - 1] = True
+    if not descending.all():
+        return None
+    lengths = np.diff(np.concatenate((starts, [len(query)])))
+    by_query = np.argsort(seg_query)
+    seg_len, seg_start = lengths[by_query], starts[by_query]
+    shift = seg_start - np.concatenate(([0], np.cumsum(seg_len)[:-1]))
+    return np.repeat(shift, seg_len) + np.arange(len(query))
+
+
+def _sorted_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+    """One int64 argsort on ``query × (n_ranks - 1 - dense score rank)``; None if too wide."""
     uniq, score_rank = np.unique(score, return_inverse=True)
     n_ranks = len(uniq)
     if (int(query.max()) + 1) * n_ranks >= 2**62:
-        return np.lexsort((-doc.astype(np.int64), -score, query))
+        return None
     key = query.astype(np.int64) * n_ranks + (n_ranks - 1 - score_rank.ravel())
-    order = np.argsort(key)
-    sorted_key = key[order]
-    tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    del score_rank
+    return np.argsort(key)
+
+
+def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
+                 doc: np.ndarray) -> None:
+    """Re-sort, in place, the entries of ``order`` tied on (query, score) by doc descending."""
+    q, s = query[order], score[order]
+    tie = np.flatnonzero((q[1:] == q[:-1]) & (s[1:] == s[:-1]))
+    del q, s
     if len(tie):
         pos = np.union1d(tie, tie + 1)
         sub = order[pos]
-        order[pos] = sub[np.lexsort((-doc[sub].astype(np.int64), key[sub]))]
-    return order
+        order[pos] = sub[np.lexsort((-doc[sub].astype(np.int64), -score[sub], query[sub]))]

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
+from ._columns import Interned
 from ._text import iter_blocks, keep_first_fields, normalise, open_binary, source_name
 from .ids import Interner
 
@@ -73,10 +74,10 @@ def _read_table(
     path: str | os.PathLike[str] | IO[Any], columns: list[str], types: dict[str, pa.DataType],
     include: list[str], *, min_fields: int, what: str, max_fields: int | None = None,
     skip_header: bool = False,
-) -> tuple[tuple, tuple, np.ndarray]:
+) -> tuple[Interned, Interned, np.ndarray]:
     """Parse block by block; ids are interned per block so their strings never pile up.
 
-    Returns ``((q_codes, q_vocab), (d_codes, d_vocab), values)``.
+    Returns the interned query ids, the interned doc ids and the values column.
     """
     src = source_name(path)
     column_types = {c: pa.string() for c in ("qid", "docid")} | types
@@ -95,7 +96,7 @@ def _read_table(
             line_base += block.count(b"\n")
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    return queries.finish(), docs.finish(), np.concatenate(values)
+    return Interned(*queries.finish()), Interned(*docs.finish()), np.concatenate(values)
 
 
 _HEADER = re.compile(rb"^(\n*)[^\n]*")

@@ -174,3 +174,18 @@ def test_json_constructors(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('["q"]')
     with pytest.raises(DataFormatError, match=r"bad\.json: expected a JSON object"):
         sb.Run.from_json(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rank_order_of_presorted_files_with_ties(seed: int) -> None:
+    """Files already grouped by query with falling scores take the no-sort path."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in rng.permutation(8):
+        scores = np.sort(rng.choice([0.5, 1.0, 2.0, 3.0], size=30))[::-1]
+        rows += [(f"q{q}", f"d{rng.integers(0, 10**6)}-{i}", s) for i, s in enumerate(scores)]
+    run = sb.Run.from_columns(*zip(*rows, strict=True))
+    for q in {r[0] for r in rows}:
+        items = [(d, float(s)) for qq, d, s in rows if qq == q]
+        assert run.ranking(q) == sorted(items, key=lambda x: (x[1], x[0].encode()),
+                                        reverse=True)
