@@ -19,6 +19,7 @@ from .chunking import (
 from .dense import Dense
 from .encoders import Encoder, available_models, encoder
 from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
+from .http_encoder import OpenAIEncoder
 from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
 from .lexical import BM25
 
@@ -31,6 +32,7 @@ __all__ = [
     "EmbeddingCache",
     "Encoder",
     "Hybrid",
+    "OpenAIEncoder",
     "RecursiveChunker",
     "Retriever",
     "SentenceChunker",

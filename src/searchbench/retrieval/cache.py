@@ -100,7 +100,11 @@ class EmbeddingCache:
         with progress(len(pending), description, quiet) as advance:
             for i in range(0, len(pending), self.batch_size):
                 batch = pending[i:i + self.batch_size]
-                vecs = np.asarray(fn([t for _, t in batch]), dtype=np.float32)
+                try:
+                    vecs = np.asarray(fn([t for _, t in batch]), dtype=np.float32)
+                except BackendError as exc:
+                    raise BackendError(f"{exc}; {i} of {len(pending)} new texts were embedded "
+                                       "and kept in the cache: rerun to resume") from exc
                 if vecs.ndim != 2 or vecs.shape[0] != len(batch):
                     raise BackendError(f"encoder returned {vecs.shape[0]} vectors for "
                                        f"{len(batch)} texts; expected one per text")

@@ -34,6 +34,7 @@ class Encoder:
 
     name = "encoder"
     max_seq_length: int | None = None
+    cache_batch = 512  # texts embedded and stored per cache shard
 
     def __init__(self, query_prefix: str = "", doc_prefix: str = "",
                  cache: bool | str | os.PathLike[str] = True, quiet: bool | None = None) -> None:
@@ -66,7 +67,7 @@ class Encoder:
     def _encode(self, texts: list[str], what: str) -> np.ndarray:
         if self.cache_root is None:
             return np.asarray(self._embed(texts), dtype=np.float32)
-        self.last_cache = EmbeddingCache(self.identity, self.cache_root)
+        self.last_cache = EmbeddingCache(self.identity, self.cache_root, self.cache_batch)
         return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet)
 
     def describe(self) -> dict[str, Any]:
