@@ -151,3 +151,16 @@ def test_ties_break_by_docid_descending_bytewise() -> None:
     ours = per_query(evaluate(qrels, run, list(names.values())), names.values())
     assert_close(ours, reference(qrels, run, 1))
     assert ours["q"]["RR"] == pytest.approx(1 / 2)  # Z, then é (0xC3 > 'a' > 'B')
+
+
+def test_scores_are_compared_as_doubles() -> None:
+    """Scores that differ only beyond float32 precision still rank in score order.
+
+    trec_eval keeps scores as ``double`` since its issue #34; the trec_eval inside
+    pytrec_eval-terrier still stores a C ``float``, where 1 + 1e-9 ties with 1 and the tie
+    goes to the larger doc id. The generated scores above are float32 values for this reason.
+    """
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0 + 1e-9, "z": 1.0}, "r": {"a": 0.0, "z": -1e-50}}
+    result = evaluate({**qrels, "r": {"a": 1}}, run, ["RR"])
+    assert result.per_query["RR"] == {"q": 1.0, "r": 1.0}
