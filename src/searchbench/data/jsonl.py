@@ -58,9 +58,9 @@ def _get_id(obj: dict[str, Any], where: str) -> str:
     value = obj.get("id", obj.get("_id"))
     if value is None or isinstance(value, bool) or not isinstance(value, str | int):
         raise DataFormatError(f'{where}: id is {value!r}; expected a string "id" (or "_id")')
-    if isinstance(value, str) and (not value or value != value.strip()):
-        raise DataFormatError(f"{where}: id {value!r} is empty or has surrounding spaces; "
-                              "expected a non-empty id without spaces")
+    if isinstance(value, str) and (not value or len(value.split()) != 1 or value != value.strip()):
+        raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace; expected "
+                              "a non-empty id without spaces (qrels and runs split on them)")
     return str(value)
 
 

@@ -78,7 +78,8 @@ def test_file_objects_are_accepted(tmp_path: Path) -> None:
         ('["a", "b"]', "expected an object"),
         ('{"text": "no id"}', "expected a string \"id\""),
         ('{"id": "a", "text": 5}', "'text' is a int"),
-        ('{"id": " a", "text": "x"}', "surrounding spaces"),
+        ('{"id": " a", "text": "x"}', "contains whitespace"),
+        ('{"id": "a b", "text": "x"}', "contains whitespace"),
         ('{"id": "a", "text": "x", "metadata": 3}', "'metadata' is a int"),
     ],
 )
