@@ -32,6 +32,7 @@ _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
 _TITLE = re.compile(r"<(TITLE|HEAD|HEADLINE)>(.*?)</\1>", re.S | re.I)
 _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_OPEN = re.compile(r"<(top|DOC)>", re.I)
 _TOPIC = re.compile(r"<(top|DOC)>(.*?)</\1>", re.S | re.I)
 _FIELD = re.compile(r"<(num|title|desc|narr)>", re.I)
 _PREFIX = re.compile(r"^\s*(Number|Topic|Description|Narrative)\s*:\s*", re.I)
@@ -46,6 +47,14 @@ def _check_gap(gap: str, name: str, line: int) -> None:
     if stray:
         raise DataFormatError(f"{name}:{line}: found {stray[:40]!r} outside <DOC>…</DOC>; "
                               "expected only <DOC> elements")
+
+
+def _check_nested(inner: str, name: str, line: int) -> None:
+    m = _OPEN.search(inner)
+    if m:
+        raise DataFormatError(f"{name}:{line + inner.count(chr(10), 0, m.start())}: found "
+                              f"{m.group(0)} inside an element that is not closed; expected "
+                              "every <DOC>/<top> closed before the next one opens")
 
 
 def iter_elements(source: PathOrFile, pattern: re.Pattern[str]) -> Iterator[tuple[int, str]]:
@@ -64,7 +73,9 @@ def iter_elements(source: PathOrFile, pattern: re.Pattern[str]) -> Iterator[tupl
                 gap = buf[pos: m.start()]
                 _check_gap(gap, name, line)
                 line += gap.count("\n")
-                yield line, m.group(pattern.groups)
+                inner = m.group(pattern.groups)
+                _check_nested(inner, name, line)
+                yield line, inner
                 line += buf.count("\n", m.start(), m.end())
                 pos = m.end()
             buf = buf[pos:]

@@ -73,6 +73,8 @@ def test_docs_round_trip(tmp_path: Path) -> None:
         ("<DOC>\n<DOCNO>a</DOCNO>\n</DOC>\njunk\n<DOC>\n<DOCNO>b</DOCNO>\n</DOC>\n",
          r"d.trec:3: found 'junk' outside"),
         ("<DOC>\n<DOCNO>a</DOCNO>\n</DOC>\n<DOC>\n<DOCNO>b</DOCNO>\n", r"is not closed"),
+        ("<DOC>\n<DOCNO>a</DOCNO>\n<DOC>\n<DOCNO>b</DOCNO>\n</DOC>\n",
+         r"d.trec:3: found <DOC> inside an element that is not closed"),
     ],
 )
 def test_docs_bad_input(tmp_path: Path, text: str, needle: str) -> None:
