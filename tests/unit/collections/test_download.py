@@ -145,6 +145,12 @@ def test_offline_data_dir(payload: bytes, monkeypatch: pytest.MonkeyPatch,
     assert len(es.corpus) == 40
     with pytest.raises(ConfigError, match=r"holds neither tiny.zip nor an extracted tiny/"):
         download.beir_folder("tiny", data_dir=tmp_path, cache_dir=tmp_path / "c2")
+    extracted = tmp_path / "extracted"
+    with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+        zf.extractall(extracted)
+    monkeypatch.setenv("SEARCHBENCH_DATA_DIR", str(extracted))
+    folder = download.beir_folder("tiny", cache_dir=tmp_path / "c3")
+    assert folder == extracted / "tiny" and not (tmp_path / "c3").exists()
 
 
 def test_unknown_name_and_http_errors(server: Server) -> None:
