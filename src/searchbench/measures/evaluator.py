@@ -20,6 +20,7 @@ from .spec import Measure, parse_measures
 __all__ = ["EvalResult", "Evaluator", "SearchbenchWarning", "evaluate"]
 
 MISSING_POLICIES = ("zero", "skip")
+CHUNK_ENTRIES = 1 << 22
 
 
 class SearchbenchWarning(UserWarning):
@@ -104,40 +105,51 @@ class Evaluator:
         self._doc_vocab = pa.array(qrels.doc_vocab, type=pa.string())
 
     def evaluate(self, run: Run) -> EvalResult:
-        """Evaluate one run: every measure, every query."""
+        """Evaluate one run: every measure, every query.
+
+        The run is processed in chunks of whole queries (about ``CHUNK_ENTRIES`` entries
+        each), so temporary arrays stay bounded however long the run is.
+        """
         if self.depth is not None:
             run = run.truncate(self.depth)
-        judged, present, n_extra = self._join(run)
-        values = {m.name: compute(judged, m) for m in self.measures}
-        n_missing = int((~present).sum())
-        keep = present if self.missing == "skip" else np.ones_like(present)
-        _warn(run.name, n_missing, n_extra, self.missing)
-        scores = {name: v[keep] for name, v in values.items()}
-        mean = {m.name: _aggregate(scores[m.name], m) for m in self.measures}
-        return EvalResult(run.name, [m.name for m in self.measures],
-                          self.qrels.query_ids[keep], scores, mean, self.missing,
-                          n_missing, n_extra)
-
-    def _join(self, run: Run) -> tuple[Judged, np.ndarray, int]:
-        """Entries of the run whose query is judged, with their grades."""
         qrels = self.qrels
         run_to_qrels = lookup(qrels.query_ids, run.query_ids)
-        n_extra = int((run_to_qrels < 0).sum())
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
-        entry_q = run_to_qrels[run.query_codes()]
+        doc_map = lookup(self._doc_vocab, run.doc_vocab)
+        empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32))
+        values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
+        for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
+            judged = self._join(run, lo, hi, run_to_qrels, doc_map)
+            touched = run_to_qrels[lo:hi]
+            touched = touched[touched >= 0]
+            for m in self.measures:
+                values[m.name][touched] = compute(judged, m)[touched]
+        n_missing, n_extra = int((~present).sum()), int((run_to_qrels < 0).sum())
+        _warn(run.name, n_missing, n_extra, self.missing)
+        keep = present if self.missing == "skip" else np.ones_like(present)
+        scores = {name: v[keep] for name, v in values.items()}
+        mean = {m.name: _aggregate(scores[m.name], m) for m in self.measures}
+        return EvalResult(run.name, [m.name for m in self.measures], qrels.query_ids[keep],
+                          scores, mean, self.missing, n_missing, n_extra)
+
+    def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
+              doc_map: np.ndarray) -> Judged:
+        """Entries of run queries ``lo:hi`` whose query is judged, with their grades."""
+        a, b = run.offsets[lo], run.offsets[hi]
+        lengths = np.diff(run.offsets[lo:hi + 1])
+        entry_q = np.repeat(run_to_qrels[lo:hi], lengths)
+        rank = np.arange(b - a, dtype=np.int64) - np.repeat(run.offsets[lo:hi] - a, lengths)
         keep = entry_q >= 0
-        entry_q = entry_q[keep]
-        doc_map = lookup(self._doc_vocab, run.doc_vocab) if len(run.doc_vocab) else \
-            np.zeros(0, dtype=np.int32)
-        docs = doc_map[run.doc_codes[keep]]
+        return self._judged(entry_q[keep], rank[keep], doc_map[run.doc_codes[a:b][keep]])
+
+    def _judged(self, entry_q: np.ndarray, rank: np.ndarray, docs: np.ndarray) -> Judged:
         grade, found = self._grades(entry_q, docs)
-        judged = Judged(
-            query=entry_q, rank=run.ranks()[keep], grade=grade, judged=found & (grade >= 0),
+        return Judged(
+            query=entry_q, rank=rank, grade=grade, judged=found & (grade >= 0),
             qrels_grades=self._ideal_grades, qrels_query=self._ideal_query,
-            qrels_rank=self._ideal_rank, n_queries=qrels.n_queries,
+            qrels_rank=self._ideal_rank, n_queries=self.qrels.n_queries,
         )
-        return judged, present, n_extra
 
     def _grades(self, entry_q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n_docs = max(len(self.qrels.doc_vocab), 1)
@@ -155,6 +167,17 @@ def evaluate(qrels: Qrels, run: Run, measures: str | Measure | Sequence[str | Me
              *, missing: str = "zero", depth: int | None = None) -> EvalResult:
     """Evaluate ``run`` against ``qrels``; see :class:`Evaluator` for the policies."""
     return Evaluator(qrels, measures, missing=missing, depth=depth).evaluate(run)
+
+
+def _query_chunks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` of whole queries holding at most ``size`` entries (or one query)."""
+    n, chunks, lo = len(offsets) - 1, [], 0
+    while lo < n:
+        hi = int(np.searchsorted(offsets, offsets[lo] + size, side="right")) - 1
+        hi = min(max(hi, lo + 1), n)
+        chunks.append((lo, hi))
+        lo = hi
+    return chunks
 
 
 def _aggregate(values: np.ndarray, m: Measure) -> float:

@@ -90,3 +90,25 @@ def test_bad_policies(bad: dict) -> None:
 def test_unknown_measure_raises() -> None:
     with pytest.raises(sb.UnknownMeasureError):
         sb.evaluate(QRELS, RUN, ["P@0"])
+
+
+def test_chunked_evaluation_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Splitting the run into query chunks changes nothing."""
+    from searchbench.measures import evaluator
+
+    rng = np.random.default_rng(1)
+    qrels = sb.Qrels.from_dict({f"q{i}": {f"d{j}": int(rng.integers(-1, 4))
+                                          for j in rng.choice(40, 6, replace=False)}
+                                for i in range(30)})
+    run = sb.Run.from_dict({f"q{i}": {f"d{j}": float(rng.integers(0, 5))
+                                      for j in rng.choice(40, int(rng.integers(0, 25)),
+                                                          replace=False)}
+                            for i in range(0, 34, 1)})
+    names = ["nDCG@10", "AP", "RR", "Bpref", "NumRel", "NumQ", "R@5", "Judged@5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = sb.evaluate(qrels, run, names)
+        monkeypatch.setattr(evaluator, "CHUNK_ENTRIES", 7)
+        chunked = sb.evaluate(qrels, run, names)
+    for name in names:
+        np.testing.assert_array_equal(whole.scores[name], chunked.scores[name])
