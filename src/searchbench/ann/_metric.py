@@ -40,6 +40,8 @@ def check_finite(x: np.ndarray, what: str, block: int = 65536) -> None:
     """Raise :class:`DataFormatError` naming the first row holding NaN or ±inf."""
     for start in range(0, len(x), block):
         part = x[start:start + block]
+        if np.isfinite(np.add.reduce(part, axis=1)).all():
+            continue  # NaN and ±inf propagate through a sum; overflow is checked below
         ok = np.isfinite(part).all(axis=1)
         if not ok.all():
             row = start + int(np.flatnonzero(~ok)[0])
@@ -70,10 +72,11 @@ def normalize_rows(x: np.ndarray, what: str, offset: int = 0) -> np.ndarray:
 
 
 def exact_distances(base: np.ndarray, queries: np.ndarray, ids: np.ndarray,
-                    metric: str, chunk: int = 16) -> np.ndarray:
+                    metric: str, chunk: int = 8) -> np.ndarray:
     """Distances (float64) of ``queries[i]`` to ``base[ids[i, j]]``; id −1 gives +inf.
 
-    Small query chunks keep the gathered float64 vectors in cache.
+    Rows are gathered in their own dtype for a few queries at a time and reduced with
+    float64 accumulation (einsum), so the gathered block stays in cache.
     """
     valid = ids >= 0
     safe = np.where(valid, ids, 0)
@@ -82,19 +85,20 @@ def exact_distances(base: np.ndarray, queries: np.ndarray, ids: np.ndarray,
         q = q / np.linalg.norm(q, axis=1, keepdims=True)
     out = np.empty(ids.shape, dtype=np.float64)
     for i in range(0, len(ids), chunk):
-        vecs = np.asarray(base[safe[i:i + chunk]], dtype=np.float64)
-        out[i:i + chunk] = _pair_distance(q[i:i + chunk], vecs, metric)
+        out[i:i + chunk] = _pair_distance(q[i:i + chunk], base[safe[i:i + chunk]], metric)
     out[~valid] = np.inf
     return out
 
 
 def _pair_distance(q: np.ndarray, x: np.ndarray, metric: str) -> np.ndarray:
-    """q: (c, d) float64, x: (c, m, d) float64 -> (c, m) distances."""
+    """q: (c, d) float64, x: (c, m, d) -> (c, m) float64 distances."""
+    f64 = np.float64
     if metric == "l2":
         diff = x - q[:, None, :]
         return np.einsum("cmd,cmd->cm", diff, diff)
-    dots = np.matmul(x, q[:, :, None])[..., 0]
+    dots = np.einsum("cmd,cd->cm", x, q, dtype=f64)
     if metric == "ip":
         return -dots
+    norms = np.sqrt(np.einsum("cmd,cmd->cm", x, x, dtype=f64))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return 1.0 - dots / np.linalg.norm(x, axis=2)
+        return 1.0 - dots / norms

@@ -123,12 +123,14 @@ def exact_knn(
     extra: int = 10,
     query_block: int = 1024,
     base_block: int = 4096,
+    threads: int | None = None,
     check: bool = True,
 ) -> GroundTruth:
     """Exact top-(k + extra) neighbours of every query, with provenance.
 
     ``base`` may be a memory-mapped array; it is read block by block. Inputs are checked
-    (dimensions, 1 ≤ k ≤ n, finite values) before any product is computed.
+    (dimensions, 1 ≤ k ≤ n, finite values) before any product is computed. ``threads``
+    (default: all cores) parallel query blocks need threadpoolctl; else BLAS threads.
     """
     metric = check_metric(metric)
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
@@ -143,28 +145,52 @@ def exact_knn(
     q = queries.astype(dtype, copy=False)
     if metric == "cosine":
         q = normalize_rows(q, "query vectors")
-    top_v, top_i = _scan(base, q, depth, metric, dtype, query_block, base_block)
-    del top_v
-    dist = exact_distances(base, queries, top_i, metric)
-    order = np.lexsort((top_i, dist), axis=-1)
-    ids = np.take_along_axis(top_i, order, axis=1)
-    dist = np.take_along_axis(dist, order, axis=1)
+    ids, dist = _scan(base, q, queries, depth, metric, dtype, query_block, base_block,
+                      threads or os.cpu_count() or 1)
     return GroundTruth(ids, dist, metric, k, _provenance(base, queries, metric, k, extra, dtype))
 
 
-def _scan(base: np.ndarray, q: np.ndarray, depth: int, metric: str, dtype: type,
-          query_block: int, base_block: int) -> tuple[np.ndarray, np.ndarray]:
-    """Running top-``depth`` scores and ids: query blocks (outer) × corpus blocks (inner)."""
+def _scan(base: np.ndarray, q: np.ndarray, queries: np.ndarray, depth: int, metric: str,
+          dtype: type, query_block: int, base_block: int, threads: int
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Ids and exact distances, sorted: query blocks (outer) × corpus blocks (inner).
+
+    With ``threads > 1`` and threadpoolctl installed, query blocks run in parallel
+    threads, each with single-threaded BLAS, so selection overlaps the products.
+    """
     nq = len(q)
-    qb = max(1, min(nq, query_block))
+    workers = max(1, min(threads, nq // 64))
+    qb = max(1, min(query_block, -(-nq // workers)))
     bb = max(4 * depth, base_block)
-    top_v = np.empty((nq, depth), dtype=dtype)
-    top_i = np.empty((nq, depth), dtype=np.int64)
-    buf = np.empty((qb, bb), dtype=dtype)
-    for qs in range(0, nq, qb):
-        rows = slice(qs, qs + qb)
-        top_v[rows], top_i[rows] = _scan_queries(base, q[rows], depth, metric, buf)
-    return top_v, top_i
+    starts = list(range(0, nq, qb))
+    limits = _blas_limits(1) if workers > 1 else None
+    if limits is None:
+        workers = 1
+
+    def one(start: int) -> tuple[np.ndarray, np.ndarray]:
+        buf = np.empty((min(qb, nq - start), bb), dtype=dtype)
+        _, top_i = _scan_queries(base, q[start:start + qb], depth, metric, buf)
+        dist = exact_distances(base, queries[start:start + qb], top_i, metric)
+        order = np.lexsort((top_i, dist), axis=-1)
+        return np.take_along_axis(top_i, order, 1), np.take_along_axis(dist, order, 1)
+
+    if workers == 1:
+        parts = [one(st) for st in starts]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with limits, ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(one, starts))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _blas_limits(n: int) -> Any:
+    """threadpoolctl's context limiting BLAS to ``n`` threads, or None if not installed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(n, user_api="blas")
 
 
 def _scan_queries(base: np.ndarray, q: np.ndarray, depth: int, metric: str,
@@ -208,12 +234,10 @@ def _candidates(s: np.ndarray, thr: np.ndarray, depth: int, offset: int,
     an ``argpartition`` of the block when that would be more than ``depth`` per row.
     """
     if not first:
-        mask = s > thr
-        count = int(np.count_nonzero(mask))
-        if count == 0:
+        flat = np.flatnonzero(s > thr)
+        if len(flat) == 0:
             return None
-        if count <= s.shape[0] * depth:
-            flat = np.flatnonzero(mask)
+        if len(flat) <= s.shape[0] * depth:
             rows, cols = np.divmod(flat, s.shape[1])
             return rows, s.ravel()[flat], cols + offset
     take = min(depth, s.shape[1])
