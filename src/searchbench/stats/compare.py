@@ -217,6 +217,7 @@ def _summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
 
 # -- building -------------------------------------------------------------------------------
 def _named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+    """``{name: run}`` from a mapping or a list of runs named by ``run.name``."""
     if isinstance(runs, Mapping):
         named = {str(k): v for k, v in runs.items()}
     else:
@@ -234,6 +235,7 @@ def _named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
 
 
 def _baseline_name(named: Mapping[str, Any], baseline: Any) -> str:
+    """The baseline's name: ``None`` → the first system; a run object or a name."""
     if baseline is None:
         return next(iter(named))
     for name, run in named.items():
@@ -253,11 +255,10 @@ def _coverage_notes(named: Mapping[str, Any], qrels: Any, missing: str) -> list[
                for name, run in named.items()}
     if not any(lacking.values()):
         return []
-    sizes = {len(v) for v in lacking.values()}
     policy = ("scored 0 (missing='zero')" if missing == "zero"
               else "left out (missing='skip')")
-    head = ("runs cover different query sets: " if len(sizes) > 1 or
-            len({frozenset(v) for v in lacking.values()}) > 1 else "")
+    differ = len({frozenset(v) for v in lacking.values()}) > 1
+    head = "runs cover different query sets: " if differ else ""
     parts = [f"{n} lacks {len(v)} of {len(judged)} qrels queries" for n, v in lacking.items()
              if v]
     return [head + "; ".join(parts) + f": {policy}"]
