@@ -26,7 +26,7 @@ from .jsonl import (
     write_corpus_jsonl,
     write_queries_jsonl,
 )
-from .texts import Issues, Queries, Query
+from .texts import EMPTY, Issues, Queries, Query
 
 __all__ = ["read_beir", "write_beir"]
 
@@ -83,7 +83,8 @@ def _lift(q: Query) -> Query:
     if src not in QUERY_SOURCES or not isinstance(verified, bool | None):
         return q
     return dataclasses.replace(q, source=src, verified=bool(verified),
-                               generator=None if gen is None else str(gen), metadata=meta)
+                               generator=None if gen is None else str(gen),
+                               metadata=meta or EMPTY)
 
 
 def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test") -> Path:

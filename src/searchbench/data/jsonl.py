@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import DataFormatError
 from ._files import PathOrFile, atomic_write, describe, open_text
-from .texts import Corpus, Document, Issues, Queries, Query, build_texts
+from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = [
     "iter_jsonl",
@@ -74,11 +75,13 @@ def _get_str(obj: dict[str, Any], key: str, where: str, default: str = "") -> st
 
 
 def _metadata(obj: dict[str, Any], known: set[str], where: str) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
-    if not isinstance(meta, dict):
+    meta = obj.get("metadata") or EMPTY
+    if not isinstance(meta, dict | MappingProxyType):
         raise DataFormatError(f"{where}: 'metadata' is a {type(meta).__name__}; expected an object")
-    extra = {k: v for k, v in obj.items() if k not in known}
-    return {**meta, **extra} if extra else meta
+    if len(obj) > len(known) or any(k not in known for k in obj):
+        extra = {k: v for k, v in obj.items() if k not in known}
+        return {**meta, **extra} if extra else meta
+    return meta
 
 
 def _documents(source: PathOrFile) -> Iterator[tuple[str, Document]]:

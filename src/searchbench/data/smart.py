@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import DataFormatError
 from ._files import PathOrFile, atomic_write, describe, open_text
-from .texts import Corpus, Document, Issues, Queries, Query, build_texts
+from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = ["SmartRecord", "iter_smart", "read_smart_docs", "read_smart_queries", "write_smart"]
 
@@ -76,7 +76,7 @@ def iter_smart(source: PathOrFile) -> Iterator[SmartRecord]:
 
 def _doc(rec: SmartRecord) -> Document:
     meta = {DOC_FIELDS.get(k, k): "\n".join(v) for k, v in rec.fields.items() if k not in "TW"}
-    return Document(rec.id, rec.get("W"), rec.get("T"), meta)
+    return Document(rec.id, rec.get("W"), rec.get("T"), meta or EMPTY)
 
 
 def read_smart_docs(source: PathOrFile, *, issues: Issues | None = None) -> Corpus:
@@ -104,7 +104,7 @@ def read_smart_queries(
             qid = r.id
             if ids == "position":
                 meta["record_id"], qid = r.id, str(n)
-            yield f"{name}:{r.line}", Query(qid, r.get("W"), "human", None, False, meta)
+            yield f"{name}:{r.line}", Query(qid, r.get("W"), "human", None, False, meta or EMPTY)
 
     return build_texts(Queries, pairs(), issues)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import DataFormatError
 from ._files import PathOrFile, atomic_write, describe, open_text
-from .texts import Corpus, Document, Issues, Queries, Query, build_texts
+from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = ["iter_trec_docs", "read_trec_docs", "read_trec_topics", "write_trec_docs",
            "write_trec_topics"]
@@ -144,7 +144,7 @@ def read_trec_topics(
         for where, f in _topics(source):
             text = "\n".join(f[k] for k in fields if f.get(k))
             meta: dict[str, Any] = {k: v for k, v in f.items() if k != "num" and k not in fields}
-            yield where, Query(f["num"], text, "human", None, False, meta)
+            yield where, Query(f["num"], text, "human", None, False, meta or EMPTY)
 
     return build_texts(Queries, pairs(), issues)
 
