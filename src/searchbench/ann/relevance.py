@@ -75,21 +75,30 @@ class RelevanceContext:
             res = self._evaluator.evaluate(run)
         return {m: np.asarray(res.scores[m], dtype=np.float64) for m in res.measures}
 
-    def cost(self, exact: GroundTruth, found_ids: np.ndarray) -> dict[str, Any]:
-        """Per measure: exact and ANN means, mean Δ, p, interval, and the verdict."""
+    def cost(self, exact: GroundTruth, found: np.ndarray | dict[int, np.ndarray]
+             ) -> dict[str, Any]:
+        """Per measure: exact and ANN means, mean Δ, p, interval, and the verdict.
+
+        ``found``: result ids, or ``{K: ids}`` for searches of several depths; a measure
+        with cutoff c is read from the shallowest search with K ≥ c (else the deepest).
+        """
         from ..measures import parse_measures
         from ..stats import paired_test
 
         k = self.depth
         if self._exact is None:
             self._exact = self._scores(self.run(exact.ids[:, :k], "exact"))
-        ann = self._scores(self.run(found_ids[:, :k], "ann"))
+        runs = found if isinstance(found, dict) else {found.shape[1]: found}
+        scored = {d: self._scores(self.run(ids[:, :k], "ann")) for d, ids in runs.items()}
         out: dict[str, Any] = {}
-        for m in (str(x) for x in parse_measures(list(self.measures))):
-            diff = ann[m] - self._exact[m]
+        for mm in parse_measures(list(self.measures)):
+            m = str(mm)
+            depth = min((d for d in scored if d >= (mm.cutoff or k)), default=max(scored))
+            diff = scored[depth][m] - self._exact[m]
             res = paired_test(diff, self.test, seed=self.seed)
             p = float(np.asarray(res.p_values).ravel()[0])
-            out[m] = {"exact": float(self._exact[m].mean()), "ann": float(ann[m].mean()),
+            out[m] = {"exact": float(self._exact[m].mean()),
+                      "ann": float(scored[depth][m].mean()), "K": depth,
                       "delta": float(diff.mean()), "p": p,
                       "ci": [float(np.ravel(res.ci_low)[0]), float(np.ravel(res.ci_high)[0])],
                       "significant_loss": bool(diff.mean() < 0 and p < self.alpha)}

@@ -123,8 +123,9 @@ def run_sweep(
     s = spec(index)
     build_grid, search_grid = _grids(s, params or {})
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
-    big_k = max(k, search_k or k, relevance.depth if relevance is not None else 0)
-    check_pair(base, queries, big_k)
+    big_k = max(k, search_k or k)
+    deep = max(big_k, relevance.depth if relevance is not None else 0)
+    check_pair(base, queries, deep)
     for b in build_grid:
         make_index(s.name, metric, b).check(*base.shape)
     check_finite(base, "corpus vectors")
@@ -135,7 +136,7 @@ def run_sweep(
     if metric == "cosine":
         base, queries = normalize_rows(base, "corpus vectors"), normalize_rows(queries, "queries")
     threads = threads or os.cpu_count() or 1
-    exact_s, exact = _exact(base, queries, metric, big_k, gt)
+    exact_s, exact = _exact(base, queries, metric, deep, gt)
     say(f"exact search: {len(queries) / exact_s:,.0f} QPS")
     points = []
     for b in build_grid:
@@ -145,15 +146,15 @@ def run_sweep(
             pt = _point(idx, sp, base, queries, exact, k, big_k, threads, repeats, warmup,
                         max_single)
             pt.update(built)
+            ids = pt.pop("_ids")
             if relevance is not None:
-                pt["relevance"] = relevance.cost(exact, pt.pop("_ids"))
-            pt.pop("_ids", None)
+                pt["relevance"] = _relevance(relevance, idx, queries, exact, ids, deep, threads)
             say(f"  {sp}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}, "
                 f"{pt['qps_batch']:,.0f} QPS")
             points.append(pt)
     meta = _meta(base, queries, metric, k, big_k, threads, exact, exact_s, s)
     if relevance is not None:
-        meta["relevance"] = relevance.describe()
+        meta["relevance"] = dict(relevance.describe(), search_depths=sorted({big_k, deep}))
     return SweepResult(points, meta)
 
 
@@ -169,6 +170,16 @@ def _exact(base: np.ndarray, queries: np.ndarray, metric: str, depth: int,
     t0 = time.perf_counter()
     fresh = exact_knn(base, queries, depth, metric, check=False)
     return time.perf_counter() - t0, fresh
+
+
+def _relevance(ctx: Any, idx: AnnIndex, queries: np.ndarray, exact: GroundTruth,
+               ids: np.ndarray, deep: int, threads: int) -> dict[str, Any]:
+    """Relevance cost; measures deeper than the timed K use an untimed search of depth
+    ``deep`` (an HNSW search then explores max(efSearch, deep) candidates)."""
+    runs = {ids.shape[1]: ids}
+    if deep > ids.shape[1]:
+        runs[deep] = idx.search(queries, deep, threads)[0]
+    return ctx.cost(exact, runs)
 
 
 def _rss() -> int:

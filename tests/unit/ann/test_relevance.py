@@ -46,3 +46,12 @@ def test_cheapest_lossless_picks_fastest_ok_point():
            {"qps_batch": 2000}]
     assert cheapest_lossless(pts)["qps_batch"] == 500
     assert cheapest_lossless(pts[:1]) is None
+
+
+def test_each_measure_reads_the_shallowest_deep_enough_search():
+    exact = GroundTruth(np.array([[0, 1, 2], [3, 2, 1]]), np.zeros((2, 3)), "ip", 3)
+    shallow = np.array([[1, 2], [2, 1]])  # K=2: loses both relevant docs from the top 2
+    deep = exact.ids.copy()  # K=3: exact
+    cost = _ctx().cost(exact, {2: shallow, 3: deep})
+    assert cost["nDCG@2"]["K"] == 2 and cost["nDCG@2"]["ann"] == 0.0
+    assert cost["R@3"]["K"] == 3 and cost["R@3"]["delta"] == 0.0
