@@ -206,7 +206,7 @@ def load_cacm(folder: str | os.PathLike[str]) -> EvalSet:
     from evaluation with a warning.
     """
     archive = _file(folder, "cacm.tar.gz", "CACM")
-    corpus = build_texts(Corpus, _cacm_docs(archive))
+    corpus = build_texts(Corpus, _cacm_docs(archive), name=str(archive))
     queries = read_trec_topics(_file(folder, "topics.cacm.txt", "CACM"))
     qrels = read_qrels(_file(folder, "qrels.cacm.txt", "CACM"))
     return _unjudged_set("cacm", folder, corpus, queries, qrels,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -28,67 +29,91 @@ __all__ = [
 ]
 
 QUERY_SOURCES = ("human", "logs", "curated", "synthetic")
-_DOC_KEYS = {"id", "_id", "title", "text", "metadata"}
-_QUERY_KEYS = {"id", "_id", "text", "source", "generator", "verified", "metadata"}
+_DOC_KEYS = frozenset({"id", "_id", "title", "text", "metadata"})
+_QUERY_KEYS = frozenset({"id", "_id", "text", "source", "generator", "verified", "metadata"})
+
+
+_decode = json.JSONDecoder().decode
+_SPACE = re.compile(r"\s")
+
+
+def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line."""
+    with open_text(source) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.isspace():
+                continue
+            try:
+                obj = _decode(line)
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(
+                    f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno}): "
+                    f"{line.strip()[:60]!r}; expected one JSON object per line"
+                ) from None
+            if type(obj) is not dict:
+                raise DataFormatError(
+                    f"{name}:{lineno}: found a JSON {type(obj).__name__}, expected an object "
+                    '{"id": ..., "text": ...}'
+                )
+            yield lineno, obj
 
 
 def iter_jsonl(source: PathOrFile) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("path:line", object)`` for every non-blank line; each must be a JSON object."""
     name = describe(source)
-    with open_text(source) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{name}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(
-                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}): "
-                    f"{line.strip()[:60]!r}; expected one JSON object per line"
-                ) from None
-            if not isinstance(obj, dict):
-                raise DataFormatError(
-                    f"{where}: found a JSON {type(obj).__name__}, expected an object "
-                    '{"id": ..., "text": ...}'
-                )
-            yield where, obj
+    for lineno, obj in _objects(source, name):
+        yield f"{name}:{lineno}", obj
 
 
-def _get_id(obj: dict[str, Any], where: str) -> str:
+def _get_id(obj: dict[str, Any], where: object) -> str:
     value = obj.get("id", obj.get("_id"))
+    if type(value) is str and value and _SPACE.search(value) is None:
+        return value
     if value is None or isinstance(value, bool) or not isinstance(value, str | int):
         raise DataFormatError(f'{where}: id is {value!r}; expected a string "id" (or "_id")')
-    if isinstance(value, str) and (not value or len(value.split()) != 1 or value != value.strip()):
+    if isinstance(value, str):
         raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace; expected "
                               "a non-empty id without spaces (qrels and runs split on them)")
     return str(value)
 
 
-def _get_str(obj: dict[str, Any], key: str, where: str, default: str = "") -> str:
+def _get_str(obj: dict[str, Any], key: str, where: object, default: str = "") -> str:
     value = obj.get(key, default)
+    if type(value) is str:
+        return value
     if value is None:
         return default
-    if not isinstance(value, str):
-        raise DataFormatError(f"{where}: {key!r} is a {type(value).__name__}; expected a string")
-    return value
+    raise DataFormatError(f"{where}: {key!r} is a {type(value).__name__}; expected a string")
 
 
-def _metadata(obj: dict[str, Any], known: set[str], where: str) -> dict[str, Any]:
+def _metadata(obj: dict[str, Any], known: frozenset[str], where: object) -> Mapping[str, Any]:
     meta = obj.get("metadata") or EMPTY
     if not isinstance(meta, dict | MappingProxyType):
         raise DataFormatError(f"{where}: 'metadata' is a {type(meta).__name__}; expected an object")
-    if len(obj) > len(known) or any(k not in known for k in obj):
-        extra = {k: v for k, v in obj.items() if k not in known}
-        return {**meta, **extra} if extra else meta
-    return meta
+    if obj.keys() <= known:
+        return meta
+    return {**meta, **{k: v for k, v in obj.items() if k not in known}}
 
 
-def _documents(source: PathOrFile) -> Iterator[tuple[str, Document]]:
-    for where, obj in iter_jsonl(source):
+class _Where:
+    """Formats as ``"path:line"``, but only when an error message needs it."""
+
+    __slots__ = ("line", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name, self.line = name, 0
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.line}"
+
+
+def _documents(source: PathOrFile, name: str) -> Iterator[tuple[int, Document]]:
+    where = _Where(name)
+    for lineno, obj in _objects(source, name):
+        where.line = lineno
         doc = Document(_get_id(obj, where), _get_str(obj, "text", where),
                        _get_str(obj, "title", where), _metadata(obj, _DOC_KEYS, where))
-        yield where, doc
+        yield lineno, doc
 
 
 def read_corpus_jsonl(source: PathOrFile, *, issues: Issues | None = None) -> Corpus:
@@ -98,10 +123,11 @@ def read_corpus_jsonl(source: PathOrFile, *, issues: Issues | None = None) -> Co
     naming both lines, unless ``issues`` is a list: then the first is kept and the problem
     recorded there.
     """
-    return build_texts(Corpus, _documents(source), issues)
+    name = describe(source)
+    return build_texts(Corpus, _documents(source, name), issues, name)
 
 
-def _query(obj: dict[str, Any], where: str) -> Query:
+def _query(obj: dict[str, Any], where: object) -> Query:
     src = _get_str(obj, "source", where, "human") or "human"
     if src not in QUERY_SOURCES:
         raise DataFormatError(
@@ -118,8 +144,9 @@ def _query(obj: dict[str, Any], where: str) -> Query:
 
 def read_queries_jsonl(source: PathOrFile, *, issues: Issues | None = None) -> Queries:
     """Read ``{"id", "text", "source", "generator", "verified"}`` lines (BEIR ``_id`` ok)."""
-    pairs = ((where, _query(obj, where)) for where, obj in iter_jsonl(source))
-    return build_texts(Queries, pairs, issues)
+    name = describe(source)
+    pairs = ((n, _query(obj, f"{name}:{n}")) for n, obj in _objects(source, name))
+    return build_texts(Queries, pairs, issues, name)
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> int:

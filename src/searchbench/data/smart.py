@@ -82,8 +82,8 @@ def _doc(rec: SmartRecord) -> Document:
 def read_smart_docs(source: PathOrFile, *, issues: Issues | None = None) -> Corpus:
     """Documents: ``.W`` is the text, ``.T`` the title, other fields go to metadata."""
     name = describe(source)
-    pairs = ((f"{name}:{r.line}", _doc(r)) for r in iter_smart(source))
-    return build_texts(Corpus, pairs, issues)
+    pairs = ((r.line, _doc(r)) for r in iter_smart(source))
+    return build_texts(Corpus, pairs, issues, name)
 
 
 def read_smart_queries(
@@ -98,15 +98,15 @@ def read_smart_queries(
         raise DataFormatError(f"ids={ids!r}; expected 'record' or 'position'")
     name = describe(source)
 
-    def pairs() -> Iterator[tuple[str, Query]]:
+    def pairs() -> Iterator[tuple[int, Query]]:
         for n, r in enumerate(iter_smart(source), 1):
             meta = {DOC_FIELDS.get(k, k): "\n".join(v) for k, v in r.fields.items() if k != "W"}
             qid = r.id
             if ids == "position":
                 meta["record_id"], qid = r.id, str(n)
-            yield f"{name}:{r.line}", Query(qid, r.get("W"), "human", None, False, meta or EMPTY)
+            yield r.line, Query(qid, r.get("W"), "human", None, False, meta or EMPTY)
 
-    return build_texts(Queries, pairs(), issues)
+    return build_texts(Queries, pairs(), issues, name)
 
 
 def write_smart(path: str | os.PathLike[str], records: Corpus | Queries) -> None:

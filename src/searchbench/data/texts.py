@@ -142,34 +142,30 @@ T = TypeVar("T", bound=_Texts)
 
 
 def build_texts(
-    cls: type[T], pairs: Iterable[tuple[str, Any]], issues: Issues | None = None
+    cls: type[T], pairs: Iterable[tuple[int | str, Any]], issues: Issues | None = None,
+    name: str = "<records>",
 ) -> T:
-    """Build a Corpus/Queries from ``(where, record)`` pairs, streaming.
+    """Build a Corpus/Queries from ``(line, record)`` pairs, streaming.
 
-    ``where`` is ``"path:line"``. A duplicate id raises :class:`DataFormatError` naming both
-    places; with an ``issues`` list the first record is kept and the duplicate recorded.
+    ``line`` is the record's line number in the source ``name`` (or a full location string).
+    A duplicate id raises :class:`DataFormatError` naming both places; with an ``issues``
+    list the first record is kept and the duplicate recorded.
     """
     records: list[Any] = []
     index: dict[str, int] = {}
-    lines = array("q")  # line of each record: 8 bytes each instead of a "path:line" string
-    for where, rec in pairs:
+    lines = array("q")  # line of each record (8 bytes each, no "path:line" strings kept)
+    for loc, rec in pairs:
         i = index.setdefault(rec.id, len(records))
         if i < len(records):
-            first = (f"{where.rpartition(':')[0]}:{lines[i]}" if lines[i] >= 0
-                     else f"record {i + 1}")
-            msg = (f"{where}: duplicate id {rec.id!r}, first seen at {first}; "
-                   "expected every id once")
+            where = f"{name}:{loc}" if isinstance(loc, int) else loc
+            first = f"{name}:{lines[i]}" if lines[i] >= 0 else f"record {i + 1}"
+            msg = f"{where}: duplicate id {rec.id!r}, first seen at {first}; expected every id once"
             if issues is None:
                 raise DataFormatError(msg)
             issues.append(Issue("duplicate-id", msg))
             continue
         records.append(rec)
-        lines.append(_line_of(where))
+        lines.append(loc if isinstance(loc, int) else -1)
     out = cls.__new__(cls)
     out._records, out._index = records, index
     return out
-
-
-def _line_of(where: str) -> int:
-    tail = where.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else -1

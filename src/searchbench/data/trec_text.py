@@ -86,9 +86,7 @@ def iter_elements(source: PathOrFile, pattern: re.Pattern[str]) -> Iterator[tupl
                               "is not closed; expected every <DOC>/<top> to be closed")
 
 
-def iter_trec_docs(source: PathOrFile) -> Iterator[tuple[str, Document]]:
-    """Yield ``("path:line", Document)`` for each ``<DOC>`` element."""
-    name = describe(source)
+def _trec_docs(source: PathOrFile, name: str) -> Iterator[tuple[int, Document]]:
     for line, inner in iter_elements(source, _DOC):
         m = _DOCNO.search(inner)
         if m is None or not m.group(1):
@@ -101,12 +99,20 @@ def iter_trec_docs(source: PathOrFile) -> Iterator[tuple[str, Document]]:
             rest = rest[: t.start()] + rest[t.end():]
         texts = _TEXT.findall(rest)
         body = "\n".join(texts) if texts else rest
-        yield f"{name}:{line}", Document(m.group(1), _tidy(body), title)
+        yield line, Document(m.group(1), _tidy(body), title)
+
+
+def iter_trec_docs(source: PathOrFile) -> Iterator[tuple[str, Document]]:
+    """Yield ``("path:line", Document)`` for each ``<DOC>`` element."""
+    name = describe(source)
+    for line, doc in _trec_docs(source, name):
+        yield f"{name}:{line}", doc
 
 
 def read_trec_docs(source: PathOrFile, *, issues: Issues | None = None) -> Corpus:
     """Read a TREC SGML document file into a :class:`Corpus` (streamed)."""
-    return build_texts(Corpus, iter_trec_docs(source), issues)
+    name = describe(source)
+    return build_texts(Corpus, _trec_docs(source, name), issues, name)
 
 
 def _topic_fields(inner: str) -> dict[str, str]:
@@ -118,18 +124,16 @@ def _topic_fields(inner: str) -> dict[str, str]:
     return fields
 
 
-def _topics(source: PathOrFile) -> Iterator[tuple[str, dict[str, str]]]:
-    name = describe(source)
+def _topics(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, str]]]:
     for line, inner in iter_elements(source, _TOPIC):
-        where = f"{name}:{line}"
         m = _DOCNO.search(inner)
         if m is not None and not _FIELD.search(inner):  # <DOC><DOCNO> form (CACM)
-            yield where, {"num": m.group(1), "title": _tidy(inner[m.end():])}
+            yield line, {"num": m.group(1), "title": _tidy(inner[m.end():])}
             continue
         fields = _topic_fields(inner)
         if not fields.get("num"):
-            raise DataFormatError(f"{where}: <top> without <num>; expected <num> Number: id")
-        yield where, fields
+            raise DataFormatError(f"{name}:{line}: <top> without <num>; expected <num> Number: id")
+        yield line, fields
 
 
 def read_trec_topics(
@@ -140,13 +144,15 @@ def read_trec_topics(
     if bad or not fields:
         raise DataFormatError(f"topic fields {list(fields)}; expected some of title, desc, narr")
 
-    def pairs() -> Iterator[tuple[str, Query]]:
-        for where, f in _topics(source):
+    name = describe(source)
+
+    def pairs() -> Iterator[tuple[int, Query]]:
+        for line, f in _topics(source, name):
             text = "\n".join(f[k] for k in fields if f.get(k))
             meta: dict[str, Any] = {k: v for k, v in f.items() if k != "num" and k not in fields}
-            yield where, Query(f["num"], text, "human", None, False, meta or EMPTY)
+            yield line, Query(f["num"], text, "human", None, False, meta or EMPTY)
 
-    return build_texts(Queries, pairs(), issues)
+    return build_texts(Queries, pairs(), issues, name)
 
 
 def write_trec_docs(path: str | os.PathLike[str], corpus: Corpus) -> None:
