@@ -77,6 +77,7 @@ class EmbeddingCache:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, keys=np.asarray(keys, dtype="S32"),
                          vectors=np.asarray(vectors, dtype=np.float32))
+            os.chmod(tmp, 0o644)
             os.replace(tmp, self.folder / name)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

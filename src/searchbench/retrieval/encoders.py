@@ -190,8 +190,7 @@ def encoder(spec: str | Encoder, **kw: Any) -> Encoder:
     if spec == "minilm":
         return SentenceTransformerEncoder(minilm_path(), "all-MiniLM-L6-v2", **kw)
     if spec in ("static", "model2vec"):
-        return StaticEncoder(distilled_static_path(kw.get("cache") if isinstance(
-            kw.get("cache"), str | os.PathLike) else None), "model2vec-minilm", **kw)
+        return StaticEncoder(distilled_static_path(), "model2vec-minilm", **kw)
     if kind in ("onnx", "onnx-int8") and rest:
         from .onnx import onnx_encoder
 
