@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import ConfigError
-from ._output import DECIMALS_OPTION, QUIET_OPTION, console, reported_warnings
+from ._output import DECIMALS_OPTION, QUIET_OPTION, console, print_json, reported_warnings
 from .main import app
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@100"]
@@ -77,9 +77,7 @@ def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool) -
         if per_query:
             data["per_query"] = [dict(zip(("system", "query", "measure", "value"), row,
                                           strict=True)) for row in cmp.per_query_rows()]
-        import json
-
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        print_json(data)
 
 
 def _gate(cmp, fail_if_worse: list[str], min_delta: float) -> None:
