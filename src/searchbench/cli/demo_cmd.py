@@ -1,39 +1,88 @@
-"""``searchbench demo``: the main job on built-in data (for now: evaluate sample runs)."""
+"""``searchbench demo``: the main job on the built-in ``pyref`` set, offline.
+
+Runs the packaged demo experiment (BM25, dense MiniLM, the static model and hybrid RRF at
+three chunk sizes; document level and evidence-based chunk level), prints the comparison
+tables and the path of the HTML report. Results are kept in ``--out`` (a results store, run
+files, the report), so a second run only re-reads them.
+"""
 
 from __future__ import annotations
 
-import os
+import sys
+import time
 from pathlib import Path
 
+import typer
+
+from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
 from .main import app
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+def _config_file(out: Path) -> Path:
+    """The packaged demo config, copied into ``out`` (refreshed if the package changed)."""
+    from importlib.resources import files
+
+    text = files("searchbench.experiment").joinpath("demo.toml").read_text(encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "demo.toml"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        tmp = out / ".demo.toml.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return path
 
 
-def _sample_files() -> tuple[Path, list[Path]]:
-    """trec_eval's sample files from the shared data if present, else the shipped example."""
-    root = os.environ.get("SEARCHBENCH_DATA") or os.environ.get("SEARCHBENCH_TEST_DATA")
-    candidates = [Path(root)] if root else []
-    candidates.append(Path.cwd().parent / "shared" / "data")
-    for base in candidates:
-        folder = base / "trec_eval"
-        if (folder / "qrels.test").is_file():
-            return folder / "qrels.test", [folder / "results.test", folder / "results.trunc"]
-    from ..errors import SearchbenchError
+def _means_table(group, decimals: int) -> None:
+    """A compact rich table: a row per system, a column per measure, ▲/▼ marks."""
+    from rich.console import Console
+    from rich.table import Table
 
-    if not (EXAMPLES / "qrels.txt").is_file():
-        raise SearchbenchError("no demo data: set SEARCHBENCH_DATA to the shared data folder")
-    return EXAMPLES / "qrels.txt", sorted(EXAMPLES.glob("*.trec"))
+    from ..report.comparison import _mark, _num, legend
+
+    cmp = group.comparison
+    table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
+                  title_justify="left")
+    table.add_column("system")
+    for m in cmp.measures:
+        table.add_column(m, justify="right")
+    for s in cmp.systems:
+        cells = [f"{s} (baseline)" if s == cmp.baseline else s]
+        for m in cmp.measures:
+            text = _num(cmp.means[s][m], decimals)
+            text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
+            cells.append(text + (_mark(cmp, s, m) or " "))
+        table.add_row(*cells)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console.print(table)
+    console.print(legend(cmp), style="dim")
 
 
 @app.command("demo")
-def demo_command() -> None:
-    """Evaluate sample runs with the default measures and print the table."""
-    from ._output import Format
-    from .eval_cmd import eval_command
+def demo_command(
+    out: Path = typer.Option(Path("searchbench-demo"), "--out", "-o",
+                             help="Folder for the results store, run files and report."),
+    open_browser: bool = typer.Option(False, "--open", help="Open the HTML report."),
+    decimals: int = DECIMALS_OPTION,
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Run the built-in experiment on pyref and print where its HTML report is."""
+    from ..experiment import load_config, run_experiment
+    from ..report.experiment import experiment_report
 
-    qrels, runs = _sample_files()
-    print(f"searchbench demo: evaluating {', '.join(r.name for r in runs)} against {qrels}")
-    eval_command(qrels=qrels, runs=runs, measure=None, per_query=False, missing="zero",
-                 depth=None, keep=None, output_format=Format.table, trec_names=False,
-                 decimals=4, quiet=False)
+    t0 = time.perf_counter()
+    cfg = load_config(_config_file(out))
+    log = None if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    with reported_warnings(quiet):
+        summary = run_experiment(cfg, out / "demo.sqlite", quiet=quiet or None, log=log)
+        report = experiment_report(summary.store_path, config=cfg)
+        written = report.write(out / "report", decimals=decimals)
+    for group in report.groups:
+        if group.comparison is not None:
+            _means_table(group, decimals)
+    print(f"\n{len(summary.computed)} cells run, {len(summary.skipped)} reused from "
+          f"{summary.store_path} in {time.perf_counter() - t0:.1f} s")
+    print(f"HTML report: {written['html'].resolve()}")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(written["html"].resolve().as_uri())

@@ -85,13 +85,17 @@ class CellRecord:
 class ResultsStore:
     """A SQLite results store (created on first use)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
         self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"{self.path}: no such results store")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not create:
+                self._require_store()
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
@@ -111,6 +115,15 @@ class ResultsStore:
         self.close()
 
     # -- schema -------------------------------------------------------------------------------
+    def _require_store(self) -> None:
+        """Refuse a SQLite file that is not a searchbench store (without changing it)."""
+        found = self._db.execute("SELECT name FROM sqlite_master WHERE type='table' AND "
+                                 "name IN ('meta', 'cells')").fetchall()
+        if len(found) < 2:
+            self._db.close()
+            raise StoreError(f"{self.path}: not a searchbench results store (no meta/cells "
+                             "tables); pass the .sqlite file 'experiment run' wrote")
+
     def _init_schema(self) -> None:
         with self.transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, "

@@ -1,0 +1,165 @@
+"""``searchbench experiment init|run|report|list``: the config grid, the store, the report."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from ..errors import ConfigError
+from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
+from .main import app
+
+experiment_app = typer.Typer(help="Run a grid of retrievers × models × chunkers on an "
+                                  "evaluation set, store the results, report them.",
+                             no_args_is_help=True)
+app.add_typer(experiment_app, name="experiment")
+
+STORE_OPTION = typer.Option(None, "--store", "-s", help="Results store (SQLite); default: "
+                                                        "the config's path with .sqlite.")
+
+
+class ReportFormat(StrEnum):
+    """Files ``experiment report`` writes."""
+
+    all = "all"
+    html = "html"
+    markdown = "markdown"
+    json = "json"
+
+
+def _log(quiet: bool):
+    return None if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+@experiment_app.command("init")
+def init_command(
+    path: Path = typer.Argument(..., help="Where to write the example config (.toml)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
+) -> None:
+    """Write a commented example config to start from."""
+    from ..experiment import example_config
+
+    if path.exists() and not force:
+        raise ConfigError(f"{path} exists; pass --force to overwrite it or choose another path")
+    text = example_config().replace("THIS_FILE", str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote {path}; edit it, then: searchbench experiment run {path}")
+
+
+@experiment_app.command("run")
+def run_command(
+    config: Path = typer.Argument(..., help="Experiment config (.toml)."),
+    store: Path | None = STORE_OPTION,
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Run every cell of the grid not yet in the store (resumes after an interruption)."""
+    from ..experiment import load_config, run_experiment
+
+    cfg = load_config(config)  # every config error before any work
+    with reported_warnings(quiet):
+        summary = run_experiment(cfg, store, quiet=quiet or None, log=_log(quiet))
+    print(f"{cfg.name}: {len(summary.computed)} cells run, {len(summary.skipped)} already in "
+          f"the store ({summary.seconds:.1f} s); store: {summary.store_path}")
+    print(f"next: searchbench experiment report {config}"
+          + (f" --store {store}" if store else ""))
+
+
+def _print_tables(report, decimals: int) -> None:
+    from ..report.comparison import render_terminal
+    from ._output import console
+
+    for g in report.groups:
+        if g.comparison is None:
+            continue
+        print(f"\n{g.title}")
+        render_terminal(g.comparison, console=console() if sys.stdout.isatty() else None,
+                        decimals=decimals)
+
+
+def build_report(config: Path, store: Path | None, out: Path | None,
+                 output_format: ReportFormat, decimals: int) -> tuple[object, dict]:
+    """Read the results of ``config`` from the store and write the report files."""
+    from ..experiment import default_store, load_config
+    from ..report.experiment import experiment_report
+
+    cfg = load_config(config)
+    path = store or default_store(cfg)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no results store; run 'searchbench experiment run "
+                          f"{config}' first (or pass --store)")
+    report = experiment_report(path, config=cfg)
+    folder = out or cfg.base_dir / "report"
+    written = report.write(folder, decimals=decimals)
+    if output_format is not ReportFormat.all:
+        for kind, p in list(written.items()):
+            if kind != output_format.value:
+                p.unlink(missing_ok=True)
+                written.pop(kind)
+    return report, written
+
+
+@experiment_app.command("report")
+def report_command(
+    config: Path = typer.Argument(..., help="Experiment config (.toml)."),
+    store: Path | None = STORE_OPTION,
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder of the report files "
+                                                              "(default: report/ next to the "
+                                                              "config)."),
+    output_format: ReportFormat = typer.Option(ReportFormat.all, "--format", "-f",
+                                               help="Which files to write."),
+    open_browser: bool = typer.Option(False, "--open", help="Open the HTML report."),
+    tables: bool = typer.Option(True, "--tables/--no-tables",
+                                help="Print the comparison tables."),
+    decimals: int = DECIMALS_OPTION,
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Write the HTML, Markdown and JSON report of an experiment from its store."""
+    with reported_warnings(quiet):
+        report, written = build_report(config, store, out, output_format, decimals)
+    if tables:
+        _print_tables(report, decimals)
+    if report.missing:
+        print(f"warning: {len(report.missing)} cells are not in the store yet; run "
+              f"'searchbench experiment run {config}'", file=sys.stderr)
+    for kind, p in written.items():
+        print(f"{kind}: {p}")
+    if open_browser and "html" in written:
+        import webbrowser
+
+        webbrowser.open(written["html"].resolve().as_uri())
+
+
+@experiment_app.command("list")
+def list_command(
+    store: list[Path] = typer.Option(None, "--store", "-s",
+                                     help="Results store(s); default: every *.sqlite store "
+                                          "in the working folder."),
+) -> None:
+    """List past experiments in results stores."""
+    import time
+
+    from ..experiment import ResultsStore, StoreError
+
+    paths = store or sorted(Path.cwd().glob("*.sqlite"))
+    if not paths:
+        raise ConfigError("no results store in the working folder; pass --store PATH")
+    rows = []
+    for p in paths:
+        if not p.is_file():
+            raise ConfigError(f"{p}: no such results store")
+        try:
+            with ResultsStore(p, create=False) as db:
+                rows += [(p, r) for r in db.experiments()]
+        except StoreError:
+            if store:
+                raise
+    print("store\tid\tname\tcells\tupdated\tconfig")
+    for p, r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["updated"]))
+        print(f"{p}\t{r['id']}\t{r['name']}\t{r['cells']}\t{when}\t{r['config_path'] or '-'}")
