@@ -13,16 +13,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(PIP) install -q -e .
-	touch $@
-
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
-TEST_EXTRAS := test,bm25,embeddings,faiss,ann,report
+DEMO_EXTRAS := bm25,embeddings,faiss,report
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e '.[$(DEMO_EXTRAS)]'
+	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PIP) install -q $(TORCH)
 	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
