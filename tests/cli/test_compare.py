@@ -115,7 +115,10 @@ def test_gate_passes_identical_runs_and_small_drops(files, capsys) -> None:
     (["--test", "anova"], "unknown test 'anova'"),
     (["--correction", "sidak"], "unknown correction 'sidak'"),
     (["--baseline", "nope.trec"], "baseline 'nope.trec' is not among the runs"),
-    (["--missing", "skip"], "different query sets (30 vs 26 queries; 4 differ"),
+    ([], "runs cover different query sets: short.trec lacks 4 of 30 qrels queries "
+         "(e.g. q26, q27, q28); 26 queries are answered by every run; choose a policy: "
+         "--missing zero"),
+    (["--missing", "zero", "--alpha", "2"], "alpha must be in (0, 1)"),
     (["-m", "nDCG@x"], ""),
 ])
 def test_bad_input_one_line_exit_1(files, capsys, extra, message) -> None:
@@ -134,8 +137,12 @@ def test_single_run_and_too_few_queries(files, tmp_path, capsys) -> None:
     assert "a paired test needs at least 2" in capsys.readouterr().err
 
 
-def test_different_query_sets_zero_policy_is_reported(files, capsys) -> None:
-    assert main([*_args(files, "main", "short"), "-f", "markdown"]) == 0
+def test_different_query_sets_with_an_explicit_policy(files, capsys) -> None:
+    assert main([*_args(files, "main", "short"), "-f", "markdown", "--missing", "zero"]) == 0
     captured = capsys.readouterr()
-    assert "short.trec lacks 4 of 30 qrels queries: scored 0 (missing='zero')" in captured.out
+    assert "short.trec lacks 4 of 30 qrels queries" in captured.out
+    assert "scored 0 (missing='zero')" in captured.out
     assert "warning: run 'short.trec': 4 qrels queries have no results" in captured.err
+    assert main([*_args(files, "main", "short"), "-f", "json", "--missing", "skip"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_queries"] == 26 and data["missing"] == "skip"

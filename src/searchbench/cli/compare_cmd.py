@@ -58,6 +58,17 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
                       "pass one of the RUN files to --baseline")
 
 
+def _check_coverage(qrels, runs, missing: str | None) -> None:
+    """Runs over different query sets need an explicit ``--missing`` policy."""
+    from ..stats.compare import coverage_message
+
+    message = coverage_message(qrels, runs) if missing is None else None
+    if message:
+        raise ConfigError(f"{message}; choose a policy: --missing zero scores a run's missing "
+                          "queries 0 (trec_eval -c), --missing skip compares on the queries "
+                          "every run answers")
+
+
 def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool) -> None:
     from ..report.comparison import render_terminal
 
@@ -113,8 +124,11 @@ def compare_command(
         10_000, "--permutations", "-n", min=1,
         help="Sign flips (randomization) or resamples (bootstrap)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling tests."),
-    missing: str = typer.Option("zero", "--missing",
-                                help="Qrels queries absent from a run: 'zero' or 'skip'."),
+    missing: str | None = typer.Option(
+        None, "--missing",
+        help="Runs that lack qrels queries: 'zero' scores them 0 (trec_eval -c), 'skip' "
+             "compares on the queries every run answers. Required when the runs cover "
+             "different query sets; default otherwise: zero."),
     depth: int | None = typer.Option(None, "--depth", "-M", min=1,
                                      help="Evaluate only the top N of each query."),
     keep: str | None = typer.Option(None, "--keep",
@@ -157,9 +171,10 @@ def compare_command(
     with reported_warnings(quiet):
         judged = Qrels.from_file(qrels, keep=keep)
         loaded = {n: Run.from_file(p, name=n, keep=keep) for n, p in zip(names, runs, strict=True)}
+        _check_coverage(judged, loaded, missing)
         cmp = compare(judged, loaded, measures, baseline=base, test=test, correction=correction,
-                      alpha=alpha, seed=seed, n_permutations=permutations, missing=missing,
-                      depth=depth)
+                      alpha=alpha, seed=seed, n_permutations=permutations,
+                      missing=missing or "zero", depth=depth)
     _render(cmp, output_format, decimals, per_query)
     if cmp.notes and not quiet and output_format in (CompareFormat.csv, CompareFormat.latex):
         for note in cmp.notes:

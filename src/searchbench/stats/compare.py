@@ -30,7 +30,14 @@ from .corrections import correct, correction_name
 from .effects import effect_size, queries_for_power, wins_ties_losses
 from .paired import paired_test, test_name
 
-__all__ = ["Comparison", "PairStat", "compare", "compare_results"]
+__all__ = [
+    "Comparison",
+    "PairStat",
+    "compare",
+    "compare_results",
+    "coverage_message",
+    "query_coverage",
+]
 
 
 @dataclass(frozen=True)
@@ -248,40 +255,69 @@ def _baseline_name(named: Mapping[str, Any], baseline: Any) -> str:
     return key
 
 
+def query_coverage(qrels: Any, runs: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per run, the qrels queries it has no results for (sorted)."""
+    judged = set(np.asarray(qrels.query_ids).tolist())
+    return {name: sorted(judged - set(np.asarray(run.query_ids).tolist()))
+            for name, run in runs.items()}
+
+
+def coverage_message(qrels: Any, runs: Mapping[str, Any]) -> str | None:
+    """One sentence when the runs answer different sets of qrels queries, else ``None``."""
+    lacking = query_coverage(qrels, runs)
+    if len({tuple(v) for v in lacking.values()}) <= 1:
+        return None
+    common = len(qrels.query_ids) - len(set().union(*map(set, lacking.values())))
+    parts = [f"{n} lacks {len(v)} of {len(qrels.query_ids)} qrels queries"
+             + (f" (e.g. {', '.join(v[:3])})" if v else "") for n, v in lacking.items() if v]
+    return (f"runs cover different query sets: {'; '.join(parts)}; "
+            f"{common} queries are answered by every run")
+
+
 def _coverage_notes(named: Mapping[str, Any], qrels: Any, missing: str) -> list[str]:
     """Say which runs lack qrels queries, and which policy scored them."""
-    judged = set(np.asarray(qrels.query_ids).tolist())
-    lacking = {name: judged - set(np.asarray(run.query_ids).tolist())
-               for name, run in named.items()}
+    lacking = query_coverage(qrels, named)
     if not any(lacking.values()):
         return []
     policy = ("scored 0 (missing='zero')" if missing == "zero"
-              else "left out (missing='skip')")
-    differ = len({frozenset(v) for v in lacking.values()}) > 1
-    head = "runs cover different query sets: " if differ else ""
-    parts = [f"{n} lacks {len(v)} of {len(judged)} qrels queries" for n, v in lacking.items()
-             if v]
-    return [head + "; ".join(parts) + f": {policy}"]
+              else "compared on the queries every run answers (missing='skip')")
+    head = coverage_message(qrels, named) or "; ".join(
+        f"{n} lacks {len(v)} of {len(qrels.query_ids)} qrels queries"
+        for n, v in lacking.items() if v)
+    return [f"{head}: {policy}"]
 
 
-def _check_alignment(results: Mapping[str, Any], missing: str) -> np.ndarray:
-    names = list(results)
-    ref = np.asarray(results[names[0]].query_ids)
-    for name in names[1:]:
-        other = np.asarray(results[name].query_ids)
-        if other.shape != ref.shape or not np.array_equal(other, ref):
-            only_a = sorted(set(ref.tolist()) - set(other.tolist()))
-            only_b = sorted(set(other.tolist()) - set(ref.tolist()))
-            raise DataFormatError(
-                f"runs {names[0]!r} and {name!r} were evaluated on different query sets "
-                f"({len(ref)} vs {len(other)} queries; {len(only_a) + len(only_b)} differ, "
-                f"e.g. {', '.join((only_a + only_b)[:3])}) under missing={missing!r}; "
-                "use missing='zero' to score a run's missing queries 0"
-            )
-    if len(ref) < 2:
-        raise DataFormatError(f"the comparison has {len(ref)} evaluated queries; a paired "
-                              "test needs at least 2")
-    return ref
+def _align(results: Mapping[str, Any], measures: list[str], missing: str
+           ) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]], dict[str, dict[str, float]]]:
+    """Query ids, per-query scores and means on the queries common to all results.
+
+    Identical query sets (always the case under ``missing="zero"``) keep the engine's
+    means; under ``"skip"`` the scores are restricted to the common queries and the means
+    recomputed on them (counts such as ``NumRet`` summed), so both sides of every pair
+    average over the same queries.
+    """
+    from ..measures import parse_measure
+
+    sets = {name: np.asarray(r.query_ids) for name, r in results.items()}
+    common = sorted(set.intersection(*(set(q.tolist()) for q in sets.values())))
+    same = all(len(q) == len(common) for q in sets.values())
+    if not same and missing != "skip":
+        sizes = ", ".join(f"{n}: {len(q)}" for n, q in sets.items())
+        raise DataFormatError(
+            f"the results cover different query sets ({sizes}; {len(common)} in common) "
+            f"under missing={missing!r}; evaluate every run with the same policy")
+    if len(common) < 2:
+        raise DataFormatError(f"the comparison has {len(common)} evaluated queries in "
+                              "common; a paired test needs at least 2")
+    query_ids = np.asarray(common)
+    scores, means = {}, {}
+    for name, r in results.items():
+        idx = np.searchsorted(sets[name].astype(str), query_ids.astype(str))
+        scores[name] = {m: np.asarray(r.scores[m], dtype=np.float64)[idx] for m in measures}
+        means[name] = ({m: float(r.mean[m]) for m in measures} if same else
+                       {m: float(v.sum() if parse_measure(m).is_count else v.mean())
+                        for m, v in scores[name].items()})
+    return query_ids, scores, means
 
 
 def compare(
@@ -341,11 +377,8 @@ def compare_results(
         raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
     named = _named_runs(results)
     base = _baseline_name(named, baseline)
-    query_ids = _check_alignment(named, missing)
     measures = list(named[base].measures)
-    scores = {s: {m: np.asarray(r.scores[m], dtype=np.float64) for m in measures}
-              for s, r in named.items()}
-    means = {s: {m: float(r.mean[m]) for m in measures} for s, r in named.items()}
+    query_ids, scores, means = _align(named, measures, missing)
     pairs = [(s, m) for s in named if s != base for m in measures]
     diffs = np.column_stack([scores[s][m] - scores[base][m] for s, m in pairs])
     tested = paired_test(diffs, test, n_permutations=n_permutations, seed=seed,

@@ -124,14 +124,41 @@ def test_bad_input_errors() -> None:
         compare(one, [a, b], MEASURES)
 
 
-def test_different_query_sets_skip_is_an_error_zero_is_a_note() -> None:
+def test_different_query_sets_zero_scores_0_skip_uses_common_queries() -> None:
     a, short = _run("a", 1), _run("short", 2, n_q=N_Q - 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(DataFormatError, match=r"24 vs 21 queries; 3 differ.*missing='zero'"):
-            compare(_qrels(), [a, short], MEASURES, missing="skip")
-        c = compare(_qrels(), [a, short], MEASURES, test="t")
-    assert len(c.query_ids) == N_Q
-    assert c.notes == ["runs cover different query sets: short lacks 3 of 24 qrels queries: "
-                       "scored 0 (missing='zero')"]
-    assert c.scores["short"]["nDCG@10"][-3:].tolist() == [0.0, 0.0, 0.0]
+        zero = compare(_qrels(), [a, short], MEASURES, test="t")
+        skip = compare(_qrels(), [a, short], MEASURES, test="t", missing="skip")
+    assert len(zero.query_ids) == N_Q
+    assert zero.notes == ["runs cover different query sets: short lacks 3 of 24 qrels queries "
+                          "(e.g. q21, q22, q23); 21 queries are answered by every run: "
+                          "scored 0 (missing='zero')"]
+    assert zero.scores["short"]["nDCG@10"][-3:].tolist() == [0.0, 0.0, 0.0]
+    assert skip.query_ids.tolist() == [f"q{i:02d}" for i in range(N_Q - 3)]
+    assert skip.notes[0].endswith("compared on the queries every run answers (missing='skip')")
+    # both sides averaged over the same 21 queries, as the engine does on them alone
+    common = sb.Qrels.from_dict({q: g for q, g in _qrels().to_dict().items()
+                                 if q in skip.query_ids.tolist()})
+    for name, run in (("a", a), ("short", short)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = sb.evaluate(common, run, MEASURES)
+        for m in MEASURES:
+            assert skip.means[name][m] == pytest.approx(ref.mean[m])
+            np.testing.assert_allclose(skip.scores[name][m], ref.scores[m])
+    row = skip.stat("short", "nDCG@10")
+    d = skip.scores["short"]["nDCG@10"] - skip.scores["a"]["nDCG@10"]
+    assert row.p_value == pytest.approx(stats.ttest_1samp(d, 0).pvalue)
+
+
+def test_results_over_different_queries_under_zero_are_an_error() -> None:
+    from searchbench.stats import compare_results
+
+    qids = np.array(["q1", "q2", "q3"])
+    full = sb.EvalResult("a", ["RR"], qids, {"RR": np.array([1.0, 0.5, 0.0])}, {"RR": 0.5})
+    part = sb.EvalResult("b", ["RR"], qids[:2], {"RR": np.array([1.0, 1.0])}, {"RR": 1.0})
+    with pytest.raises(DataFormatError, match=r"different query sets \(a: 3, b: 2; 2 in"):
+        compare_results({"a": full, "b": part}, test="t")
+    cmp = compare_results({"a": full, "b": part}, test="t", missing="skip")
+    assert cmp.means == {"a": {"RR": 0.75}, "b": {"RR": 1.0}}
