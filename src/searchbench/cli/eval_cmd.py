@@ -85,26 +85,32 @@ def _run_name(path: Path, runs: list[Path]) -> str:
     return path.name if len(same) == 1 else str(path)
 
 
-def _print_trec(results, label, per_query: bool, decimals: int) -> None:
+def _rows(results, label, per_query: bool):
+    """``(run, query or 'all', measure label, value, is_mean)`` in output order."""
     for res in results:
-        print(f"{'runid':<22}\tall\t{res.run_name}")
         for name in res.measures:
             if per_query:
                 for qid, value in zip(res.query_ids.tolist(), res.scores[name].tolist(),
                                       strict=True):
-                    print(f"{label[name]:<22}\t{qid}\t{fmt(value, decimals)}")
-            print(f"{label[name]:<22}\tall\t{fmt(res.mean[name], decimals)}")
+                    yield res.run_name, qid, label[name], value, False
+            yield res.run_name, "all", label[name], res.mean[name], True
+
+
+def _print_trec(results, label, per_query: bool, decimals: int) -> None:
+    current = None
+    for run, qid, name, value, is_mean in _rows(results, label, per_query):
+        if run != current:
+            print(f"{'runid':<22}\tall\t{run}")
+            current = run
+        text = fmt(value, decimals) if is_mean else f"{value:.{decimals}f}"
+        print(f"{name:<22}\t{qid}\t{text}")
 
 
 def _print_tsv(results, label, per_query: bool, decimals: int) -> None:
     print("run\tquery\tmeasure\tvalue")
-    for res in results:
-        for name in res.measures:
-            if per_query:
-                for qid, value in zip(res.query_ids.tolist(), res.scores[name].tolist(),
-                                      strict=True):
-                    print(f"{res.run_name}\t{qid}\t{label[name]}\t{value:.{decimals}f}")
-            print(f"{res.run_name}\tall\t{label[name]}\t{fmt(res.mean[name], decimals)}")
+    for run, qid, name, value, is_mean in _rows(results, label, per_query):
+        text = fmt(value, decimals) if is_mean else f"{value:.{decimals}f}"
+        print(f"{run}\t{qid}\t{name}\t{text}")
 
 
 def _print_table(results, label, per_query: bool, decimals: int) -> None:

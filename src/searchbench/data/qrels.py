@@ -68,19 +68,9 @@ class Qrels:
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Qrels:
         """Read a JSON file holding ``{query_id: {doc_id: value}}`` (pytrec_eval, ranx)."""
-        import json
+        from ._text import read_json_mapping, source_name
 
-        from ._text import open_binary, source_name
-
-        with open_binary(path) as stream:
-            try:
-                data = json.loads(stream.read().decode("utf-8-sig"))
-            except ValueError as exc:
-                raise DataFormatError(f"{source_name(path)}: not valid JSON ({exc}); expected "
-                                      "{query_id: {doc_id: value}}") from None
-        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-            raise DataFormatError(f"{source_name(path)}: expected a JSON object "
-                                  "{query_id: {doc_id: value}}")
+        data = read_json_mapping(path)
         kw.setdefault("source", source_name(path))
         return cls.from_dict(data, **kw)
 
