@@ -1,0 +1,147 @@
+"""ONNX Runtime backends for sentence-transformers models: float32 and int8 (dynamic).
+
+The transformer is exported once from the local weights with ``torch.onnx`` (offline),
+int8 weights come from ``onnxruntime.quantization.quantize_dynamic``; both are cached under
+``<cache>/models/``. At query time only ``onnxruntime`` and ``tokenizers`` run: the
+sentence-transformers pooling (mean or CLS, from ``1_Pooling/config.json``) and the
+``Normalize`` module (from ``modules.json``) are applied in numpy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendError, ConfigError, require
+from .cache import default_cache_dir
+from .encoders import Encoder, minilm_path, weights_hash
+
+__all__ = ["OnnxEncoder", "export_onnx", "onnx_encoder"]
+
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _st_settings(folder: Path) -> tuple[str, bool, int]:
+    """(pooling mode, normalise?, max_seq_length) from a sentence-transformers folder."""
+    pool_cfg = folder / "1_Pooling" / "config.json"
+    pooling = "mean"
+    if pool_cfg.is_file():
+        cfg = json.loads(pool_cfg.read_text())
+        pooling = "cls" if cfg.get("pooling_mode_cls_token") else "mean"
+    modules = folder / "modules.json"
+    normalise = modules.is_file() and "Normalize" in modules.read_text()
+    sbert = folder / "sentence_bert_config.json"
+    msl = json.loads(sbert.read_text()).get("max_seq_length", 512) if sbert.is_file() else 512
+    return pooling, normalise, int(msl)
+
+
+def export_onnx(src: Path, quantized: bool = False, cache_root: Path | None = None) -> Path:
+    """``model.onnx`` (or ``model-int8.onnx``) for the transformer in ``src`` (cached)."""
+    root = Path(cache_root or default_cache_dir()) / "models"
+    folder = root / f"onnx-{src.name}-{weights_hash(src)}"
+    fp32 = folder / "model.onnx"
+    if not fp32.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        _export(src, fp32)
+    if not quantized:
+        return fp32
+    int8 = folder / "model-int8.onnx"
+    if not int8.is_file():
+        quant = require("onnxruntime.quantization", "onnx")
+        tmp = folder / f"tmp-{os.getpid()}-int8.onnx"
+        quant.quantize_dynamic(str(fp32), str(tmp), weight_type=quant.QuantType.QInt8)
+        os.replace(tmp, int8)
+    return int8
+
+
+def _export(src: Path, target: Path) -> None:
+    torch = require("torch", "onnx")
+    transformers = require("transformers", "embeddings")
+    model = transformers.AutoModel.from_pretrained(str(src), local_files_only=True).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(str(src), local_files_only=True)
+    sample = tok(["an example sentence", "another"], padding=True, return_tensors="pt")
+    names = [n for n in _INPUTS if n in sample]
+    axes = {n: {0: "batch", 1: "seq"} for n in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+    tmp = target.with_name(f"tmp-{os.getpid()}-{target.name}")
+
+    class _Wrapped(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *tensors: Any) -> Any:
+            return self.inner(**dict(zip(names, tensors, strict=True))).last_hidden_state
+
+    with torch.no_grad():
+        torch.onnx.export(_Wrapped(), tuple(sample[n] for n in names), str(tmp), dynamo=False,
+                          input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes=axes, opset_version=17)
+    os.replace(tmp, target)
+
+
+class OnnxEncoder(Encoder):
+    """A sentence-transformers model run by ONNX Runtime (float32 or int8)."""
+
+    def __init__(self, src: Path, name: str, quantized: bool = False, batch_size: int = 64,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        ort = require("onnxruntime", "onnx")
+        tokenizers = require("tokenizers", "embeddings")
+        self.src, self.quantized, self.batch_size = src, quantized, batch_size
+        self.name = f"{name}-onnx{'-int8' if quantized else ''}"
+        self.pooling, self.normalise, self.max_seq_length = _st_settings(src)
+        self.path = export_onnx(src, quantized)
+        self.session = ort.InferenceSession(str(self.path), providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(src / "tokenizer.json"))
+        self.tokenizer.enable_truncation(self.max_seq_length)
+        self.tokenizer.enable_padding()
+        self._identity = f"onnx:{name}:{weights_hash(src)}:{'int8' if quantized else 'fp32'}:" \
+                         f"msl{self.max_seq_length}"
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = [self._batch(texts[i:i + self.batch_size])
+               for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(out) if out else np.empty((0, 0), dtype=np.float32)
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        enc = self.tokenizer.encode_batch(texts)
+        feeds = {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64),
+                 "attention_mask": np.asarray([e.attention_mask for e in enc], dtype=np.int64),
+                 "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
+        hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        if self.pooling == "cls":
+            vecs = hidden[:, 0]
+        else:
+            mask = feeds["attention_mask"][..., None].astype(np.float32)
+            vecs = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        if self.normalise:
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs.astype(np.float32)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        return [tuple(o) for o in enc.offsets if o[1] > o[0]]
+
+
+def onnx_encoder(name: str, quantized: bool = False, **kw: Any) -> OnnxEncoder:
+    """``minilm`` or a local sentence-transformers folder, run by ONNX Runtime."""
+    if name == "minilm":
+        return OnnxEncoder(minilm_path(), "all-MiniLM-L6-v2", quantized, **kw)
+    path = Path(name.removeprefix("sentence-transformers:"))
+    if not (path / "tokenizer.json").is_file():
+        raise ConfigError(f"onnx model {name!r}: expected minilm or a local "
+                          "sentence-transformers folder with tokenizer.json")
+    try:
+        return OnnxEncoder(path, path.name, quantized, **kw)
+    except (OSError, RuntimeError) as exc:
+        raise BackendError(f"cannot export/run {path} with ONNX Runtime: {exc}") from exc
