@@ -1,9 +1,11 @@
 """Compare systems against a baseline: paired tests, corrections, effect sizes, reports.
 
 ``compare(qrels, runs, measures, baseline=...)`` evaluates every run with the measures
-engine (one :class:`~searchbench.measures.Evaluator`, queries aligned by id, missing ones
-scored by the engine's policy) and tests every (candidate, measure) pair against the
-baseline on the per-query differences ``d_q = candidate_q − baseline_q``:
+engine (one :class:`~searchbench.measures.Evaluator`, queries aligned by id; a qrels query
+a run lacks is scored 0 under ``missing="zero"``, while ``"skip"`` keeps only the queries
+every run answers, with the means recomputed on them) and tests every (candidate,
+measure) pair against the baseline on the per-query differences
+``d_q = candidate_q − baseline_q``:
 
 - the paired test (:mod:`searchbench.stats.paired`) gives a raw p-value and a confidence
   interval of the mean difference ``d̄``;
