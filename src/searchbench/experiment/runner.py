@@ -25,10 +25,11 @@ import numpy as np
 from ..data.evalset import EvalSet
 from ..data.qrels import Qrels
 from ..data.run import Run
+from ..retrieval.fusion import fuse
+from ..retrieval.levels import chunk_qrels, context_tokens
 from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
-from .units import chunk_qrels, context_tokens, fuse
 
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
 
@@ -172,9 +173,9 @@ class _Workspace:
         parts = self.cfg.components(cell.retriever)
         runs = [self.search(p, cell.chunker, cell.level) for p in parts]
         t0 = time.perf_counter()
-        run = fuse(runs, s.get("fusion", "rrf"), k=cell.k, rrf_k=s.get("rrf_k", 60),
-                   weights=s.get("weights"), normalization=s.get("normalization", "minmax"),
-                   name=cell.retriever.name)
+        run = fuse(runs, s.get("fusion", "rrf"), rrf_k=s.get("rrf_k", 60),
+                   weights=s.get("weights"), norm=s.get("normalization", "minmax"),
+                   name=cell.retriever.name).truncate(cell.k)
         timings = {"fuse_s": time.perf_counter() - t0}
         for key in ("index_s", "search_s"):
             timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
@@ -236,7 +237,7 @@ class _Workspace:
         if key not in self.qrels:
             base = next(r for r in self.cfg.retrievers if r.type != "hybrid")
             units = self.index(base, cell.chunker).units
-            self.qrels[key] = chunk_qrels(self.es, units.chunks or [])
+            self.qrels[key] = chunk_qrels(units.chunks or [], self.es.qrels, self.es.evidence)
         return self.qrels[key]
 
     def lengths(self, cell: Cell) -> dict[str, int]:
@@ -256,10 +257,11 @@ class _Workspace:
             result = Evaluator(self.judgments(cell), stored + curve).evaluate(run)
         qids = result.query_ids.tolist()
         scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
-        ctx = context_tokens(run, self.lengths(cell), CONTEXT_CUTOFFS, qids)
+        lengths = self.lengths(cell)
+        ctx = {k: context_tokens(run, lengths, k)["mean"] for k in CONTEXT_CUTOFFS}
         units = self.index(self._any_base(cell), cell.chunker).units
         extras = {"recall_curve": [result.mean[m] for m in curve],
-                  "context_tokens": {str(k): float(v.mean()) for k, v in ctx.items()},
+                  "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
                   "judged_units": len(self.judgments(cell))}
         return scores, extras
