@@ -8,6 +8,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -61,3 +62,9 @@ def fmt(value: float, decimals: int) -> str:
     if float(value).is_integer() and abs(value) >= 1 and decimals:
         return str(int(value)) if abs(value) > 1 else f"{value:.{decimals}f}"
     return f"{value:.{decimals}f}"
+
+
+def run_name(path: Path, runs: list[Path]) -> str:
+    """Runs are named by file name (by path when two share a name)."""
+    same = [p for p in runs if p.name == path.name]
+    return path.name if len(same) == 1 else str(path)

@@ -157,13 +157,13 @@ def compare_command(
     from ..stats.compare import compare
     from ..stats.corrections import correction_name
     from ..stats.paired import test_name
-    from .eval_cmd import _run_name
+    from ._output import run_name
 
     test, correction = test_name(test), correction_name(correction)  # fail before loading
     gate = _canonical(_split(fail_if_worse))
     measures = _canonical(_split(measure) or DEFAULT_MEASURES)
     measures += [m for m in gate if m not in measures]  # the gate's measures are compared too
-    names = list(dict.fromkeys(_run_name(p, runs) for p in runs))
+    names = list(dict.fromkeys(run_name(p, runs) for p in runs))
     if len(names) < 2:
         raise ConfigError(f"compare needs at least 2 different runs, got {len(names)}: "
                           f"{', '.join(names)}; pass the baseline and at least one candidate")

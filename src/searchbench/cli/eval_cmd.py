@@ -14,6 +14,7 @@ from ._output import (
     fmt,
     print_json,
     reported_warnings,
+    run_name,
 )
 from .main import app
 
@@ -61,7 +62,7 @@ def eval_command(
     with reported_warnings(quiet):
         evaluator = Evaluator(Qrels.from_file(qrels, keep=keep), measure or DEFAULT_MEASURES,
                               missing=missing, depth=depth)
-        results = [evaluator.evaluate(Run.from_file(path, name=_run_name(path, runs), keep=keep))
+        results = [evaluator.evaluate(Run.from_file(path, name=run_name(path, runs), keep=keep))
                    for path in runs]
     label = {m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures}
     if output_format is Format.json:
@@ -77,12 +78,6 @@ def eval_command(
         _print_tsv(results, label, per_query, decimals)
     else:
         _print_table(results, label, per_query, decimals)
-
-
-def _run_name(path: Path, runs: list[Path]) -> str:
-    """Runs are named by file name (by path when two share a name)."""
-    same = [p for p in runs if p.name == path.name]
-    return path.name if len(same) == 1 else str(path)
 
 
 def _rows(results, label, per_query: bool):

@@ -20,8 +20,15 @@ app = typer.Typer(
 
 def _register() -> None:
     """Import the command modules; each adds its commands to ``app``."""
-    from . import ann_cmd, compare_cmd, demo_cmd, eval_cmd, evalset_cmd, run_cmd  # noqa: F401
-    from . import experiment_cmd  # noqa: F401
+    from . import (  # noqa: F401
+        ann_cmd,
+        compare_cmd,
+        demo_cmd,
+        eval_cmd,
+        evalset_cmd,
+        experiment_cmd,
+        run_cmd,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
