@@ -50,18 +50,22 @@ class EmbeddingCache:
         self.folder = Path(root or default_cache_dir()) / "embeddings" / digest
         self.hits = 0
         self.misses = 0
+        self._seen: set[str] = set()
 
-    def _load(self) -> dict[str, np.ndarray]:
-        """Every cached vector of this identity, by text key."""
-        found: dict[str, np.ndarray] = {}
+    def _load(self, found: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Every cached vector of this identity, by text key (adds shards not seen yet)."""
+        found = {} if found is None else found
         if not self.folder.is_dir():
             return found
         for shard in sorted(self.folder.glob("shard-*.npz")):
+            if shard.name in self._seen:
+                continue
             try:
                 with np.load(shard) as data:
                     keys, vecs = data["keys"], data["vectors"]
             except (OSError, ValueError, KeyError):
                 continue  # a foreign or damaged file: ignore it, recompute those texts
+            self._seen.add(shard.name)
             found.update(zip(keys.astype(str).tolist(), vecs, strict=True))
         return found
 
@@ -95,23 +99,31 @@ class EmbeddingCache:
         for k, t in zip(keys, texts, strict=True):
             if k not in have and k not in todo:
                 todo[k] = t
-        self.misses = len(todo)
-        self.hits = len(texts) - sum(1 for k in keys if k in todo)
         pending = list(todo.items())
+        embedded: set[str] = set()
         with progress(len(pending), description, quiet) as advance:
             for i in range(0, len(pending), self.batch_size):
-                batch = pending[i:i + self.batch_size]
+                self._load(have)  # another process may have embedded some meanwhile
+                window = pending[i:i + self.batch_size]
+                batch = [(k, t) for k, t in window if k not in have]
+                advance(len(window) - len(batch))
+                if not batch:
+                    continue
                 try:
                     vecs = np.asarray(fn([t for _, t in batch]), dtype=np.float32)
                 except BackendError as exc:
-                    raise BackendError(f"{exc}; {i} of {len(pending)} new texts were embedded "
-                                       "and kept in the cache: rerun to resume") from exc
+                    raise BackendError(f"{exc}; {len(embedded)} of {len(pending)} new texts "
+                                       "were embedded and kept in the cache: rerun to resume"
+                                       ) from exc
                 if vecs.ndim != 2 or vecs.shape[0] != len(batch):
                     raise BackendError(f"encoder returned {vecs.shape[0]} vectors for "
                                        f"{len(batch)} texts; expected one per text")
                 self._write([k for k, _ in batch], vecs)
                 have.update(zip((k for k, _ in batch), vecs, strict=True))
+                embedded.update(k for k, _ in batch)
                 advance(len(batch))
+        self.misses = len(embedded)
+        self.hits = sum(1 for k in keys if k not in embedded)
         if not texts:
             return np.empty((0, 0), dtype=np.float32)
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)

@@ -60,6 +60,22 @@ def test_cache_resumes_after_interruption(tmp_path):
     assert not list((again.folder).glob("*.tmp"))    # nothing half-written left behind
 
 
+def test_cache_skips_texts_another_process_stored_meanwhile(tmp_path):
+    texts = [f"t{i}" for i in range(6)]
+    enc = HashEncoder()
+    other = EmbeddingCache(enc.identity, tmp_path, batch_size=3)
+
+    def embed_and_race(batch):
+        if not enc.calls:  # while we embed batch 1, "another process" stores batch 2
+            other.embed(texts[3:], HashEncoder()._embed)
+        return enc._embed(batch)
+
+    cache = EmbeddingCache(enc.identity, tmp_path, batch_size=3)
+    out = cache.embed(texts, embed_and_race)
+    assert enc.calls == [3] and cache.misses == 3 and cache.hits == 3
+    np.testing.assert_array_equal(out, HashEncoder()._embed(texts))
+
+
 def test_cache_is_keyed_by_model_identity(tmp_path):
     a = EmbeddingCache("model-a", tmp_path)
     a.embed(["x"], lambda t: np.ones((len(t), 2)))
