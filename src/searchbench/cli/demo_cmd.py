@@ -35,6 +35,7 @@ def _config_file(out: Path) -> Path:
 def _means_table(group, decimals: int) -> None:
     """A compact rich table: a row per system, a column per measure, ▲/▼ marks."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from ..report.comparison import _mark, _num, legend
@@ -46,13 +47,14 @@ def _means_table(group, decimals: int) -> None:
     for m in cmp.measures:
         table.add_column(m, justify="right")
     for s in cmp.systems:
-        cells = [f"{s} (baseline)" if s == cmp.baseline else s]
+        cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
         for m in cmp.measures:
             text = _num(cmp.means[s][m], decimals)
             text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
             cells.append(text + (_mark(cmp, s, m) or " "))
         table.add_row(*cells)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console = Console(highlight=False, emoji=False,
+                      width=None if sys.stdout.isatty() else 120)
     console.print(table)
     console.print(legend(cmp), style="dim")
 

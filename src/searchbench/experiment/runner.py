@@ -235,16 +235,14 @@ class _Workspace:
             return self.es.qrels
         key = (cell.chunker, cell.level)
         if key not in self.qrels:
-            base = next(r for r in self.cfg.retrievers if r.type != "hybrid")
-            units = self.index(base, cell.chunker).units
+            units = self.index(self._any_base(cell), cell.chunker).units
             self.qrels[key] = chunk_qrels(units.chunks or [], self.es.qrels, self.es.evidence)
         return self.qrels[key]
 
     def lengths(self, cell: Cell) -> dict[str, int]:
         if cell.level == "doc":
             return {d.id: len(d.text.split()) + len(d.title.split()) for d in self.es.corpus}
-        base = next(r for r in self.cfg.retrievers if r.type != "hybrid")
-        units = self.index(base, cell.chunker).units
+        units = self.index(self._any_base(cell), cell.chunker).units
         return {c.id: len(c.text.split()) for c in units.chunks or []}
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
@@ -260,7 +258,9 @@ class _Workspace:
         lengths = self.lengths(cell)
         ctx = {k: context_tokens(run, lengths, k)["mean"] for k in CONTEXT_CUTOFFS}
         units = self.index(self._any_base(cell), cell.chunker).units
-        extras = {"recall_curve": [result.mean[m] for m in curve],
+        words = [len(t.split()) for t in units.texts]
+        extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
+                  "recall_curve": [result.mean[m] for m in curve],
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
                   "judged_units": len(self.judgments(cell))}

@@ -102,22 +102,28 @@ def delta_svg(group: Any, system: str) -> str:
     return _svg(fig, f"per-query delta of {system} against {base}")
 
 
+def _chunk_point(group: Any, c: Any, cutoff: str) -> tuple[float, float, str]:
+    x = (c.extras.get("context_tokens", {}).get(cutoff, math.nan) if group.level == "chunk"
+         else c.extras.get("mean_unit_words", math.nan))
+    return x, group.mean_ci(c.system)[0], c.chunker
+
+
 def chunking_svg(group: Any, cutoff: str = "10") -> str:
-    """Quality against context size: main measure vs words in the top K, per retriever
-    across chunkers (each point labelled with its chunker)."""
+    """Quality against chunk size (doc level: words per chunk) or against context size
+    (chunk level: words in the top K), one line per retriever across chunkers."""
     retrievers = list(dict.fromkeys(c.retriever for c in group.cells))
     colours = _colours(retrievers)
     fig = _figure(7.5, 4.2)
     ax = fig.add_subplot()
     for r in retrievers:
-        pts = [(c.extras.get("context_tokens", {}).get(cutoff, math.nan),
-                group.mean_ci(c.system)[0], c.chunker) for c in group.cells if c.retriever == r]
-        pts.sort()
+        pts = sorted(_chunk_point(group, c, cutoff) for c in group.cells if c.retriever == r)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r], label=r)
         for x, y, label in pts:
             ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.set_xscale("log")
-    ax.set_xlabel(f"context size: words in the top {cutoff} results (mean, log scale)")
+    ax.set_xlabel(f"context size: words in the top {cutoff} chunks (mean, log scale)"
+                  if group.level == "chunk" else
+                  "chunk size: words per indexed chunk (mean, log scale)")
     ax.set_ylabel(f"{group.main} (mean)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)

@@ -1,0 +1,92 @@
+"""Load an HTML file in headless Chromium (Debian's ``chromium``) and report what it saw.
+
+The page is loaded from an instrumented copy: a first script records uncaught errors,
+failed resource loads and ``console.error``/``console.warn`` calls, and after the load
+event writes them — with the id, height and heading of every ``<section>`` — into the
+DOM, which ``--dump-dom`` prints. Chromium's own console log (``--enable-logging``) is
+captured too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+INSTALL = "apt-get update && apt-get install -y chromium"
+
+_PROBE = """<script>
+(function () {
+  var seen = [];
+  window.addEventListener('error', function (e) {
+    var t = e.target;
+    seen.push(t && t !== window ? 'resource failed: ' + (t.src || t.href || t.tagName)
+                                : 'error: ' + e.message);
+  }, true);
+  ['error', 'warn'].forEach(function (k) {
+    var orig = console[k];
+    console[k] = function () { seen.push(k + ': ' + Array.from(arguments).join(' '));
+                               orig.apply(console, arguments); };
+  });
+  window.addEventListener('load', function () {
+    var sections = Array.from(document.querySelectorAll('section')).map(function (s) {
+      var h = s.querySelector('h2');
+      return {id: s.id, height: s.getBoundingClientRect().height,
+              heading: h ? h.textContent : '', svgs: s.querySelectorAll('svg').length};
+    });
+    var pre = document.createElement('pre');
+    pre.id = '__sb_probe';
+    pre.textContent = JSON.stringify({errors: seen, sections: sections});
+    document.body.appendChild(pre);
+  });
+})();
+</script>"""
+
+
+def chromium_path() -> str:
+    """Path of chromium; fails in CI (SEARCHBENCH_TEST_DATA set) when missing, else skips."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    message = f"headless Chromium is not installed (needed to render the report): {INSTALL}"
+    if os.environ.get("SEARCHBENCH_TEST_DATA"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def load_page(html: Path, timeout: float = 60) -> dict:
+    """``{"errors": [...], "sections": [...], "console": [...]}`` of ``html`` in Chromium."""
+    text = html.read_text(encoding="utf-8")
+    probed = text.replace("<head>", "<head>" + _PROBE, 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / html.name
+        page.write_text(probed, encoding="utf-8")
+        done = subprocess.run(
+            [chromium_path(), *FLAGS, f"--user-data-dir={tmp}/profile", "--enable-logging=stderr",
+             "--v=0", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=timeout, check=False)
+    match = re.search(r'<pre id="__sb_probe">(.*?)</pre>', done.stdout, re.S)
+    assert match, f"chromium printed no probe (exit {done.returncode}): {done.stderr[-2000:]}"
+    import html as html_mod
+
+    result = json.loads(html_mod.unescape(match.group(1)))
+    result["console"] = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
+    return result
+
+
+def screenshot(html: Path, out: Path, width: int = 1200, height: int = 2400) -> None:
+    """A PNG of the top of the page (for docs/)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([chromium_path(), *FLAGS, f"--user-data-dir={tmp}/profile",
+                        "--hide-scrollbars", f"--window-size={width},{height}",
+                        f"--screenshot={out}", html.resolve().as_uri()],
+                       capture_output=True, timeout=60, check=True)
