@@ -1,0 +1,95 @@
+"""``searchbench experiment init|run|report|list``: one-line errors with exit 1, outputs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from searchbench.cli.main import main
+from searchbench.experiment import SCHEMA_VERSION
+
+
+def _data_module():
+    """The tiny evaluation set of the experiment unit tests (loaded by path)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "unit" / "experiment" / "_data.py"
+    spec = importlib.util.spec_from_file_location("_experiment_data", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    data = _data_module()
+    data.write_set(tmp_path / "set")
+    path = tmp_path / "exp.toml"
+    path.write_text(data.CONFIG, encoding="utf-8")
+    return path
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    return err[0]
+
+
+def test_init_writes_a_valid_config_and_refuses_to_overwrite(tmp_path, capsys):
+    path = tmp_path / "new.toml"
+    assert main(["experiment", "init", str(path)]) == 0
+    text = path.read_text()
+    assert text.lstrip().startswith("#") and "[[retrievers]]" in text
+    assert main(["experiment", "init", str(path)]) == 1
+    assert "--force" in _one_error_line(capsys)
+    assert main(["experiment", "init", str(path), "--force"]) == 0
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('evalset = "set"\nbogus = 1\n[[retrievers]]\ntype = "bm25"\n', "unknown top-level key"),
+    ('evalset = "set"\nk = "ten"\n[[retrievers]]\ntype = "bm25"\n', "key 'k'"),
+    ('evalset = "set"\n', "grid is empty"),
+    ('evalset = "nowhere"\n[[retrievers]]\ntype = "bm25"\n', "key 'evalset'"),
+    ('evalset = "set"\n[[retrievers]]\ntype = "dense"\nmodel = "gpt-9"\n', "key 'model'"),
+])
+def test_bad_config_is_one_line_and_no_work(config, capsys, text, needle):
+    config.write_text(text)
+    assert main(["experiment", "run", str(config)]) == 1
+    assert needle in _one_error_line(capsys)
+    assert not config.with_suffix(".sqlite").exists()  # nothing started
+
+
+def test_run_report_list(config, capsys, monkeypatch):
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    assert "9 cells run, 0 already in the store" in capsys.readouterr().out
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    assert "0 cells run, 9 already in the store" in capsys.readouterr().out
+    out_dir = config.parent / "out"
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                 "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert "set · document level" in out and "json: " in out
+    assert [p.name for p in out_dir.iterdir()] == ["tiny.json"]
+    data = json.loads((out_dir / "tiny.json").read_text())
+    assert len(data["groups"]) == 2 and data["missing_cells"] == []
+    monkeypatch.chdir(config.parent)
+    assert main(["experiment", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("store\tid\tname") and "\ttiny\t9\t" in lines[1]
+
+
+def test_report_without_results_and_newer_store(config, capsys):
+    assert main(["experiment", "report", str(config)]) == 1
+    assert "experiment run" in _one_error_line(capsys)
+    store = config.with_suffix(".sqlite")
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    capsys.readouterr()
+    con = sqlite3.connect(store)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
+    con.commit()
+    con.close()
+    assert main(["experiment", "run", str(config), "--quiet"]) == 1
+    assert "newer" in _one_error_line(capsys)
