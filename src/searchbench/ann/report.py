@@ -13,7 +13,7 @@ from ..errors import require
 from .relevance import cheapest_lossless
 from .sweep import SweepResult
 
-__all__ = ["pareto", "plot_svg", "render_html", "render_markdown", "rows"]
+__all__ = ["pareto", "plot", "plot_svg", "render_html", "render_markdown", "rows"]
 
 
 def _recall(p: dict[str, Any], variant: str = "by_id") -> float:
@@ -37,14 +37,21 @@ def _params(p: dict[str, Any]) -> str:
 
 
 def plot_svg(result: SweepResult, qps: str = "qps_batch") -> str:
-    """ann-benchmarks-style plot: knn_recall (x) vs QPS (y, log); frontier per index."""
+    """ann-benchmarks-style plot as an inline ``<svg>`` element."""
+    svg = plot(result, qps, "svg").decode()
+    return svg[svg.index("<svg"):]
+
+
+def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes:
+    """knn_recall (x) vs QPS (y, log): all points faint, the Pareto frontier of each
+    index family as a line, exact search as a dashed line; ``fmt`` svg, png or pdf."""
     require("matplotlib", "report")
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
     k = result.meta.get("k", 10)
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "searchbench"}):
-        fig = Figure(figsize=(7.5, 4.8))
+        fig = Figure(figsize=(7.5, 4.8), dpi=110)
         ax = fig.add_subplot()
         for name in sorted({p["index"] for p in result.points}):
             pts = [p for p in result.points if p["index"] == name]
@@ -63,10 +70,9 @@ def plot_svg(result: SweepResult, qps: str = "qps_batch") -> str:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(loc="lower left")
         fig.tight_layout()
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    return buf.getvalue()
 
 
 def rows(result: SweepResult) -> list[dict[str, str]]:

@@ -74,7 +74,8 @@ def sweep_command(
                                  "queries, corpus fingerprint)."),
     threads: int = typer.Option(None, "--threads", min=1, help="Threads for batch search "
                                 "and builds (default: all cores)."),
-    repeats: int = typer.Option(3, "--repeats", min=1, help="Batch runs per point (median)."),
+    repeats: int = typer.Option(3, "--repeats", min=1,
+                                help="Batch runs per point (the best is reported)."),
     relevance: bool = typer.Option(True, "--relevance/--no-relevance",
                                    help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries."),
     output: Path = typer.Option(Path("sweep.json"), "--output", "-o", help="Sweep JSON."),
