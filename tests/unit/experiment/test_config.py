@@ -32,7 +32,7 @@ def test_example_config_is_valid_and_expands(tmp_path):
     # 4 retrievers × 2 chunkers × 2 levels
     assert len(cells) == 16
     assert {c.level for c in cells} == {"doc", "chunk"}
-    assert cfg.baseline_system() == "bm25/tokens:128:16"
+    assert cfg.baseline_system() == "bm25/tokens:64:8"
     assert cfg.measures == ["nDCG@10", "RR@10", "R@10", "R@100", "P@5"]
 
 
