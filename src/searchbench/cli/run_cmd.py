@@ -106,13 +106,16 @@ def _build(o: dict[str, Any]) -> Any:
 
 def _token_counts(r: Any, run: Any, level: str) -> dict[str, int]:
     """Tokens of every retrieved result (the encoder's tokenizer, else words)."""
+    import numpy as np
+
     from searchbench.retrieval.chunking import whitespace_offsets
 
     enc = getattr(r, "encoder", None) or next(
         (x.encoder for x in getattr(r, "retrievers", []) if hasattr(x, "encoder")), None)
     count = enc.token_offsets if enc else whitespace_offsets
     texts = r.context_texts(level)
-    return {i: len(count(texts[i])) for i in run.doc_vocab.astype(str).tolist()}
+    used = run.doc_vocab[np.unique(run.doc_codes)].astype(str).tolist()
+    return {i: len(count(texts[i])) for i in used}
 
 
 def _score(es: Any, r: Any, run: Any, level: str) -> dict[str, float]:

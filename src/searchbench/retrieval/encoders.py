@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +102,10 @@ class SentenceTransformerEncoder(Encoder):
         self.batch_size, self.backend = batch_size, backend
         st = require("sentence_transformers", "embeddings")
         try:
-            self.model = st.SentenceTransformer(str(self.path), device=device,
-                                                local_files_only=True, backend=backend,
-                                                model_kwargs=model_kwargs)
+            with _quiet_transformers(self.quiet):
+                self.model = st.SentenceTransformer(str(self.path), device=device,
+                                                    local_files_only=True, backend=backend,
+                                                    model_kwargs=model_kwargs)
         except (OSError, ValueError, ImportError) as exc:
             raise BackendError(f"cannot load sentence-transformers model {self.name!r} "
                                f"from {self.path}: {exc}") from exc
@@ -122,6 +125,22 @@ class SentenceTransformerEncoder(Encoder):
         enc = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
                                    verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
+
+
+@contextmanager
+def _quiet_transformers(quiet: bool | None) -> Iterator[None]:
+    """Hide transformers' weight-loading bar unless stderr is a terminal (restored after)."""
+    from .progress import _enabled
+
+    logging = require("transformers", "embeddings").utils.logging
+    was = logging.is_progress_bar_enabled()
+    if was and not _enabled(quiet):
+        logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            logging.enable_progress_bar()
 
 
 def _kwargs_tag(model_kwargs: dict[str, Any] | None) -> str:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,7 +146,7 @@ class Hybrid(Retriever):
         """Index every child with the same (tokenizer-bound) chunker."""
         for r in self.retrievers:
             chunker = r._bind_chunker(chunker)
-        self.chunker = chunker
+        self.chunker, self.corpus = chunker, corpus
         for r in self.retrievers:
             r.index(corpus, chunker=chunker)
             self.timings[f"index_s.{r.name}"] = r.timings.get("index_s", 0.0)
@@ -157,9 +158,11 @@ class Hybrid(Retriever):
         if level not in LEVELS or k <= 0:
             raise ConfigError(f"level={level!r}, k={k}: expected doc|chunk and k > 0")
         depth = max(k, self.depth or 100)
+        t0 = time.perf_counter()
         runs = [r.search(queries, depth, level) for r in self.retrievers]
         fused = fuse(runs, self.fusion, rrf_k=self.rrf_k, weights=self.weights,
                      norm=self.norm, name=self.name).truncate(k)
+        self.timings["search_s"] = time.perf_counter() - t0
         for r in self.retrievers:
             self.timings[f"search_s.{r.name}"] = r.timings.get("search_s", 0.0)
         fused.metadata.update(self.describe(), level=level, k=k, timings=dict(self.timings),

@@ -100,11 +100,12 @@ def budget_run(run: Run, token_counts: Mapping[str, int], budget: int) -> Run:
 
 def _cumulative(run: Run, token_counts: Mapping[str, int]) -> list[np.ndarray]:
     ids = run.doc_vocab.astype(str).tolist()
-    missing = [i for i in ids if i not in token_counts]
+    used = set(np.unique(run.doc_codes).tolist())
+    missing = [i for j, i in enumerate(ids) if j in used and i not in token_counts]
     if missing:
         raise ConfigError(f"no token count for {len(missing)} retrieved ids (e.g. "
                           f"{missing[0]!r}); expected counts for every id in the run")
-    counts = np.asarray([token_counts[i] for i in ids], dtype=np.int64)[run.doc_codes]
+    counts = np.asarray([token_counts.get(i, 0) for i in ids], dtype=np.int64)[run.doc_codes]
     return [np.cumsum(counts[a:b]) for a, b in zip(run.offsets[:-1], run.offsets[1:],
                                                    strict=True)]
 
