@@ -15,6 +15,7 @@ from pathlib import Path
 import typer
 
 from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
+from .experiment_cmd import print_means_tables
 from .main import app
 
 
@@ -30,33 +31,6 @@ def _config_file(out: Path) -> Path:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     return path
-
-
-def _means_table(group, decimals: int) -> None:
-    """A compact rich table: a row per system, a column per measure, ▲/▼ marks."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ..report.comparison import _mark, _num, legend
-
-    cmp = group.comparison
-    table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
-                  title_justify="left")
-    table.add_column("system")
-    for m in cmp.measures:
-        table.add_column(m, justify="right")
-    for s in cmp.systems:
-        cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
-        for m in cmp.measures:
-            text = _num(cmp.means[s][m], decimals)
-            text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
-            cells.append(text + (_mark(cmp, s, m) or " "))
-        table.add_row(*cells)
-    console = Console(highlight=False, emoji=False,
-                      width=None if sys.stdout.isatty() else 120)
-    console.print(table)
-    console.print(legend(cmp), style="dim")
 
 
 @app.command("demo")
@@ -78,9 +52,7 @@ def demo_command(
         summary = run_experiment(cfg, out / "demo.sqlite", quiet=quiet or None, log=log)
         report = experiment_report(summary.store_path, config=cfg)
         written = report.write(out / "report", decimals=decimals)
-    for group in report.groups:
-        if group.comparison is not None:
-            _means_table(group, decimals)
+    print_means_tables(report, decimals)
     print(f"\n{len(summary.computed)} cells run, {len(summary.skipped)} reused from "
           f"{summary.store_path} in {time.perf_counter() - t0:.1f} s")
     print(f"HTML report: {written['html'].resolve()}")

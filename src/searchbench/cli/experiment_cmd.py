@@ -70,16 +70,38 @@ def run_command(
           + (f" --store {store}" if store else ""))
 
 
-def _print_tables(report, decimals: int) -> None:
-    from ..report.comparison import render_terminal
-    from ._output import console
+def means_table(group, decimals: int) -> None:
+    """A compact rich table: a row per system, a column per measure, ▲/▼ marks."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
 
-    for g in report.groups:
-        if g.comparison is None:
-            continue
-        print(f"\n{g.title}")
-        render_terminal(g.comparison, console=console() if sys.stdout.isatty() else None,
-                        decimals=decimals)
+    from ..report.comparison import _mark, _num, legend
+
+    cmp = group.comparison
+    table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
+                  title_justify="left")
+    table.add_column("system")
+    for m in cmp.measures:
+        table.add_column(m, justify="right")
+    for s in cmp.systems:
+        cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
+        for m in cmp.measures:
+            text = _num(cmp.means[s][m], decimals)
+            text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
+            cells.append(text + (_mark(cmp, s, m) or " "))
+        table.add_row(*cells)
+    console = Console(highlight=False, emoji=False,
+                      width=None if sys.stdout.isatty() else 120)
+    console.print(table)
+    console.print(legend(cmp), style="dim")
+
+
+def print_means_tables(report, decimals: int) -> None:
+    """The means table of every level of ``report`` (details are in the report files)."""
+    for group in report.groups:
+        if group.comparison is not None:
+            means_table(group, decimals)
 
 
 def build_report(config: Path, store: Path | None, out: Path | None,
@@ -123,7 +145,7 @@ def report_command(
     with reported_warnings(quiet):
         report, written = build_report(config, store, out, output_format, decimals)
     if tables:
-        _print_tables(report, decimals)
+        print_means_tables(report, decimals)
     if report.missing:
         print(f"warning: {len(report.missing)} cells are not in the store yet; run "
               f"'searchbench experiment run {config}'", file=sys.stderr)
