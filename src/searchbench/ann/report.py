@@ -83,8 +83,8 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
         lat = p["latency_ms"]
         out.append({
             "index": p["index"], "params": _params(p),
-            "recall": f"{rec['by_id']['mean']:.4f}",
-            "recall p5/min": f"{rec['by_id']['p5']:.2f} / {rec['by_id']['min']:.2f}",
+            f"knn_recall@{p['k']}": f"{rec['by_id']['mean']:.4f}",
+            "p5 / min": f"{rec['by_id']['p5']:.2f} / {rec['by_id']['min']:.2f}",
             "tie-aware": f"{rec['tie_aware']['mean']:.4f}",
             "ties": str(rec.get("queries_with_ties", "n/a")),
             "1-R@1": f"{p['one_recall_at_1']:.3f}",
@@ -106,7 +106,8 @@ def relevance_rows(result: SweepResult) -> list[dict[str, str]]:
         rel = p.get("relevance")
         if not rel:
             continue
-        row = {"index": p["index"], "params": _params(p), "recall": f"{_recall(p):.4f}",
+        row = {"index": p["index"], "params": _params(p),
+               f"knn_recall@{p['k']}": f"{_recall(p):.4f}",
                "QPS batch": f"{p['qps_batch']:,.0f}"}
         for m, v in rel.items():
             if isinstance(v, dict):
@@ -134,6 +135,21 @@ def conclusion(result: SweepResult) -> str:
             f"knn_recall@{best['k']} {_recall(best):.4f}; {deltas}.")
 
 
+def exact_line(result: SweepResult) -> str:
+    """Relevance of exact search itself, the baseline every Δ is measured against."""
+    rel = next((p["relevance"] for p in result.points if p.get("relevance")), None)
+    if not rel:
+        return ""
+    vals = ", ".join(f"{m} {v['exact']:.4f}" for m, v in rel.items() if isinstance(v, dict))
+    n = result.meta.get("relevance", {}).get("queries", "?")
+    return f"Exact search on the {n} judged queries: {vals}."
+
+
+def _load(m: dict[str, Any]) -> str:
+    load = m.get("machine", {}).get("load_average") or []
+    return " / ".join(f"{x:.1f}" for x in load)
+
+
 def _md_table(table: list[dict[str, str]]) -> str:
     if not table:
         return ""
@@ -149,10 +165,10 @@ def render_markdown(result: SweepResult) -> str:
     parts = [f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
              f"metric {m.get('metric')}, exact search {m.get('exact', {}).get('qps_batch', 0):,.0f}"
              f" QPS; {m.get('machine', {}).get('cpu')}, {m.get('machine', {}).get('cores')} "
-             f"cores, load {m.get('machine', {}).get('load_average')}", "", _md_table(rows(result))]
+             f"cores, load average {_load(m)}", "", _md_table(rows(result))]
     rel = relevance_rows(result)
     if rel:
-        parts += ["", _md_table(rel), "", conclusion(result)]
+        parts += ["", exact_line(result), "", _md_table(rel), "", conclusion(result)]
     return "\n".join(parts) + "\n"
 
 
@@ -171,7 +187,7 @@ figure{margin:0}
 queries, metric <b>{{ meta.metric }}</b>, k={{ meta.k }} (K={{ meta.K }} requested).
 knn_recall is agreement with exact search, <b>not</b> relevance recall.
 Tie tolerance: {{ tolerance }}. Machine: {{ meta.machine.cpu }}, {{ meta.machine.cores }}
-cores, load average {{ meta.machine.load_average }}; {{ libs }}.</p>
+cores, load average {{ load }}; {{ libs }}.</p>
 {% if conclusion %}<p><b>{{ conclusion }}</b></p>{% endif %}
 <h2>Recall – QPS (batch)</h2><figure>{{ svg_batch | safe }}</figure>
 <h2>Recall – QPS (single query)</h2><figure>{{ svg_single | safe }}</figure>
@@ -179,7 +195,7 @@ cores, load average {{ meta.machine.load_average }}; {{ libs }}.</p>
 {{ table(points) }}
 {% if relevance %}<h2>Relevance cost against exact search</h2>
 <p class="note">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
-α={{ meta.relevance.alpha }}; {{ meta.relevance.rule }}.</p>
+α={{ meta.relevance.alpha }}; {{ meta.relevance.rule }}. {{ exact_line }}</p>
 {{ table(relevance) }}{% endif %}
 <h2>Ground truth</h2><p class="note">{{ gt }}</p>
 </body></html>
@@ -200,7 +216,8 @@ def render_html(result: SweepResult, title: str = "ANN sweep") -> str:
     tol = result.points[0]["knn_recall"]["tolerance"] if result.points else ""
     libs = ", ".join(f"{k} {v}" for k, v in m.get("machine", {}).get("libraries", {}).items())
     gt = ", ".join(f"{k}: {v}" for k, v in m.get("ground_truth", {}).items())
-    return tpl.render(title=title, meta=m, tolerance=tol, libs=libs, gt=gt,
+    return tpl.render(title=title, meta=m, tolerance=tol, libs=libs, gt=gt, load=_load(m),
+                      exact_line=exact_line(result),
                       conclusion=conclusion(result), svg_batch=plot_svg(result),
                       svg_single=plot_svg(result, "qps_single"), points=rows(result),
                       relevance=relevance_rows(result))
