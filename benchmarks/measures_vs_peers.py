@@ -72,7 +72,49 @@ CONTENDERS = [
 ]
 
 
-def run_process(script: str, files: list[Path], env: dict[str, str], timeout: float
+@dataclass(frozen=True)
+class Limits:
+    """Per-process limits: wall seconds, and resident memory of the process tree."""
+
+    timeout: float = 3600.0
+    rss_kb: int = 16 * 2**20
+
+
+class Watchdog(threading.Thread):
+    """Kills a process group that runs too long or holds too much memory (shared machine)."""
+
+    def __init__(self, pid: int, limits: Limits) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.limits, self.done = pid, limits, threading.Event()
+        self.reason: str | None = None
+        self.seen_kb = 0  # largest resident memory seen while polling
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.done.wait(0.2):
+            rss = _tree_rss_kb(self.pid)
+            self.seen_kb = max(self.seen_kb, rss)
+            if rss > self.limits.rss_kb:
+                self.reason = f"killed: resident memory above {self.limits.rss_kb / 2**20:.1f} GiB"
+            elif time.monotonic() - start > self.limits.timeout:
+                self.reason = f"killed: slower than {self.limits.timeout:.0f} s"
+            if self.reason:
+                os.killpg(self.pid, 9)
+                return
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory (KiB) of a process and its descendants, read from /proc."""
+    total = 0
+    for line in _lines(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            total += int(line.split()[1])
+    for task in _lines(f"/proc/{pid}/task/{pid}/children")[:1]:
+        total += sum(_tree_rss_kb(int(child)) for child in task.split())
+    return total
+
+
+def run_process(script: str, files: list[Path], env: dict[str, str], limits: Limits
                 ) -> tuple[float, int, str, str, int]:
     """Run one runner; return wall seconds, peak RSS (KiB), stdout, stderr, exit code."""
     command = [sys.executable, str(PEERS / script), *map(str, files)]
@@ -82,17 +124,20 @@ def run_process(script: str, files: list[Path], env: dict[str, str], timeout: fl
             command = [GNU_TIME, "-f", "%M", "-o", str(rss_file), *command]
         with open(Path(tmp) / "out", "w+b") as out, open(Path(tmp) / "err", "w+b") as err:
             start = time.perf_counter()
-            proc = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-            killer = threading.Timer(timeout, proc.kill)
-            killer.start()
+            proc = subprocess.Popen(command, stdout=out, stderr=err, env=env,
+                                    start_new_session=True)
+            watchdog = Watchdog(proc.pid, limits)
+            watchdog.start()
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - start
-            killer.cancel()
+            watchdog.done.set()
             proc.returncode = code = os.waitstatus_to_exitcode(status)
             out.seek(0)
             err.seek(0)
             stdout, stderr = out.read().decode(), err.read().decode()
-        peak_kb = _read_peak(rss_file, usage.ru_maxrss)
+        if watchdog.reason:
+            stderr += f"\n{watchdog.reason}"
+        peak_kb = max(_read_peak(rss_file, usage.ru_maxrss), watchdog.seen_kb)
     return wall, peak_kb, stdout, stderr, code
 
 
@@ -104,9 +149,9 @@ def _read_peak(rss_file: Path, fallback_kb: int) -> int:
         return fallback_kb
 
 
-def record(result: Result, files: list[Path], env: dict[str, str], timeout: float) -> None:
+def record(result: Result, files: list[Path], env: dict[str, str], limits: Limits) -> None:
     """Run the contender once and fold the outcome into ``result``."""
-    wall, peak_kb, out, err, code = run_process(result.contender.script, files, env, timeout)
+    wall, peak_kb, out, err, code = run_process(result.contender.script, files, env, limits)
     result.peak_kb = max(result.peak_kb, peak_kb)
     if code != 0:
         last = err.strip().splitlines()[-1:] or [f"exit code {code}"]
@@ -117,7 +162,7 @@ def record(result: Result, files: list[Path], env: dict[str, str], timeout: floa
         result.means = json.loads(out.strip().splitlines()[-1])
 
 
-def run_all(contenders: list[Contender], files: list[Path], repeat: int, timeout: float
+def run_all(contenders: list[Contender], files: list[Path], repeat: int, limits: Limits
             ) -> list[Result]:
     """Interleave ``repeat`` rounds over the contenders (spreads the machine's noise)."""
     results = [Result(c) for c in contenders]
@@ -126,25 +171,25 @@ def run_all(contenders: list[Contender], files: list[Path], repeat: int, timeout
         for res in results:
             if res.contender.numba == "warm":  # untimed run that fills the cache
                 env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir)
-                run_process(res.contender.script, files, env, timeout)
+                run_process(res.contender.script, files, env, limits)
         for _ in range(repeat):
             for res in results:
                 if res.error is None:
-                    _timed_round(res, files, warm_dir, timeout)
+                    _timed_round(res, files, warm_dir, limits)
     finally:
         shutil.rmtree(warm_dir, ignore_errors=True)
     return results
 
 
-def _timed_round(res: Result, files: list[Path], warm_dir: str, timeout: float) -> None:
+def _timed_round(res: Result, files: list[Path], warm_dir: str, limits: Limits) -> None:
     """One timed run, with a fresh numba cache for a cold contender."""
     if res.contender.numba != "cold":
         env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir)
-        record(res, files, env, timeout)
+        record(res, files, env, limits)
         return
     cold_dir = tempfile.mkdtemp(prefix="numba-cold-")
     try:
-        record(res, files, dict(os.environ, NUMBA_CACHE_DIR=cold_dir), timeout)
+        record(res, files, dict(os.environ, NUMBA_CACHE_DIR=cold_dir), limits)
     finally:
         shutil.rmtree(cold_dir, ignore_errors=True)
 
@@ -233,6 +278,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--repeat", type=int, help="timed runs per contender (default 3; 1 --big)")
     p.add_argument("--only", nargs="*", help="labels (prefixes) of contenders to run")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per process")
+    p.add_argument("--rss-limit-gib", type=float, default=16.0,
+                   help="kill a process whose resident memory exceeds this")
     p.add_argument("--work-dir", type=Path, default=HERE / "_work")
     return p.parse_args()
 
@@ -267,7 +314,8 @@ def main() -> None:
     files = data_files(args)
     repeat = args.repeat or (1 if args.big else 3)
     header = machine()
-    results = run_all(select(args), files, repeat, args.timeout)
+    limits = Limits(args.timeout, int(args.rss_limit_gib * 2**20))
+    results = run_all(select(args), files, repeat, limits)
     sizes = ", ".join(f"{f.name} {f.stat().st_size / 2**20:.0f} MiB" for f in files)
     print("\n".join([
         f"command: python benchmarks/measures_vs_peers.py {' '.join(sys.argv[1:])}".rstrip(),
