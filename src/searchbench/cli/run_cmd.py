@@ -74,6 +74,8 @@ def run_command(
         context = sb.retrieval.context_tokens(run, counts, k)
         if token_budget:
             run = sb.retrieval.budget_run(run, counts, token_budget)
+            context["within_budget"] = sb.retrieval.context_tokens(run, counts, k)
+            context["within_budget"]["results"] = len(run) / max(run.n_queries, 1)
         scores = _score(es, r, run, level)
     run.metadata["context_tokens"] = context
     info = prov.provenance(run, es, spec, {"scores": scores, "wall_s": time.perf_counter() - t0})
@@ -148,7 +150,10 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
     shown = "  ".join(f"{m} {v:.4f}" for m, v in scores.items())
     typer.echo(f"wrote {output} ({run.n_queries} queries, {len(run)} results, level "
                f"{meta['level']}) and {side}")
+    budget = context.get("within_budget")
+    cut = (f"; within {meta['token_budget']} tokens: {budget['results']:.1f} results, "
+           f"{budget['mean']:.0f} tokens" if budget else "")
     typer.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
-               f"per query in the top {context['k']} (mean)  | index "
+               f"per query in the top {context['k']} (mean){cut}  | index "
                f"{sum(v for n, v in meta['timings'].items() if n.startswith('index_s')):.1f}s, "
                f"search {meta['timings'].get('search_s', 0.0):.1f}s")
