@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test lint install install-test bench clean
+.PHONY: demo test lint install install-test browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -27,6 +27,11 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
+# The HTML report test renders the report in headless Chromium (Debian's package).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium (report test)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
@@ -34,7 +39,7 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/searchbench demo
 
-test: install-test
+test: install-test browser
 	$(BIN)/ruff check src tests benchmarks
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
 
