@@ -92,3 +92,14 @@ def test_load_rejects_other_files(tmp_path):
     np.savez(tmp_path / "x.npz", a=np.zeros(3))
     with pytest.raises(DataFormatError, match="not a searchbench ground-truth"):
         GroundTruth.load(tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_same_result_for_any_thread_count(threads):
+    rng = np.random.default_rng(7)
+    base = rng.integers(-2, 3, size=(3000, 6)).astype(np.float32)  # many exact ties
+    queries = rng.integers(-2, 3, size=(40, 6)).astype(np.float32)
+    gt = exact_knn(base, queries, 10, "ip", base_block=200, query_block=16, threads=threads)
+    ids, dist = brute_force(base, queries, 20, "ip")
+    np.testing.assert_array_equal(gt.ids, ids)
+    np.testing.assert_allclose(gt.distances, dist, atol=1e-6, rtol=0)
