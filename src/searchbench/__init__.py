@@ -60,7 +60,7 @@ __all__ = [
     "parse_measures",
 ]
 
-_LAZY_SUBPACKAGES = frozenset({"ann", "retrieval"})
+_LAZY_SUBPACKAGES = frozenset({"ann", "experiment", "retrieval"})
 
 
 def __getattr__(name: str):
