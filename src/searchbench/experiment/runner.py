@@ -6,7 +6,8 @@ level; a hybrid cell fuses its components' runs. Every retriever of an experimen
 same chunks (token windows count whitespace-separated words), so runs fuse and chunk-level
 judgments agree. A cell is stored when it is complete (run file written atomically, then
 one transaction); cells already in the store are skipped, so running again after a crash
-or ``kill -9`` redoes only unfinished cells.
+or ``kill -9`` redoes only unfinished cells (and cells stored without a measure the config
+now asks for).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
         exp_id = db.upsert_experiment(cfg.name, str(cfg.path) if cfg.path else None,
                                       cfg.text, cfg.to_dict(), prov)
         summary = RunSummary(exp_id, path)
-        done = db.finished_keys(exp_id)
+        wanted = {*cfg.measures, "RR"}
+        done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
         for spec, es in sets.items():
             work = _Workspace(cfg, es, spec, say, quiet)
             work.run(db, exp_id, done, summary)
@@ -201,9 +203,7 @@ class _Workspace:
         key = (spec.name, chunker)
         if key not in self.indexes:
             retriever = self.make(spec)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # truncation is counted instead
-                retriever.index(self.es.corpus, chunker=_chunker(chunker))
+            retriever.index(self.es.corpus, chunker=_chunker(chunker))
             self.say(f"  indexed {spec.name} [{chunker}] in "
                      f"{retriever.timings['index_s']:.1f} s")
             self.indexes[key] = retriever

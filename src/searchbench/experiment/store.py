@@ -211,6 +211,16 @@ class ResultsStore:
                                 (experiment_id,))
         return {r[0] for r in rows}
 
+    def stored_measures(self, experiment_id: int) -> dict[str, set[str]]:
+        """``{cell_key: measures with stored per-query scores}`` of finished cells."""
+        rows = self._db.execute(
+            "SELECT DISTINCT c.cell_key, s.measure FROM cells c JOIN scores s "
+            "ON s.cell_id = c.id WHERE c.experiment_id = ?", (experiment_id,))
+        out: dict[str, set[str]] = {}
+        for key, measure in rows:
+            out.setdefault(key, set()).add(measure)
+        return out
+
     def save_cell(self, experiment_id: int, rec: CellRecord,
                   query_texts: dict[str, str]) -> None:
         """Store a finished cell and its scores in one transaction."""

@@ -103,3 +103,16 @@ def test_resume_after_sigkill_mid_grid(tiny_config, tmp_path):
         after = {c.cell_key: c.finished for c in db.cells(exp["id"])}
     assert len(after) == 9
     assert all(after[k] == v for k, v in before.items())  # finished cells not redone
+
+
+def test_a_new_measure_recomputes_cells_that_lack_it(tiny_config):
+    summary = run_experiment(load_config(tiny_config))
+    assert len(summary.computed) == 9
+    text = tiny_config.read_text().replace('measures = ["nDCG@10", "RR@10", "R@10"]',
+                                           'measures = ["nDCG@10", "RR@10", "R@10", "P@5"]')
+    tiny_config.write_text(text)
+    again = run_experiment(load_config(tiny_config))
+    assert len(again.computed) == 9 and again.skipped == []
+    with ResultsStore(again.store_path) as db:
+        cells = db.cells(again.experiment_id)
+    assert len(cells) == 9 and all("P@5" in c.scores for c in cells)
