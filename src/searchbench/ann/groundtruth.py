@@ -202,12 +202,14 @@ def _scan_queries(base: np.ndarray, q: np.ndarray, depth: int, metric: str,
     top_i = np.full((nr, depth), np.iinfo(np.int64).max, dtype=np.int64)
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     n_pending = 0
+    mask = np.empty(buf.shape, dtype=bool)
     for start in range(0, len(base), bb):
         block = _prepare_block(base[start:start + bb], metric, buf.dtype, start)
         s = np.matmul(q, block.T, out=buf[:nr, :len(block)])
         if metric == "l2":
             s -= 0.5 * np.einsum("ij,ij->i", block, block)
-        cand = _candidates(s, top_v[:, -1:], depth, start, start == 0)
+        cand = _candidates(s, top_v[:, -1:], depth, start, start == 0,
+                           mask[:nr, :len(block)])
         if cand is not None:
             pending.append(cand)
             n_pending += len(cand[0])
@@ -226,20 +228,20 @@ def _prepare_block(block: np.ndarray, metric: str, dtype: type, offset: int) -> 
     return block
 
 
-def _candidates(s: np.ndarray, thr: np.ndarray, depth: int, offset: int,
-                first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _candidates(s: np.ndarray, thr: np.ndarray, depth: int, offset: int, first: bool,
+                mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(rows, scores, ids) of block entries that may enter the top; ids = offset + col.
 
     Entries strictly above the row's threshold (an equal score has a larger id and loses);
     an ``argpartition`` of the block when that would be more than ``depth`` per row.
     """
     if not first:
-        flat = np.flatnonzero(s > thr)
+        flat = np.flatnonzero(np.greater(s, thr, out=mask))
         if len(flat) == 0:
             return None
         if len(flat) <= s.shape[0] * depth:
             rows, cols = np.divmod(flat, s.shape[1])
-            return rows, s.ravel()[flat], cols + offset
+            return rows, s[rows, cols], cols + offset
     take = min(depth, s.shape[1])
     part = np.argpartition(s, s.shape[1] - take, axis=1)[:, s.shape[1] - take:]
     part.sort(axis=1)  # id order within a row, for the stable merge
