@@ -208,11 +208,12 @@ class Retriever:
                 break
             best_c = best_v = None
             for u0, u1, scores in self._score_blocks(block):
-                c, v = self._reduce(scores, u0, u1, to_docs)
+                codes, vals = self._reduce(scores, u0, u1, to_docs)
+                c, v = exact_topk(vals, codes, key, k)  # this block's top k, then merge
                 if best_v is not None:
-                    c = np.concatenate([best_c, c], axis=1)
-                    v = np.concatenate([best_v, v], axis=1)
-                best_c, best_v = exact_topk(v, c, key, k)
+                    c, v = exact_topk(np.concatenate([best_v, v], axis=1),
+                                      np.concatenate([best_c, c], axis=1), key, k)
+                best_c, best_v = c, v
             if best_c is None:
                 best_c, best_v = np.empty((len(block), 0), np.int64), np.empty((len(block), 0))
             out_c.append(best_c)

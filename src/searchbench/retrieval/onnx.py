@@ -96,7 +96,10 @@ class OnnxEncoder(Encoder):
         self.name = f"{name}-onnx{'-int8' if quantized else ''}"
         self.pooling, self.normalise, self.max_seq_length = _st_settings(src)
         self.path = export_onnx(src, quantized)
-        self.session = ort.InferenceSession(str(self.path), providers=["CPUExecutionProvider"])
+        opts = ort.SessionOptions()
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared CPUs
+        self.session = ort.InferenceSession(str(self.path), opts,
+                                            providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = tokenizers.Tokenizer.from_file(str(src / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_seq_length)
