@@ -51,3 +51,15 @@ def require(module: str, extra: str):
         raise MissingDependencyError(
             f"this feature needs the '{module}' package: pip install 'searchbench[{extra}]'"
         ) from exc
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for :func:`warnings.warn` pointing at the first frame outside searchbench."""
+    import sys
+    from pathlib import Path
+
+    package = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

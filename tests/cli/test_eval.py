@@ -34,8 +34,25 @@ def test_json_per_query(files, capsys) -> None:
 def test_trec_layout_with_trec_names(files, capsys) -> None:
     assert main(["eval", *files, "-m", "P@1,RR", "-f", "trec", "--trec-names"]) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert lines == [["runid", "all", "run.trec"], ["P_1", "all", "0.5000"],
+    assert lines == [["runid", "all", "sys"], ["P_1", "all", "0.5000"],
                      ["recip_rank", "all", "0.7500"]]
+
+
+def test_trec_layout_is_trec_eval_s(files, capsys) -> None:
+    """Query by query, then 'all'; counts as integers; num_q only for 'all'."""
+    assert main(["eval", *files, "-m", "num_ret,num_q,P.1", "-f", "trec", "--trec-names",
+                 "--per-query"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines == [["runid", "all", "sys"],
+                     ["num_ret", "q1", "2"], ["P_1", "q1", "0.0000"],
+                     ["num_ret", "q2", "1"], ["P_1", "q2", "1.0000"],
+                     ["num_ret", "all", "3"], ["num_q", "all", "2"], ["P_1", "all", "0.5000"]]
+
+
+def test_trec_names_keep_measures_with_other_rel_apart(files, capsys) -> None:
+    assert main(["eval", *files, "-m", "P@1", "-m", "P(rel=2)@1", "--trec-names",
+                 "-f", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measures"] == {"P_1": 0.5, "P(rel=2)@1": 0.5}
 
 
 def test_tsv_and_table(files, capsys) -> None:
@@ -51,7 +68,7 @@ def test_tsv_and_table(files, capsys) -> None:
     [
         (["-m", "foo"], "unknown measure 'foo'"),
         (["-m", "P@0"], "positive integer"),
-        (["--missing", "drop"], "missing='drop' is not a policy"),
+        (["-m", "AP(rel=0)"], "rel must be a positive integer"),
     ],
 )
 def test_user_errors_exit_1_with_one_line(files, capsys, args, message) -> None:
@@ -67,8 +84,27 @@ def test_bad_file_exits_1(tmp_path: Path, files, capsys) -> None:
     assert f"{bad}:1: score 'notanumber' is not a number" in capsys.readouterr().err
 
 
-def test_usage_error_exits_2(capsys) -> None:
+def test_usage_error_exits_2(files, capsys) -> None:
     assert main(["eval"]) == 2
+    assert main(["eval", *files, "--missing", "drop"]) == 2
+    assert main(["eval", *files, "--keep", "last"]) == 2
+
+
+def test_corrupt_gzip_is_one_line(tmp_path: Path, files, capsys) -> None:
+    import gzip
+
+    bad = tmp_path / "cut.trec.gz"
+    bad.write_bytes(gzip.compress(RUN.encode() * 50)[:-30])
+    assert main(["eval", files[0], str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{bad}: the compressed file is truncated or corrupt" in err[0]
+
+
+def test_run_names_are_not_markup(tmp_path: Path, files, capsys) -> None:
+    odd = tmp_path / "[bold]x[.trec"
+    odd.write_text(RUN)
+    assert main(["eval", files[0], str(odd), "-m", "P@1"]) == 0
+    assert "[bold]x[.trec" in capsys.readouterr().out
 
 
 def test_console_script_and_module_entry(files) -> None:

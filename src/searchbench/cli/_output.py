@@ -57,11 +57,23 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
-def fmt(value: float, decimals: int) -> str:
-    """Render a value: integers as integers, others with ``decimals`` decimals."""
-    if float(value).is_integer() and abs(value) >= 1 and decimals:
-        return str(int(value)) if abs(value) > 1 else f"{value:.{decimals}f}"
-    return f"{value:.{decimals}f}"
+def fmt(value: float, decimals: int, is_count: bool = False) -> str:
+    """Render a value: counts as integers, others with ``decimals`` decimals."""
+    return str(round(value)) if is_count else f"{value:.{decimals}f}"
+
+
+class Missing(StrEnum):
+    """Policy for qrels queries absent from a run."""
+
+    zero = "zero"
+    skip = "skip"
+
+
+class Keep(StrEnum):
+    """Policy for duplicate (query, doc) lines."""
+
+    max = "max"
+    first = "first"
 
 
 def run_name(path: Path, runs: list[Path]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -10,6 +11,8 @@ from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
+    Keep,
+    Missing,
     console,
     fmt,
     print_json,
@@ -33,15 +36,15 @@ def eval_command(
              f"Default: {' '.join(DEFAULT_MEASURES)}.",
     ),
     per_query: bool = typer.Option(False, "--per-query", help="Also print per-query values."),
-    missing: str = typer.Option(
-        "zero", "--missing",
+    missing: Missing = typer.Option(
+        Missing.zero, "--missing",
         help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
              "'skip' averages over queries in both (trec_eval's default).",
     ),
     depth: int | None = typer.Option(
         None, "--depth", "-M", min=1, help="Evaluate only the top N of each query (trec_eval -M)."
     ),
-    keep: str | None = typer.Option(
+    keep: Keep | None = typer.Option(
         None, "--keep", help="Duplicate (query, doc) lines: keep 'max' or 'first' instead of "
                              "failing."),
     output_format: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
@@ -59,73 +62,95 @@ def eval_command(
     from ..measures import Evaluator
     from ..measures.spec import trec_name
 
+    keep_policy = keep.value if keep else None
     with reported_warnings(quiet):
-        evaluator = Evaluator(Qrels.from_file(qrels, keep=keep), measure or DEFAULT_MEASURES,
-                              missing=missing, depth=depth)
-        results = [evaluator.evaluate(Run.from_file(path, name=run_name(path, runs), keep=keep))
-                   for path in runs]
-    label = {m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures}
+        evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
+                              measure or DEFAULT_MEASURES, missing=missing.value, depth=depth)
+        loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
+                  for path in runs]
+        results = [evaluator.evaluate(run) for run in loaded]
+    out = _Output(
+        label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
+        counts={m.name for m in evaluator.measures if m.is_count},
+        per_query=per_query, decimals=decimals,
+    )
     if output_format is Format.json:
-        for res in results:
-            obj = res.to_dict(per_query=per_query)
-            obj["measures"] = {label[k]: v for k, v in obj["measures"].items()}
-            if per_query:
-                obj["per_query"] = {label[k]: v for k, v in obj["per_query"].items()}
-            print_json(obj)
+        _print_json(results, out)
     elif output_format is Format.trec:
-        _print_trec(results, label, per_query, decimals)
+        tags = [run.metadata.get("tag") or run.name for run in loaded]
+        _print_trec(results, tags, out)
     elif output_format is Format.tsv:
-        _print_tsv(results, label, per_query, decimals)
+        _print_tsv(results, out)
     else:
-        _print_table(results, label, per_query, decimals)
+        _print_table(results, out)
 
 
-def _rows(results, label, per_query: bool):
-    """``(run, query or 'all', measure label, value, is_mean)`` in output order."""
+@dataclass(frozen=True)
+class _Output:
+    label: dict[str, str]
+    counts: set[str]
+    per_query: bool
+    decimals: int
+
+    def text(self, name: str, value: float) -> str:
+        return fmt(value, self.decimals, name in self.counts)
+
+
+def _print_json(results, out: _Output) -> None:
     for res in results:
-        for name in res.measures:
-            if per_query:
-                for qid, value in zip(res.query_ids.tolist(), res.scores[name].tolist(),
-                                      strict=True):
-                    yield res.run_name, qid, label[name], value, False
-            yield res.run_name, "all", label[name], res.mean[name], True
+        obj = res.to_dict(per_query=out.per_query)
+        obj["measures"] = {out.label[k]: v for k, v in obj["measures"].items()}
+        if out.per_query:
+            obj["per_query"] = {out.label[k]: v for k, v in obj["per_query"].items()}
+        print_json(obj)
 
 
-def _print_trec(results, label, per_query: bool, decimals: int) -> None:
-    current = None
-    for run, qid, name, value, is_mean in _rows(results, label, per_query):
-        if run != current:
-            print(f"{'runid':<22}\tall\t{run}")
-            current = run
-        text = fmt(value, decimals) if is_mean else f"{value:.{decimals}f}"
-        print(f"{name:<22}\t{qid}\t{text}")
+def _query_rows(res, out: _Output):
+    """``(query, measure name, value)`` in trec_eval's order: query by query, then 'all'."""
+    if out.per_query:
+        for i, qid in enumerate(res.query_ids.tolist()):
+            for name in res.measures:
+                if name != "NumQ":  # trec_eval prints num_q only for 'all'
+                    yield qid, name, float(res.scores[name][i])
+    for name in res.measures:
+        yield "all", name, res.mean[name]
 
 
-def _print_tsv(results, label, per_query: bool, decimals: int) -> None:
+def _print_trec(results, tags: list[str], out: _Output) -> None:
+    for res, tag in zip(results, tags, strict=True):
+        print(f"{'runid':<22}\tall\t{tag}")
+        for qid, name, value in _query_rows(res, out):
+            print(f"{out.label[name]:<22}\t{qid}\t{out.text(name, value)}")
+
+
+def _print_tsv(results, out: _Output) -> None:
     print("run\tquery\tmeasure\tvalue")
-    for run, qid, name, value, is_mean in _rows(results, label, per_query):
-        text = fmt(value, decimals) if is_mean else f"{value:.{decimals}f}"
-        print(f"{run}\t{qid}\t{name}\t{text}")
+    for res in results:
+        for qid, name, value in _query_rows(res, out):
+            print(f"{res.run_name}\t{qid}\t{out.label[name]}\t{out.text(name, value)}")
 
 
-def _print_table(results, label, per_query: bool, decimals: int) -> None:
+def _print_table(results, out: _Output) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    out = console()
+    console_out = console()
     names = results[0].measures
-    table = Table(title=f"{results[0].num_q} queries", title_justify="left")
+    table = Table()
     table.add_column("run")
+    table.add_column("queries", justify="right")
     for name in names:
-        table.add_column(label[name], justify="right")
+        table.add_column(escape(out.label[name]), justify="right")
     for res in results:
-        table.add_row(res.run_name, *[fmt(res.mean[n], decimals) for n in names])
-    out.print(table)
-    if per_query:
+        table.add_row(escape(res.run_name), str(res.num_q),
+                      *[out.text(n, res.mean[n]) for n in names])
+    console_out.print(table)
+    if out.per_query:
         for res in results:
-            pq = Table(title=f"{res.run_name}: per query", title_justify="left")
+            pq = Table(title=f"{escape(res.run_name)}: per query", title_justify="left")
             pq.add_column("query")
             for name in names:
-                pq.add_column(label[name], justify="right")
+                pq.add_column(escape(out.label[name]), justify="right")
             for i, qid in enumerate(res.query_ids.tolist()):
-                pq.add_row(qid, *[f"{res.scores[n][i]:.{decimals}f}" for n in names])
-            out.print(pq)
+                pq.add_row(escape(qid), *[out.text(n, res.scores[n][i]) for n in names])
+            console_out.print(pq)

@@ -31,6 +31,8 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     """
     q_codes, q_vocab = _interned(query_ids)
     d_codes, d_vocab = _interned(doc_ids)
+    _check_ids(q_vocab, "query")
+    _check_ids(d_vocab, "doc")
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -39,6 +41,19 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
     return Grouped(q_vocab, offsets, d_vocab, q_codes, d_codes, values)
+
+
+def _check_ids(vocab: np.ndarray, what: str) -> None:
+    """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(vocab, type=pa.string())
+    bad = pc.or_(pc.equal(pc.utf8_length(arr), 0), pc.match_substring_regex(arr, r"\s"))
+    if len(arr) and pc.any(bad).as_py():
+        example = arr.filter(bad)[0].as_py()
+        raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace; expected "
+                              "ids without spaces, tabs or newlines")
 
 
 @dataclass(frozen=True)

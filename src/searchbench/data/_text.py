@@ -36,12 +36,23 @@ def open_binary(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
         with open(path, "rb") as probe:
             magic = probe.read(2)
         return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-    if isinstance(source, io.TextIOBase) or "b" not in getattr(source, "mode", "b"):
-        return io.BytesIO(source.read().encode("utf-8"))  # type: ignore[arg-type]
-    head = source.read(2)
-    rest = source.read()
-    data = head + rest
-    return io.BytesIO(gzip.decompress(data) if head == b"\x1f\x8b" else data)
+    start = source.tell() if source.seekable() else None
+    data = source.read()
+    if start is not None:
+        source.seek(start)  # a file object can be read again (sniffing, error location)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return io.BytesIO(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+
+
+def rewindable(source: str | os.PathLike[str] | IO[Any]) -> str | os.PathLike[str] | IO[Any]:
+    """A path as is; a file object that cannot seek (a pipe) read into memory once."""
+    if isinstance(source, (str, os.PathLike)) or source.seekable():
+        return source
+    data = source.read()
+    stream = io.BytesIO(data.encode("utf-8") if isinstance(data, str) else data)
+    stream.name = source_name(source)  # type: ignore[attr-defined]
+    return stream
 
 
 def iter_blocks(stream: IO[bytes], block_size: int = BLOCK_SIZE) -> Iterator[bytes]:

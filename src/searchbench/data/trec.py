@@ -8,6 +8,7 @@ error for its message.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import tempfile
@@ -22,7 +23,14 @@ import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
 from ._columns import Interned
-from ._text import iter_blocks, keep_first_fields, normalise, open_binary, source_name
+from ._text import (
+    iter_blocks,
+    keep_first_fields,
+    normalise,
+    open_binary,
+    rewindable,
+    source_name,
+)
 from .ids import Interner
 
 if TYPE_CHECKING:
@@ -43,13 +51,16 @@ def read_run(
     """Read a TREC run ``qid Q0 docid rank score tag`` (extra trailing fields ignored)."""
     from .run import Run
 
+    path = rewindable(path)
     src = source_name(path)
     query_ids, doc_ids, scores = _read_table(
         path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
         min_fields=6, what="run")
-    tag = name or _first_tag(path) or Path(src).name
-    return Run.from_columns(query_ids, doc_ids, scores, name=tag, keep=keep, source=src,
-                            describe_line=_line_finder(path, src))
+    tag = _first_tag(path)
+    run = Run.from_columns(query_ids, doc_ids, scores, name=name or tag or Path(src).name,
+                           keep=keep, source=src, describe_line=_line_finder(path, src))
+    run.metadata["tag"] = tag
+    return run
 
 
 def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None) -> Qrels:
@@ -60,6 +71,7 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
     """
     from .qrels import Qrels
 
+    path = rewindable(path)
     src = source_name(path)
     n_fields, has_header = _sniff_qrels(path, src)
     columns = TREC_QRELS_COLUMNS if n_fields == 4 else BEIR_QRELS_COLUMNS
@@ -84,7 +96,7 @@ def _read_table(
     spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
     queries, docs, values, line_base = Interner(), Interner(), [], 0
     with open_binary(path) as stream:
-        for block in iter_blocks(stream):
+        for block in _guarded_blocks(stream, src):
             data = normalise(block)
             if skip_header and line_base == 0:
                 data = _HEADER.sub(rb"\1", data, count=1)
@@ -97,6 +109,17 @@ def _read_table(
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
     return Interned(*queries.finish()), Interned(*docs.finish()), np.concatenate(values)
+
+
+def _guarded_blocks(stream: IO[bytes], src: str) -> Iterator[bytes]:
+    """Blocks of the stream; a truncated or corrupt gzip file becomes a DataFormatError."""
+    import zlib
+
+    try:
+        yield from iter_blocks(stream)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise DataFormatError(f"{src}: the compressed file is truncated or corrupt ({exc}); "
+                              "expected a complete .gz file") from None
 
 
 _HEADER = re.compile(rb"^(\n*)[^\n]*")
@@ -151,8 +174,12 @@ def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> E
     for i, raw in enumerate(data.split(b"\n")):
         if not raw:
             continue
-        fields = raw.decode("utf-8", "replace").split(" ")
         where = f"{spec.src}:{line_base + i + 1}"
+        try:
+            fields = raw.decode("utf-8").split(" ")
+        except UnicodeDecodeError as err:
+            return DataFormatError(f"{where}: byte {raw[err.start]:#04x} is not valid UTF-8; "
+                                   "expected UTF-8 text")
         too_many = spec.max_fields is not None and len(fields) > spec.max_fields
         if len(fields) < spec.min_fields or too_many:
             expected = spec.min_fields if spec.max_fields == spec.min_fields else \
@@ -202,14 +229,7 @@ def _is_int(text: str) -> bool:
 def _iter_lines(path: str | os.PathLike[str] | IO[Any], limit: int | None = None
                 ) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of data lines, line by line: for sniffing and error paths only."""
-    if not isinstance(path, (str, os.PathLike)):
-        pos = path.tell() if path.seekable() else None
-        if pos is None:
-            return
-    else:
-        pos = None
-    stream = open_binary(path)
-    try:
+    with open_binary(path) as stream:
         seen = 0
         for n, raw in enumerate(stream, start=1):
             line = raw.decode("utf-8", "replace").lstrip("\ufeff")
@@ -219,11 +239,6 @@ def _iter_lines(path: str | os.PathLike[str] | IO[Any], limit: int | None = None
             seen += 1
             if limit is not None and seen >= limit:
                 return
-    finally:
-        if pos is not None:
-            path.seek(pos)  # type: ignore[union-attr]
-        elif isinstance(path, (str, os.PathLike)):
-            stream.close()
 
 
 def _line_finder(path: str | os.PathLike[str] | IO[Any], src: str, skip_header: bool = False
@@ -284,6 +299,12 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str = "tr
     _atomic_write_lines(path, lines, header=header)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write_lines(path: str | os.PathLike[str], lines: pa.Array,
                         header: str | None = None) -> None:
     """Write lines to a temp file beside ``path`` and rename it into place (.gz if named so)."""
@@ -302,6 +323,7 @@ def _atomic_write_lines(path: str | os.PathLike[str], lines: pa.Array,
                 out.write("\n".join(lines.to_pylist()).encode("utf-8") + b"\n")
             if out is not raw:
                 out.close()
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

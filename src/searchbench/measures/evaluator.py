@@ -13,7 +13,7 @@ import pyarrow as pa
 from ..data.ids import lookup
 from ..data.qrels import Qrels
 from ..data.run import Run
-from ..errors import DataFormatError
+from ..errors import DataFormatError, user_stacklevel
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
 
@@ -191,7 +191,7 @@ def _warn(name: str, n_missing: int, n_extra: int, missing: str) -> None:
         policy = "scored 0 (missing='zero', trec_eval -c)" if missing == "zero" else \
             "left out of the mean (missing='skip')"
         warnings.warn(f"run {name!r}: {n_missing} qrels queries have no results; {policy}",
-                      SearchbenchWarning, stacklevel=3)
+                      SearchbenchWarning, stacklevel=user_stacklevel())
     if n_extra:
         warnings.warn(f"run {name!r}: {n_extra} queries are not in the qrels and are ignored",
-                      SearchbenchWarning, stacklevel=3)
+                      SearchbenchWarning, stacklevel=user_stacklevel())

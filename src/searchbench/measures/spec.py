@@ -202,6 +202,9 @@ def _parse_params(raw: str, family: str, text: str | None) -> dict[str, object]:
                 params["rel"] = int(value)
             except ValueError:
                 raise _unknown(raw, f"rel must be an integer, found {value!r}") from None
+            if params["rel"] < 1:
+                raise _unknown(raw, f"rel must be a positive integer (trec_eval -l), "
+                                    f"found {params['rel']}")
         elif key == "gain":
             if value not in ("linear", "exp"):
                 raise _unknown(raw, f"gain must be 'linear' or 'exp', found {value!r}")
@@ -243,8 +246,8 @@ _TREC_NAMES = {"P": "P", "R": "recall", "RR": "recip_rank", "AP": "map", "nDCG":
 def trec_name(m: Measure) -> str:
     """trec_eval's name for ``m`` (``ndcg_cut_10``, ``P_5``); canonical if it has none."""
     base = _TREC_NAMES.get(m.family)
-    if base is None or m.gain != "linear":
-        return m.name
+    if base is None or m.gain != "linear" or m.rel != 1:
+        return m.name  # trec_eval sets rel globally (-l): its names cannot say it
     if m.cutoff is None:
         return base
     if m.family in ("AP", "nDCG"):

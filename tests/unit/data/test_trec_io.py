@@ -189,3 +189,55 @@ def test_rank_order_of_presorted_files_with_ties(seed: int) -> None:
         items = [(d, float(s)) for qq, d, s in rows if qq == q]
         assert run.ranking(q) == sorted(items, key=lambda x: (x[1], x[0].encode()),
                                         reverse=True)
+
+
+@pytest.mark.parametrize("ids", [({"q x": {"a": 1.0}}), ({"q": {"": 1.0}}), ({"q": {"a\tb": 1.0}})])
+def test_ids_with_whitespace_or_empty_are_refused(ids: dict) -> None:
+    with pytest.raises(DataFormatError, match="is empty or holds whitespace"):
+        sb.Run.from_dict(ids)
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "r", b"q Q0 a 1 1.0 t\nq Q0 \xff 2 0.5 t\n")
+    with pytest.raises(DataFormatError, match=r"r:2: byte 0xff is not valid UTF-8"):
+        sb.Run.from_file(path)
+
+
+def test_pipes_and_file_objects_read_like_paths(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "q", "# c\nq1 0 d1 1\nq1 0 d2 0\n")
+    code = ("import sys, searchbench as sb;"
+            "print(sb.Qrels.from_file(sys.stdin.buffer).to_dict())")
+    with open(path, "rb") as stdin:
+        out = subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True,
+                             text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'q1': {'d1': 1, 'd2': 0}}"
+    run_path = write(tmp_path, "r", RUN)
+    with open(run_path, "rb") as fh:
+        assert sb.Run.from_file(fh).name == sb.Run.from_file(run_path).name == "t"
+
+
+def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        sb.Run.from_dict({"q": {"a": 1.0}}).to_file(tmp_path / "r.trec")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.trec").stat().st_mode & 0o777 == 0o644
+
+
+def test_block_wise_reading_equals_one_block(trec_eval_dir: Path, monkeypatch) -> None:
+    """Interning across many small blocks gives the same run as one big block."""
+    from searchbench.data import _text
+
+    whole = sb.Run.from_file(trec_eval_dir / "results.test")
+    monkeypatch.setattr("searchbench.data.trec.iter_blocks",
+                        lambda s: _text.iter_blocks(s, block_size=997))
+    blocks = sb.Run.from_file(trec_eval_dir / "results.test")
+    assert blocks.to_dict() == whole.to_dict()
+    assert blocks.doc_vocab.tolist() == whole.doc_vocab.tolist()

@@ -112,3 +112,9 @@ def test_chunked_evaluation_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> 
         chunked = sb.evaluate(qrels, run, names)
     for name in names:
         np.testing.assert_array_equal(whole.scores[name], chunked.scores[name])
+
+
+def test_warnings_point_at_the_caller() -> None:
+    with pytest.warns(sb.SearchbenchWarning) as record:
+        sb.evaluate(QRELS, RUN, ["P@2"])
+    assert {w.filename for w in record} == {__file__}

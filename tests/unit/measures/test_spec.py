@@ -57,3 +57,9 @@ def test_duplicates_are_dropped_in_order() -> None:
 def test_trec_names() -> None:
     assert [trec_name(parse_measure(n)) for n in ["nDCG@10", "AP@5", "P@5", "RR", "R@100"]] == [
         "ndcg_cut_10", "map_cut_5", "P_5", "recip_rank", "recall_100"]
+
+
+@pytest.mark.parametrize("text", ["AP(rel=0)", "P(rel=-1)@5"])
+def test_relevance_level_must_be_positive(text: str) -> None:
+    with pytest.raises(UnknownMeasureError, match="rel must be a positive integer"):
+        parse_measure(text)
