@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,6 +138,9 @@ class Retriever:
         self.chunker = self._bind_chunker(chunker)
         self.corpus = corpus
         self.units = build_units(corpus, self.chunker, self.with_title)
+        if self.units.skipped_empty:
+            warnings.warn(f"{self.units.skipped_empty} of {len(corpus)} documents are empty "
+                          "(no title or text) and were skipped", stacklevel=2)
         self._fit(self.units.texts)
         self.timings["index_s"] = time.perf_counter() - t0
         return self

@@ -64,7 +64,8 @@ def _hand_corpus() -> sb.Corpus:
 
 def test_doc_level_ranks_a_document_at_its_best_chunk():
     queries = sb.Queries.from_dict({"q": "cats purr"})
-    bm = BM25(stemmer=None, stopwords=None).index(_hand_corpus(), chunker=SentenceChunker(1))
+    with pytest.warns(UserWarning, match="1 of 3 documents are empty"):
+        bm = BM25(stemmer=None, stopwords=None).index(_hand_corpus(), chunker=SentenceChunker(1))
     chunk_run = bm.search(queries, k=10, level="chunk")
     doc_level = bm.search(queries, k=10, level="doc")
     best = {}
