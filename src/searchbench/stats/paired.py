@@ -24,7 +24,10 @@ Resampling is vectorised: sign (or count) matrices of a bounded number of rows a
 from ``numpy.random.Generator(PCG64(seed))`` and multiplied with the difference matrix. The
 chunk size depends only on ``n``, so the same ``seed`` gives the same p-values whatever the
 number of comparisons or threads; ``|S|`` ties are compared with a tolerance of
-``1e-9 · Σ|d|`` so floating-point summation order cannot flip a count.
+``1e-9 · Σ|d|`` so floating-point summation order cannot flip a count. Memory stays bounded
+whatever ``B``: counts are accumulated chunk by chunk, and the bootstrap keeps only the
+tails of ``d̄*`` its percentile interval needs. ``B`` is at most :data:`MAX_RESAMPLES`
+(10⁷), and ``seed`` must be a non-negative integer.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import numpy as np
 from ..errors import ConfigError
 
 __all__ = [
+    "MAX_RESAMPLES",
     "TESTS",
     "PairedTestResult",
     "bootstrap",
@@ -57,6 +61,7 @@ _ALIASES = {
 _CHUNK_ELEMENTS = 1 << 21  # sign/count matrix entries per chunk (16 MB as float64)
 _TIE_TOL = 1e-9
 MAX_EXACT_QUERIES = 24
+MAX_RESAMPLES = 10**7  # permutations or bootstrap resamples (time grows linearly with B)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,20 @@ def _as_matrix(diffs: np.ndarray) -> np.ndarray:
     if not np.isfinite(d).all():
         raise ConfigError("per-query differences contain NaN or infinity")
     return d
+
+
+def _generator(seed: int) -> np.random.Generator:
+    """``Generator(PCG64(seed))``, or :class:`ConfigError` for a seed numpy refuses."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.Generator(np.random.PCG64(int(seed)))
+
+
+def _check_resamples(value: int, what: str) -> None:
+    if not 1 <= value <= MAX_RESAMPLES:
+        raise ConfigError(f"{what} must be between 1 and {MAX_RESAMPLES:,}, got {value:,}; "
+                          "10,000 is usually enough (the p-value's standard error is "
+                          "at most 0.005)")
 
 
 def _shape_like(values: np.ndarray, diffs: np.ndarray) -> np.ndarray | float:
@@ -167,7 +186,7 @@ def _sign_chunks(n: int, n_permutations: int, seed: int, exact: bool) -> Iterato
     """Bit matrices (1 = flip the sign) of bounded size: all 2^n, or ``n_permutations``."""
     rows = _chunk_rows(n)
     total = 1 << n if exact else n_permutations
-    rng = np.random.Generator(np.random.PCG64(seed))
+    rng = _generator(seed)
     for start in range(0, total, rows):
         stop = min(total, start + rows)
         yield _all_bits(start, stop, n) if exact else _random_bits(rng, stop - start, n)
@@ -189,8 +208,7 @@ def randomization(
     """
     d = _as_matrix(diffs)
     n = d.shape[0]
-    if n_permutations < 1:
-        raise ConfigError(f"n_permutations must be >= 1, got {n_permutations}")
+    _check_resamples(n_permutations, "n_permutations")
     if exact is None:
         exact = n <= MAX_EXACT_QUERIES and (1 << n) <= n_permutations
     if exact and n > MAX_EXACT_QUERIES:
@@ -227,22 +245,48 @@ def bootstrap(
     """
     d = _as_matrix(diffs)
     n = d.shape[0]
-    if n_resamples < 1:
-        raise ConfigError(f"n_resamples must be >= 1, got {n_resamples}")
-    rng = np.random.Generator(np.random.PCG64(seed))
+    _check_resamples(n_resamples, "n_resamples")
+    rng = _generator(seed)
     rows = _chunk_rows(n)
-    means = np.empty((n_resamples, d.shape[1]))
+    observed = d.mean(axis=0)
+    limit = np.abs(observed) - _TIE_TOL * np.abs(d).mean(axis=0)
+    count = np.zeros(d.shape[1], dtype=np.int64)
+    qs = ((1.0 - confidence) / 2, (1.0 + confidence) / 2)
+    (lo_at, lo_frac), (hi_at, hi_frac) = (_position(n_resamples, q) for q in qs)
+    k_lo, k_hi = min(n_resamples, lo_at + 2), n_resamples - hi_at
+    smallest = largest = np.empty((0, d.shape[1]))
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
-        counts = _resample_counts(rng, stop - start, n)
-        means[start:stop] = (counts.astype(np.float64) @ d) / n
-    observed = d.mean(axis=0)
-    tol = _TIE_TOL * np.abs(d).mean(axis=0)
-    count = (np.abs(means - observed) >= np.abs(observed) - tol).sum(axis=0)
+        means = (_resample_counts(rng, stop - start, n).astype(np.float64) @ d) / n
+        count += (np.abs(means - observed) >= limit).sum(axis=0)
+        smallest = _tail(np.vstack([smallest, means]), k_lo, low=True)
+        largest = _tail(np.vstack([largest, means]), k_hi, low=False)
     p = (1.0 + count) / (n_resamples + 1.0)
-    alpha = 1.0 - confidence
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=0)
+    smallest, largest = np.sort(smallest, axis=0), np.sort(largest, axis=0)
+    low = _lerp(smallest, lo_at, lo_frac)
+    high = _lerp(largest, 0, hi_frac)  # largest[0] is order statistic hi_at
     return _shape_like(p, diffs), _shape_like(low, diffs), _shape_like(high, diffs)
+
+
+def _position(total: int, q: float) -> tuple[int, float]:
+    """numpy's linear quantile: order statistic ``⌊h⌋`` and fraction, ``h = (B − 1) q``."""
+    h = (total - 1) * q
+    at = min(int(np.floor(h)), total - 1)
+    return at, h - at
+
+
+def _tail(values: np.ndarray, k: int, low: bool) -> np.ndarray:
+    """The ``k`` smallest (or largest) values of each column, unordered."""
+    if len(values) <= k:
+        return values
+    if low:
+        return np.partition(values, k - 1, axis=0)[:k]
+    return np.partition(values, len(values) - k, axis=0)[len(values) - k:]
+
+
+def _lerp(ordered: np.ndarray, at: int, frac: float) -> np.ndarray:
+    nxt = ordered[min(at + 1, len(ordered) - 1)]
+    return ordered[at] + (nxt - ordered[at]) * frac
 
 
 # -- dispatcher -----------------------------------------------------------------------------
@@ -257,6 +301,7 @@ def paired_test(
     """Run ``test`` on every column of ``diffs``; the CI is the bootstrap percentile
     interval for ``test="bootstrap"`` and Student's t interval otherwise."""
     name = test_name(test)
+    _generator(seed)  # a bad seed fails whatever the test
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
     d = _as_matrix(diffs)

@@ -159,3 +159,62 @@ def test_paired_test_dispatch_and_errors() -> None:
         paired_test(np.array([0.1]), "t")
     with pytest.raises(ConfigError, match="NaN"):
         paired_test(np.array([0.1, np.nan]), "t")
+
+
+def test_bad_seed_is_a_config_error() -> None:
+    d = np.random.default_rng(0).normal(0.1, 0.2, size=30)
+    for call in (lambda: randomization(d, 100, seed=-1), lambda: bootstrap(d, 100, seed=-1),
+                 lambda: paired_test(d, "t", seed=-1), lambda: randomization(d, 100, seed=1.5)):
+        with pytest.raises(ConfigError, match="seed must be a non-negative integer"):
+            call()
+
+
+def test_number_of_resamples_is_capped() -> None:
+    d = np.array([0.1, -0.2, 0.3])
+    too_many = paired.MAX_RESAMPLES + 1
+    with pytest.raises(ConfigError, match="n_resamples must be between 1 and 10,000,000"):
+        bootstrap(d, too_many)
+    with pytest.raises(ConfigError, match="n_permutations must be between 1 and 10,000,000"):
+        randomization(d, too_many, exact=False)
+    with pytest.raises(ConfigError, match="between 1 and"):
+        paired_test(d, "bootstrap", n_permutations=too_many)
+
+
+def _all_resample_means(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.Generator(np.random.PCG64(seed))
+    rows, n, out = paired._chunk_rows(len(d)), len(d), []
+    for start in range(0, n_resamples, rows):
+        counts = paired._resample_counts(rng, min(rows, n_resamples - start), n)
+        out.append(counts.astype(np.float64) @ d / n)
+    return np.vstack(out)
+
+
+@pytest.mark.parametrize(("n_resamples", "confidence", "chunk"),
+                         [(1000, 0.95, 1 << 21), (777, 0.9, 13 * 5), (3, 0.5, 13)])
+def test_bootstrap_interval_is_numpy_percentile_of_all_resample_means(
+        monkeypatch: pytest.MonkeyPatch, n_resamples: int, confidence: float, chunk: int) -> None:
+    monkeypatch.setattr(paired, "_CHUNK_ELEMENTS", chunk)
+    d = np.random.default_rng(5).normal(0.02, 0.2, size=(13, 3))
+    means = _all_resample_means(d, n_resamples, seed=8)
+    expected = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
+    _, low, high = bootstrap(d, n_resamples, seed=8, confidence=confidence)
+    np.testing.assert_allclose(np.stack([low, high]), expected, rtol=1e-12, atol=1e-15)
+
+
+def _peak_bytes(call) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_bootstrap_memory_does_not_grow_with_all_resample_means() -> None:
+    d = np.random.default_rng(6).normal(0.02, 0.2, size=(20, 20))
+    small = _peak_bytes(lambda: bootstrap(d, 300_000, seed=0))
+    large = _peak_bytes(lambda: bootstrap(d, 1_000_000, seed=0))
+    # all 7·10^5 more means would add 112 MB; their 2.5 % tails add about 6 MB
+    assert large - small < 30e6
