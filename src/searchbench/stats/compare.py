@@ -14,7 +14,13 @@ measure) pair against the baseline on the per-query differences
   is below ``alpha``;
 - effect sizes (:mod:`searchbench.stats.effects`): ``Δ = d̄``, relative change
   ``Δ / mean(baseline)``, Cohen's ``d_z``, wins / ties / losses, and the number of queries a
-  paired t-test needs to detect ``d_z`` with 80 % power.
+  paired t-test needs to detect ``d_z`` with 80 % power at the comparison's ``alpha``.
+
+Count measures (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``) are summed over queries,
+not averaged, so their Δ is on the same aggregate as their column: ``Δ = Σ_q d_q`` (the
+difference of the two sums), its interval is the interval of ``d̄`` times ``n``, and the
+relative change is ``Δ / sum(baseline)``. The p-value is the same either way (a paired test
+of ``Σ d_q`` is a test of ``d̄``).
 """
 
 from __future__ import annotations
@@ -257,6 +263,18 @@ def _baseline_name(named: Mapping[str, Any], baseline: Any) -> str:
     return key
 
 
+def _renamed(run: Any, name: str) -> Any:
+    """``run`` named ``name`` (a shallow copy; the caller's run is left as it is), so the
+    engine's warnings name the run as the comparison does."""
+    if getattr(run, "name", name) == name:
+        return run
+    import copy
+
+    renamed = copy.copy(run)
+    renamed.name = name
+    return renamed
+
+
 def query_coverage(qrels: Any, runs: Mapping[str, Any]) -> dict[str, list[str]]:
     """Per run, the qrels queries it has no results for (sorted)."""
     judged = set(np.asarray(qrels.query_ids).tolist())
@@ -351,7 +369,7 @@ def compare(
     wanted = [measures] if isinstance(measures, str) else list(measures)
     extra = {} if depth is None else {"depth": depth}
     evaluator = Evaluator(qrels, wanted, missing=missing, **extra)
-    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    results = {name: evaluator.evaluate(_renamed(run, name)) for name, run in named.items()}
     return compare_results(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
@@ -386,7 +404,8 @@ def compare_results(
     tested = paired_test(diffs, test, n_permutations=n_permutations, seed=seed,
                          confidence=confidence)
     adjusted = correct(tested.p_values, correction)
-    stats = _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha)
+    counts = {m for m in measures if _is_count(m)}
+    stats = _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha, counts)
     return Comparison(
         systems=list(named), baseline=base, measures=measures, query_ids=query_ids,
         means=means, scores=scores, stats=stats, test=test, correction=correction,
@@ -395,21 +414,29 @@ def compare_results(
     )
 
 
-def _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha) -> list[PairStat]:
-    """Assemble one :class:`PairStat` per (candidate, measure) column of ``diffs``."""
+def _is_count(measure: str) -> bool:
+    from ..measures import parse_measure
+
+    return parse_measure(measure).is_count
+
+
+def _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha, counts) -> list[PairStat]:
+    """Assemble one :class:`PairStat` per (candidate, measure) column of ``diffs``; a count
+    measure's Δ and interval are sums over queries, like its means."""
     wtl = wins_ties_losses(diffs)
     dz = effect_size(diffs)
     rows = []
     for k, (s, m) in enumerate(pairs):
-        delta = float(diffs[:, k].mean())
+        scale = diffs.shape[0] if m in counts else 1
+        delta = float(diffs[:, k].sum() if m in counts else diffs[:, k].mean())
         b = means[base][m]
         rows.append(PairStat(
             system=s, measure=m, mean=means[s][m], baseline_mean=b, delta=delta,
             relative=delta / b if b != 0 else math.nan,
-            ci_low=float(tested.ci_low[k]), ci_high=float(tested.ci_high[k]),
+            ci_low=float(tested.ci_low[k]) * scale, ci_high=float(tested.ci_high[k]) * scale,
             p_value=float(tested.p_values[k]), p_adjusted=float(adjusted[k]),
             significant=bool(adjusted[k] < alpha), wins=int(wtl[0, k]),
             ties=int(wtl[1, k]), losses=int(wtl[2, k]), effect_size=float(dz[k]),
-            queries_needed=queries_for_power(float(dz[k]), alpha=0.05, power=0.8),
+            queries_needed=queries_for_power(float(dz[k]), alpha=alpha, power=0.8),
         ))
     return rows

@@ -162,3 +162,39 @@ def test_results_over_different_queries_under_zero_are_an_error() -> None:
         compare_results({"a": full, "b": part}, test="t")
     cmp = compare_results({"a": full, "b": part}, test="t", missing="skip")
     assert cmp.means == {"a": {"RR": 0.75}, "b": {"RR": 1.0}}
+
+
+def test_count_measures_delta_is_on_the_summed_aggregate() -> None:
+    q = sb.Qrels.from_dict({f"q{i}": {"d0": 1, "d1": 1, "d2": 1} for i in range(10)})
+    a = sb.Run.from_dict({f"q{i}": {"d0": 2.0, "x": 1.0} for i in range(10)}, name="a")
+    b = sb.Run.from_dict({f"q{i}": {"d0": 2.0, "d1": 1.0} for i in range(10)}, name="b")
+    c = compare(q, {"a": a, "b": b}, ["NumRelRet", "P@2"], test="t")
+    row = c.stat("b", "NumRelRet")
+    assert (row.baseline_mean, row.mean) == (10.0, 20.0)
+    assert row.delta == row.mean - row.baseline_mean == 10.0
+    assert row.relative == 1.0  # +100 %, not 10 %
+    assert row.ci_low == row.ci_high == 10.0  # every query gains exactly one
+    p2 = c.stat("b", "P@2")  # a mean measure: Δ is the mean difference
+    assert (p2.delta, p2.relative) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert c.regressions(min_delta=0.0) == []
+
+
+def test_queries_needed_uses_the_comparison_alpha() -> None:
+    from searchbench.stats import queries_for_power
+
+    runs = {"a": _run("a", 1), "b": _run("b", 2, boost=0.2)}
+    strict = compare(_qrels(), runs, ["nDCG@10"], test="t", alpha=0.01)
+    row = strict.stat("b", "nDCG@10")
+    assert row.queries_needed == queries_for_power(row.effect_size, alpha=0.01, power=0.8)
+    assert row.queries_needed > queries_for_power(row.effect_size, alpha=0.05, power=0.8)
+
+
+def test_engine_warnings_name_the_run_as_compare_does() -> None:
+    a, short = _run("run", 1), _run("run", 2, n_q=N_Q - 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare(_qrels(), {"bm25": a, "dense": short}, ["nDCG@10"], test="t")
+    texts = [str(w.message) for w in caught]
+    assert any("'dense'" in t and "3 qrels queries" in t for t in texts), texts
+    assert not any("'run'" in t for t in texts), texts
+    assert (a.name, short.name) == ("run", "run")  # the caller's runs are not renamed
