@@ -181,7 +181,7 @@ class HnswlibIndex(AnnIndex):
         self.ef = params.get("efSearch", self.spec.search["efSearch"])
 
     def search(self, queries: np.ndarray, k: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
-        self.index.set_ef(max(self.ef, k))  # as faiss does: hnswlib refuses ef < k
+        self.index.set_ef(max(self.ef, k))  # hnswlib refuses ef < k (faiss accepts it)
         ids, dist = self.index.knn_query(np.ascontiguousarray(queries, dtype=np.float32), k=k,
                                          num_threads=threads)
         dist = dist.astype(np.float64)

@@ -176,7 +176,8 @@ def _exact(base: np.ndarray, queries: np.ndarray, metric: str, depth: int,
 def _relevance(ctx: Any, idx: AnnIndex, queries: np.ndarray, exact: GroundTruth,
                ids: np.ndarray, deep: int, threads: int) -> dict[str, Any]:
     """Relevance cost; measures deeper than the timed K use an untimed search of depth
-    ``deep`` (an HNSW search then explores max(efSearch, deep) candidates)."""
+    ``deep`` (hnswlib then explores max(efSearch, deep) candidates; faiss HNSW keeps
+    efSearch and fills ``deep`` results from the nodes it visited)."""
     runs = {ids.shape[1]: ids}
     if deep > ids.shape[1]:
         runs[deep] = idx.search(queries, deep, threads)[0]
@@ -277,9 +278,11 @@ def machine_info(threads: int | None = None) -> dict[str, Any]:
                         if ln.startswith("model name")), cpu)
     except OSError:
         pass
+    from importlib import metadata
+
     libs = {"numpy": np.__version__, "python": platform.python_version()}
-    for mod in ("faiss", "hnswlib"):
-        with contextlib.suppress(ImportError):
-            libs[mod] = getattr(__import__(mod), "__version__", "?")
+    for dist in ("faiss-cpu", "hnswlib"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            libs[dist] = metadata.version(dist)
     return {"cpu": cpu, "cores": os.cpu_count(), "threads": threads,
             "load_average": list(os.getloadavg()), "libraries": libs}
