@@ -171,8 +171,10 @@ def _natural_width(rows: list[list[str]]) -> int:
 
 def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> None:
     """Print both tables with rich: baseline dimmed and marked, best per column bold green,
-    significant gains green ▲, significant losses red ▼."""
+    significant gains green ▲, significant losses red ▼. Run names, measure names and notes
+    are escaped: a ``[`` in a file name is text, not rich markup."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     if console is None:
@@ -183,9 +185,10 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
     means = Table(title="Comparison", title_justify="left")
     means.add_column("system")
     for m in cmp.measures:
-        means.add_column(m, justify="right")
+        means.add_column(escape(m), justify="right")
     for s in cmp.systems:
-        cells = [f"[dim]{_label(cmp, s)}[/dim]" if s == cmp.baseline else s]
+        label = escape(_label(cmp, s))
+        cells = [f"[dim]{label}[/dim]" if s == cmp.baseline else label]
         for m in cmp.measures:
             text, mark = _num(cmp.means[s][m], decimals), _mark(cmp, s, m)
             if s in cmp.best(m):
@@ -193,15 +196,15 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
             colour = "green" if mark == UP else "red"
             cells.append(text + (f"[{colour}]{mark}[/{colour}]" if mark else " "))
         means.add_row(*cells)
-    details = Table(title=f"vs {cmp.baseline}", title_justify="left")
+    details = Table(title=f"vs {escape(cmp.baseline)}", title_justify="left")
     for i, h in enumerate(DETAIL_HEADER):
         details.add_column(h, justify="left" if i < 2 else "right")
-    rows = _all_details(cmp, decimals)
+    rows = [[escape(c) for c in cells] for cells in _all_details(cmp, decimals)]
     for r, cells in zip(cmp.stats, rows, strict=True):
         details.add_row(*([*cells[:6], f"[bold]{cells[6]}[/bold]", *cells[7:]]
                           if r.significant else cells))
     console.print(means)
     console.print(details)
-    console.print(legend(cmp), style="dim")
+    console.print(escape(legend(cmp)), style="dim")
     for note in cmp.notes:
-        console.print(f"note: {note}", style="yellow")
+        console.print(f"note: {escape(note)}", style="yellow")

@@ -415,9 +415,14 @@ def compare_results(
 
 
 def _is_count(measure: str) -> bool:
+    """Whether ``measure`` is summed over queries (a label the grammar does not know is not)."""
+    from ..errors import UnknownMeasureError
     from ..measures import parse_measure
 
-    return parse_measure(measure).is_count
+    try:
+        return parse_measure(measure).is_count
+    except UnknownMeasureError:
+        return False
 
 
 def _pair_stats(pairs, diffs, means, base, tested, adjusted, alpha, counts) -> list[PairStat]:

@@ -68,3 +68,18 @@ def test_terminal_output() -> None:
     out = buf.getvalue()
     assert "base_line (baseline)" in out and "0.6000▲" in out and "0.2765▼" in out
     assert "-0.1235" in out and "-30.86" in out
+
+
+def test_terminal_prints_names_with_brackets_as_text() -> None:
+    base = np.linspace(0.2, 0.6, 20)
+    names = ["dir[/sub].trec", "[bold]y.trec", "other[/]"]
+    results = {n: _result(n, {"[i]nDCG@10": base + 0.1 * k}) for k, n in enumerate(names)}
+    cmp = compare_results(results, baseline=names[0], test="t",
+                          notes=["run [red]x lacks 1 query"])
+    buf = io.StringIO()
+    render_terminal(cmp, Console(file=buf, width=300, color_system=None))
+    out = buf.getvalue()
+    for text in ("dir[/sub].trec (baseline)", "[bold]y.trec", "other[/]", "[i]nDCG@10",
+                 "vs dir[/sub].trec", "better/worse than dir[/sub].trec",
+                 "note: run [red]x lacks 1 query"):
+        assert text in out, text
