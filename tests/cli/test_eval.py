@@ -43,10 +43,24 @@ def test_trec_layout_is_trec_eval_s(files, capsys) -> None:
     assert main(["eval", *files, "-m", "num_ret,num_q,P.1", "-f", "trec", "--trec-names",
                  "--per-query"]) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert lines == [["runid", "all", "sys"],
-                     ["num_ret", "q1", "2"], ["P_1", "q1", "0.0000"],
+    assert lines == [["num_ret", "q1", "2"], ["P_1", "q1", "0.0000"],
                      ["num_ret", "q2", "1"], ["P_1", "q2", "1.0000"],
-                     ["num_ret", "all", "3"], ["num_q", "all", "2"], ["P_1", "all", "0.5000"]]
+                     ["runid", "all", "sys"], ["num_ret", "all", "3"], ["num_q", "all", "2"],
+                     ["P_1", "all", "0.5000"]]
+
+
+def test_trec_layout_diffs_clean_against_trec_eval(trec_eval_dir: Path, capsys) -> None:
+    """Our -f trec output equals trec_eval's own lines for the same measures, -q included."""
+    names = ["num_ret", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P_5", "P_10"]
+    for flag, expected in (([], "out.test"), (["--per-query"], "out.test.aq")):
+        assert main(["eval", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test"),
+                     "-m", ",".join(n.replace("_", ".") if n.startswith("P_") else n
+                                    for n in names),
+                     "-f", "trec", "--trec-names", "--missing", "skip", "-q", *flag]) == 0
+        ours = capsys.readouterr().out.splitlines()
+        theirs = [line for line in (trec_eval_dir / expected).read_text().splitlines()
+                  if line.split()[0] in {"runid", *names}]
+        assert ours == theirs
 
 
 def test_trec_names_keep_measures_with_other_rel_apart(files, capsys) -> None:

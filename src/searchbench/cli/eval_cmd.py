@@ -118,8 +118,11 @@ def _query_rows(res, out: _Output):
 
 def _print_trec(results, tags: list[str], out: _Output) -> None:
     for res, tag in zip(results, tags, strict=True):
-        print(f"{'runid':<22}\tall\t{tag}")
+        header = True
         for qid, name, value in _query_rows(res, out):
+            if qid == "all" and header:  # trec_eval opens the summary with the run tag
+                print(f"{'runid':<22}\tall\t{tag}")
+                header = False
             print(f"{out.label[name]:<22}\t{qid}\t{out.text(name, value)}")
 
 
