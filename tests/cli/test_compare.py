@@ -112,8 +112,6 @@ def test_gate_passes_identical_runs_and_small_drops(files, capsys) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--test", "anova"], "unknown test 'anova'"),
-    (["--correction", "sidak"], "unknown correction 'sidak'"),
     (["--baseline", "nope.trec"], "baseline 'nope.trec' is not among the runs"),
     ([], "runs cover different query sets: short.trec lacks 4 of 30 qrels queries "
          "(e.g. q26, q27, q28); 26 queries are answered by every run; choose a policy: "
@@ -146,3 +144,47 @@ def test_different_query_sets_with_an_explicit_policy(files, capsys) -> None:
     assert main([*_args(files, "main", "short"), "-f", "json", "--missing", "skip"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["n_queries"] == 26 and data["missing"] == "skip"
+
+
+@pytest.mark.parametrize(("extra", "option"), [
+    (["--test", "anova"], "--test"),
+    (["--correction", "sidak"], "--correction"),
+    (["--missing", "sometimes"], "--missing"),
+    (["--seed", "-1"], "--seed"),
+    (["--permutations", "100000000000"], "--permutations"),
+])
+def test_bad_option_values_are_usage_errors(files, capsys, extra, option) -> None:
+    assert main([*_args(files, "main", "pr"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid value" in err and option in err and "Traceback" not in err
+
+
+def test_choices_are_case_insensitive(files, capsys) -> None:
+    assert main([*_args(files, "main", "pr"), "-m", "P@5", "-t", "T", "-c", "BH",
+                 "-f", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["test"], data["correction"]) == ("t", "bh")
+
+
+def test_same_run_file_twice_is_one_error_line(files, tmp_path, capsys, monkeypatch) -> None:
+    assert main(_args(files, "main", "pr", "main")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: run file ") and "is given twice" in err
+    assert len(err.strip().splitlines()) == 1
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", files["qrels"], "main.trec", "./main.trec"]) == 1
+    assert "is given twice" in capsys.readouterr().err
+
+
+def test_option_combinations_are_checked_before_loading(files, tmp_path, capsys) -> None:
+    missing = str(tmp_path / "absent.trec")
+    assert main(["compare", files["qrels"], files["main"], missing, "--per-query"]) == 1
+    assert capsys.readouterr().err.strip() == "error: --per-query needs --format csv or " \
+                                              "--format json"
+
+
+def test_trec_eval_cutoff_lists_as_in_eval(files, capsys) -> None:
+    assert main([*_args(files, "main", "pr"), "-m", "P.5,10", "-m", "ndcg_cut.5,10",
+                 "--fail-if-worse", "P.5,10", "-f", "csv", "--min-delta", "1"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["measure"] for r in rows[:4]] == ["P@5", "P@10", "nDCG@5", "nDCG@10"]

@@ -9,7 +9,17 @@ from pathlib import Path
 import typer
 
 from ..errors import ConfigError
-from ._output import DECIMALS_OPTION, QUIET_OPTION, console, print_json, reported_warnings
+from ..stats.paired import MAX_RESAMPLES
+from ._output import (
+    DECIMALS_OPTION,
+    QUIET_OPTION,
+    Keep,
+    Missing,
+    console,
+    print_json,
+    reported_warnings,
+    run_name,
+)
 from .main import app
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@100"]
@@ -25,19 +35,47 @@ class CompareFormat(StrEnum):
     csv = "csv"
 
 
-def _split(values: list[str] | None) -> list[str]:
-    """Repeated and comma-separated option values, in order, without duplicates."""
-    out: list[str] = []
-    for value in values or []:
-        out += [v.strip() for v in value.split(",") if v.strip() and v.strip() not in out]
-    return out
+class Test(StrEnum):
+    """Paired tests (``searchbench.stats.paired``)."""
+
+    randomization = "randomization"
+    t = "t"
+    wilcoxon = "wilcoxon"
+    bootstrap = "bootstrap"
 
 
-def _canonical(names: list[str]) -> list[str]:
-    """Canonical measure names (``ndcg_cut.10`` → ``nDCG@10``), without duplicates."""
-    from ..measures import parse_measure
+class Correction(StrEnum):
+    """Multiple-comparison corrections (``searchbench.stats.corrections``)."""
 
-    return list(dict.fromkeys(parse_measure(n).name for n in names))
+    holm = "holm"
+    bonferroni = "bonferroni"
+    bh = "bh"
+    none = "none"
+
+
+def _measure_names(values: list[str] | None) -> list[str]:
+    """Canonical names of repeated / comma-separated measures, trec_eval's ``P.5,10``
+    included (``ndcg_cut.10`` → ``nDCG@10``), in order, without duplicates."""
+    from ..measures import parse_measures
+
+    return [m.name for m in parse_measures(values)] if values else []
+
+
+def _run_names(runs: list[Path]) -> list[str]:
+    """A name per RUN file; a file given twice is an error."""
+    if len(runs) < 2:
+        raise ConfigError(f"compare needs at least 2 different runs, got {len(runs)}: "
+                          f"{', '.join(map(str, runs))}; pass the baseline and at least "
+                          "one candidate")
+    seen: dict[Path, Path] = {}
+    for path in runs:
+        key = path.resolve()
+        if key in seen:
+            raise ConfigError(f"run file {str(path)!r} is given twice"
+                              + (f" (as {str(seen[key])!r})" if seen[key] != path else "")
+                              + "; pass each run once")
+        seen[key] = path
+    return [run_name(p, runs) for p in runs]
 
 
 def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> str | None:
@@ -58,7 +96,7 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
                       "pass one of the RUN files to --baseline")
 
 
-def _check_coverage(qrels, runs, missing: str | None) -> None:
+def _check_coverage(qrels, runs, missing: Missing | None) -> None:
     """Runs over different query sets need an explicit ``--missing`` policy."""
     from ..stats.compare import coverage_message
 
@@ -69,11 +107,26 @@ def _check_coverage(qrels, runs, missing: str | None) -> None:
                           "every run answers")
 
 
-def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool) -> None:
+def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
+             missing: Missing | None, keep: Keep | None, quiet: bool, **settings):
+    """Load the qrels and runs, check their query coverage, and compare them."""
+    from ..data.qrels import Qrels
+    from ..data.run import Run
+    from ..stats.compare import compare
+
+    policy = keep.value if keep else None
+    with reported_warnings(quiet):
+        judged = Qrels.from_file(qrels, keep=policy)
+        loaded = {n: Run.from_file(p, name=n, keep=policy) for n, p in files.items()}
+        _check_coverage(judged, loaded, missing)
+        return compare(judged, loaded, measures,
+                       missing=missing.value if missing else "zero", **settings)
+
+
+def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
+            quiet: bool) -> None:
     from ..report.comparison import render_terminal
 
-    if per_query and output_format not in (CompareFormat.csv, CompareFormat.json):
-        raise ConfigError("--per-query needs --format csv or --format json")
     if output_format is CompareFormat.table:
         render_terminal(cmp, console=None if not sys.stdout.isatty() else console(),
                         decimals=decimals)
@@ -89,6 +142,9 @@ def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool) -
             data["per_query"] = [dict(zip(("system", "query", "measure", "value"), row,
                                           strict=True)) for row in cmp.per_query_rows()]
         print_json(data)
+    if cmp.notes and not quiet and output_format in (CompareFormat.csv, CompareFormat.latex):
+        for note in cmp.notes:  # the other formats show the notes themselves
+            print(f"note: {note}", file=sys.stderr)
 
 
 def _gate(cmp, fail_if_worse: list[str], min_delta: float) -> None:
@@ -103,47 +159,64 @@ def _gate(cmp, fail_if_worse: list[str], min_delta: float) -> None:
         raise typer.Exit(1)
 
 
+QRELS_ARGUMENT = typer.Argument(..., help="Qrels file: TREC or BEIR .tsv; .gz ok.")
+RUNS_ARGUMENT = typer.Argument(..., help="Two or more TREC run files; .gz ok.")
+BASELINE_OPTION = typer.Option(
+    None, "--baseline", "-b",
+    help="The run the others are tested against (one of the RUN files; default: the first).")
+MEASURE_OPTION = typer.Option(
+    None, "--measure", "-m",
+    help="Measure(s), repeated or comma-separated, trec_eval names and cutoff lists (P.5,10) "
+         f"included (default: {' '.join(DEFAULT_MEASURES)}).")
+TEST_OPTION = typer.Option(Test.randomization, "--test", "-t", case_sensitive=False,
+                           help="Paired test.")
+CORRECTION_OPTION = typer.Option(
+    Correction.holm, "--correction", "-c", case_sensitive=False,
+    help="Multiple-comparison correction over all (system, measure) pairs.")
+ALPHA_OPTION = typer.Option(0.05, "--alpha", help="Significance level after correction.")
+PERMUTATIONS_OPTION = typer.Option(
+    10_000, "--permutations", "-n", min=1, max=MAX_RESAMPLES,
+    help="Sign flips (randomization) or resamples (bootstrap).")
+SEED_OPTION = typer.Option(0, "--seed", min=0, help="Seed of the resampling tests.")
+MISSING_OPTION = typer.Option(
+    None, "--missing",
+    help="Runs that lack qrels queries: 'zero' scores them 0 (trec_eval -c), 'skip' compares "
+         "on the queries every run answers. Required when the runs cover different query "
+         "sets; default otherwise: zero.")
+DEPTH_OPTION = typer.Option(None, "--depth", "-M", min=1,
+                            help="Evaluate only the top N of each query.")
+KEEP_OPTION = typer.Option(None, "--keep", help="Duplicate (query, doc) lines: keep 'max' or "
+                                               "'first' instead of failing.")
+FAIL_IF_WORSE_OPTION = typer.Option(
+    None, "--fail-if-worse", help="Exit 1 if a candidate is significantly worse than the "
+                                  "baseline on any of these measures (comma-separated).")
+MIN_DELTA_OPTION = typer.Option(
+    0.0, "--min-delta", min=0.0,
+    help="With --fail-if-worse: a significant drop smaller than this still passes.")
+PER_QUERY_OPTION = typer.Option(
+    False, "--per-query",
+    help="csv/json: the long per-query format (system, query, measure, value).")
+FORMAT_OPTION = typer.Option(CompareFormat.table, "--format", "-f", help="Output format.")
+
+
 @app.command("compare")
 def compare_command(
-    qrels: Path = typer.Argument(..., help="Qrels file: TREC or BEIR .tsv; .gz ok."),
-    runs: list[Path] = typer.Argument(..., help="Two or more TREC run files; .gz ok."),
-    baseline: str | None = typer.Option(
-        None, "--baseline", "-b", help="The run the others are tested against (one of the "
-                                       "RUN files; default: the first)."),
-    measure: list[str] = typer.Option(
-        None, "--measure", "-m", help="Measure(s), repeated or comma-separated "
-                                      f"(default: {' '.join(DEFAULT_MEASURES)})."),
-    test: str = typer.Option("randomization", "--test", "-t",
-                             help="Paired test: randomization, t, wilcoxon or bootstrap."),
-    correction: str = typer.Option(
-        "holm", "--correction", "-c",
-        help="Multiple-comparison correction over all (system, measure) pairs: holm, "
-             "bonferroni, bh or none."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level after correction."),
-    permutations: int = typer.Option(
-        10_000, "--permutations", "-n", min=1,
-        help="Sign flips (randomization) or resamples (bootstrap)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the resampling tests."),
-    missing: str | None = typer.Option(
-        None, "--missing",
-        help="Runs that lack qrels queries: 'zero' scores them 0 (trec_eval -c), 'skip' "
-             "compares on the queries every run answers. Required when the runs cover "
-             "different query sets; default otherwise: zero."),
-    depth: int | None = typer.Option(None, "--depth", "-M", min=1,
-                                     help="Evaluate only the top N of each query."),
-    keep: str | None = typer.Option(None, "--keep",
-                                    help="Duplicate (query, doc) lines: 'max' or 'first'."),
-    fail_if_worse: list[str] = typer.Option(
-        None, "--fail-if-worse", help="Exit 1 if a candidate is significantly worse than the "
-                                      "baseline on any of these measures (comma-separated)."),
-    min_delta: float = typer.Option(
-        0.0, "--min-delta", min=0.0,
-        help="With --fail-if-worse: a significant drop smaller than this still passes."),
-    per_query: bool = typer.Option(
-        False, "--per-query", help="csv/json: the long per-query format "
-                                   "(system, query, measure, value)."),
-    output_format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f",
-                                                help="Output format."),
+    qrels: Path = QRELS_ARGUMENT,
+    runs: list[Path] = RUNS_ARGUMENT,
+    baseline: str | None = BASELINE_OPTION,
+    measure: list[str] = MEASURE_OPTION,
+    test: Test = TEST_OPTION,
+    correction: Correction = CORRECTION_OPTION,
+    alpha: float = ALPHA_OPTION,
+    permutations: int = PERMUTATIONS_OPTION,
+    seed: int = SEED_OPTION,
+    missing: Missing | None = MISSING_OPTION,
+    depth: int | None = DEPTH_OPTION,
+    keep: Keep | None = KEEP_OPTION,
+    fail_if_worse: list[str] = FAIL_IF_WORSE_OPTION,
+    min_delta: float = MIN_DELTA_OPTION,
+    per_query: bool = PER_QUERY_OPTION,
+    output_format: CompareFormat = FORMAT_OPTION,
     decimals: int = DECIMALS_OPTION,
     quiet: bool = QUIET_OPTION,
 ) -> None:
@@ -152,32 +225,16 @@ def compare_command(
     Example: searchbench compare qrels.txt bm25.trec dense.trec --baseline bm25.trec
     -m nDCG@10 -m RR@10 --test randomization --correction holm
     """
-    from ..data.qrels import Qrels
-    from ..data.run import Run
-    from ..stats.compare import compare
-    from ..stats.corrections import correction_name
-    from ..stats.paired import test_name
-    from ._output import run_name
-
-    test, correction = test_name(test), correction_name(correction)  # fail before loading
-    gate = _canonical(_split(fail_if_worse))
-    measures = _canonical(_split(measure) or DEFAULT_MEASURES)
+    if per_query and output_format not in (CompareFormat.csv, CompareFormat.json):
+        raise ConfigError("--per-query needs --format csv or --format json")
+    gate = _measure_names(fail_if_worse)
+    measures = _measure_names(measure or DEFAULT_MEASURES)
     measures += [m for m in gate if m not in measures]  # the gate's measures are compared too
-    names = list(dict.fromkeys(run_name(p, runs) for p in runs))
-    if len(names) < 2:
-        raise ConfigError(f"compare needs at least 2 different runs, got {len(names)}: "
-                          f"{', '.join(names)}; pass the baseline and at least one candidate")
-    base = _baseline_name(baseline, runs, names)
-    with reported_warnings(quiet):
-        judged = Qrels.from_file(qrels, keep=keep)
-        loaded = {n: Run.from_file(p, name=n, keep=keep) for n, p in zip(names, runs, strict=True)}
-        _check_coverage(judged, loaded, missing)
-        cmp = compare(judged, loaded, measures, baseline=base, test=test, correction=correction,
-                      alpha=alpha, seed=seed, n_permutations=permutations,
-                      missing=missing or "zero", depth=depth)
-    _render(cmp, output_format, decimals, per_query)
-    if cmp.notes and not quiet and output_format in (CompareFormat.csv, CompareFormat.latex):
-        for note in cmp.notes:
-            print(f"note: {note}", file=sys.stderr)
+    names = _run_names(runs)
+    cmp = _compare(qrels, dict(zip(names, runs, strict=True)), measures, missing=missing,
+                   keep=keep, quiet=quiet, baseline=_baseline_name(baseline, runs, names),
+                   test=test.value, correction=correction.value, alpha=alpha, seed=seed,
+                   n_permutations=permutations, depth=depth)
+    _render(cmp, output_format, decimals, per_query, quiet)
     if gate:
         _gate(cmp, gate, min_delta)
