@@ -80,3 +80,15 @@ def test_relevance_cost_and_json_roundtrip(vectors, tmp_path):
     back = SweepResult.load(tmp_path / "s.json")
     assert back.meta["relevance"]["measures"] == ["nDCG@10", "R@10"]
     assert np.isclose(back.points[0]["qps_batch"], res.points[0]["qps_batch"])
+
+
+def test_relevance_depth_capped_at_a_small_corpus():
+    base, queries = clustered(60, 8, 8, n_clusters=4, seed=2)
+    doc_ids = [f"d{i}" for i in range(len(base))]
+    qids = [f"q{i}" for i in range(len(queries))]
+    qrels = Qrels.from_columns(qids, doc_ids[:8], [1] * 8)
+    ctx = RelevanceContext(doc_ids, qids, qrels)  # nDCG@10, R@100 > 60 documents
+    res = run_sweep(base, queries, "hnswlib", {"M": [4], "efSearch": [64]}, metric="cosine",
+                    k=10, repeats=1, max_single=4, relevance=ctx, threads=1)
+    assert res.meta["relevance"]["search_depths"] == [10, 60]
+    assert res.points[0]["relevance"]["R@100"]["K"] == 60

@@ -125,7 +125,7 @@ def run_sweep(
     build_grid, search_grid = _grids(s, params or {})
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
     big_k = max(k, search_k or k)
-    deep = max(big_k, relevance.depth if relevance is not None else 0)
+    deep = max(big_k, min(relevance.depth, len(base)) if relevance is not None else 0)
     check_pair(base, queries, deep)
     for b in build_grid:
         make_index(s.name, metric, b).check(*base.shape)
