@@ -4,7 +4,8 @@ Documents are streamed: the file is read in blocks and each complete ``<DOC>`` e
 cut out with a regular expression, so a multi-gigabyte collection is never held as raw
 text. Inside a document, ``<DOCNO>`` is the id; ``<TITLE>``/``<HEAD>``/``<HEADLINE>`` the
 title; the text is the content of ``<TEXT>`` elements if there are any, otherwise all the
-remaining content; remaining tags are removed (MED's ``<body>``), trailing blanks cut.
+remaining content; remaining tags are removed (MED's ``<body>``, ``<F P=105>``; only
+``<name attr=value …>`` forms, so ``x<y and y>z`` in the text stays), trailing blanks cut.
 
 Topics: classic ``<top>`` blocks with ``<num>``, ``<title>``, ``<desc>``, ``<narr>``,
 closed or not, with the ``Number:``/``Topic:``/``Description:``/``Narrative:`` prefixes
@@ -31,7 +32,10 @@ _DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
 _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
 _TITLE = re.compile(r"<(TITLE|HEAD|HEADLINE)>(.*?)</\1>", re.S | re.I)
 _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
-_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+# a real tag only: a name, then name=value attributes (SGML's <F P=105>), so text such as
+# "if x<y and y>z" is kept; a bare word after the name ("<y and y>") is not an attribute
+_TAG = re.compile(r"""</?[A-Za-z][\w.:-]*(?:\s+[A-Za-z_:][\w.:-]*\s*=\s*"""
+                  r"""(?:"[^"]*"|'[^']*'|[^\s<>"']+))*\s*/?>""")
 _OPEN = re.compile(r"<(top|DOC)>", re.I)
 _TOPIC = re.compile(r"<(top|DOC)>(.*?)</\1>", re.S | re.I)
 _FIELD = re.compile(r"<(num|title|desc|narr)>", re.I)

@@ -127,3 +127,15 @@ def test_topics_from_a_file_object(tmp_path: Path) -> None:
         assert tt.read_trec_topics(fh).ids == ["7", "8"]
     with open(path, encoding="utf-8") as fh:
         assert tt.read_trec_docs(fh).ids == ["7", "8"]
+
+
+def test_tag_stripping_keeps_comparisons_in_the_text(tmp_path: Path) -> None:
+    path = tmp_path / "docs.trec"
+    path.write_text("<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>\nif x<y and y>z then x<z\n"
+                    "<F P=105>note</F> <F P='1' Q=\"2\">two</F> a<br/>b 1 < 2 > 0\n"
+                    "</TEXT>\n</DOC>\n")
+    doc = tt.read_trec_docs(path)["a"]
+    assert doc.text == "if x<y and y>z then x<z\nnote two ab 1 < 2 > 0"
+    corpus = Corpus([Document("b", "when a<b and c>d hold")])
+    tt.write_trec_docs(tmp_path / "d.trec", corpus)
+    assert tt.read_trec_docs(tmp_path / "d.trec")["b"].text == "when a<b and c>d hold"
