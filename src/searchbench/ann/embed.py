@@ -27,9 +27,13 @@ class EmbeddedSet:
     qrels: Any
     name: str
     model: dict[str, Any]
+    evalset: Any = None
 
     def relevance(self, **kw: Any) -> RelevanceContext:
-        """A :class:`RelevanceContext` for ΔnDCG@10 / ΔR@100 of every sweep point."""
+        """A :class:`RelevanceContext` for ΔnDCG@10 / ΔR@100 of every sweep point; runs
+        are prepared as the set asks (e.g. ArguAna drops hits equal to the query id)."""
+        if self.evalset is not None:
+            kw.setdefault("prepare", self.evalset.prepare_run)
         return RelevanceContext(self.doc_ids, self.query_ids, self.qrels, **kw)
 
 
@@ -47,4 +51,4 @@ def embed_evalset(evalset: Any, model: str = "minilm", *, with_title: bool = Tru
     qv = enc.encode_queries(queries.texts())
     return EmbeddedSet(np.asarray(base, dtype=np.float32), np.asarray(qv, dtype=np.float32),
                        list(es.corpus.ids), list(queries.ids), es.qrels, es.name,
-                       enc.describe())
+                       enc.describe(), es)

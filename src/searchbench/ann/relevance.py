@@ -14,7 +14,7 @@ distance, then id).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ class RelevanceContext:
     test: str = "randomization"
     alpha: float = 0.05
     seed: int = 0
+    prepare: Callable[[Run], Run] | None = None  # e.g. EvalSet.prepare_run (ArguAna)
     _evaluator: Any = field(default=None, repr=False)
     _exact: Any = field(default=None, repr=False)
 
@@ -70,6 +71,8 @@ class RelevanceContext:
 
         if self._evaluator is None:
             self._evaluator = Evaluator(self.qrels, list(self.measures))
+        if self.prepare is not None:
+            run = self.prepare(run)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = self._evaluator.evaluate(run)

@@ -35,6 +35,8 @@ def groundtruth_command(
     extra: int = typer.Option(10, "--extra", min=0,
                               help="Neighbours kept beyond k, to resolve ties at position k."),
     output: Path = typer.Option(Path("gt.npz"), "--output", "-o", help="Output .npz."),
+    threads: int = typer.Option(None, "--threads", min=1,
+                                help="Parallel query blocks (default: all cores)."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
     """Exact k nearest neighbours (blocked BLAS matmul) with provenance, as .npz.
@@ -50,7 +52,7 @@ def groundtruth_command(
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
-    gt = exact_knn(base, qv, k, metric, extra=extra)
+    gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads)
     gt.provenance.update(vectors=str(vectors), queries=str(queries))
     gt.save(output)
     _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "

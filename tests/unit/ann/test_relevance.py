@@ -55,3 +55,15 @@ def test_each_measure_reads_the_shallowest_deep_enough_search():
     cost = _ctx().cost(exact, {2: shallow, 3: deep})
     assert cost["nDCG@2"]["K"] == 2 and cost["nDCG@2"]["ann"] == 0.0
     assert cost["R@3"]["K"] == 3 and cost["R@3"]["delta"] == 0.0
+
+
+def test_prepare_hook_applies_to_both_runs():
+    exact = GroundTruth(np.array([[0, 1, 2], [3, 2, 1]]), np.zeros((2, 3)), "ip", 3)
+    seen = []
+
+    def prepare(run):
+        seen.append(run.name)
+        return run
+
+    _ctx(prepare=prepare).cost(exact, exact.ids.copy())
+    assert sorted(seen) == ["ann", "exact"]
