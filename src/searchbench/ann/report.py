@@ -75,6 +75,10 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
     return buf.getvalue()
 
 
+def _count(value: int | None) -> str:
+    return "n/a" if value is None else str(value)
+
+
 def rows(result: SweepResult) -> list[dict[str, str]]:
     """One display row per point (strings, rounded)."""
     out = []
@@ -86,7 +90,7 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
             f"knn_recall@{p['k']}": f"{rec['by_id']['mean']:.4f}",
             "p5 / min": f"{rec['by_id']['p5']:.2f} / {rec['by_id']['min']:.2f}",
             "tie-aware": f"{rec['tie_aware']['mean']:.4f}",
-            "ties": str(rec.get("queries_with_ties", "n/a")),
+            "ties": _count(rec.get("queries_with_ties")),
             "1-R@1": f"{p['one_recall_at_1']:.3f}",
             "QPS batch": f"{p['qps_batch']:,.0f} ({p['qps_batch_min']:,.0f}–"
                          f"{p['qps_batch_max']:,.0f})",

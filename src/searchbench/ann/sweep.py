@@ -126,13 +126,7 @@ def run_sweep(
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
     big_k = max(k, search_k or k)
     deep = max(big_k, min(relevance.depth, len(base)) if relevance is not None else 0)
-    check_pair(base, queries, deep)
-    for b in build_grid:
-        make_index(s.name, metric, b).check(*base.shape)
-    check_finite(base, "corpus vectors")
-    check_finite(queries, "query vectors")
-    if gt is not None:
-        gt.check_compatible(metric, len(queries), k, base)
+    _check_inputs(s, build_grid, base, queries, metric, k, deep, gt)
     say = progress or (lambda _m: None)
     if metric == "cosine":
         base, queries = normalize_rows(base, "corpus vectors"), normalize_rows(queries, "queries")
@@ -157,6 +151,19 @@ def run_sweep(
     if relevance is not None:
         meta["relevance"] = dict(relevance.describe(), search_depths=sorted({big_k, deep}))
     return SweepResult(points, meta)
+
+
+def _check_inputs(s: IndexSpec, build_grid: list[dict[str, int]], base: np.ndarray,
+                  queries: np.ndarray, metric: str, k: int, deep: int,
+                  gt: GroundTruth | None) -> None:
+    """Every check that can fail, before the first build."""
+    check_pair(base, queries, deep)
+    for b in build_grid:
+        make_index(s.name, metric, b).check(*base.shape)
+    check_finite(base, "corpus vectors")
+    check_finite(queries, "query vectors")
+    if gt is not None:
+        gt.check_compatible(metric, len(queries), k, base)
 
 
 def _exact(base: np.ndarray, queries: np.ndarray, metric: str, depth: int,
