@@ -1,4 +1,8 @@
-"""File plumbing shared by the text readers: transparent ``.gz``, BOM, atomic writes."""
+"""File plumbing shared by the text readers: transparent gzip, BOM, atomic writes.
+
+Opening (gzip detected by its magic bytes, whatever the file name) and naming sources are
+:mod:`searchbench.data._text`'s; this module adds text decoding and atomic writes.
+"""
 
 from __future__ import annotations
 
@@ -11,29 +15,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["PathOrFile", "atomic_write", "describe", "open_binary", "open_text"]
+from ._text import open_binary, source_name
+
+__all__ = ["PathOrFile", "atomic_write", "describe", "open_text", "public_mode"]
 
 PathOrFile = str | os.PathLike[str] | IO[Any]
 
-
-def describe(source: PathOrFile) -> str:
-    """A printable name for a path or file object (used in ``path:line`` messages)."""
-    if isinstance(source, str | os.PathLike):
-        return os.fspath(source)
-    return str(getattr(source, "name", "<stream>"))
+describe = source_name  # a printable name for a path or file object (``path:line`` messages)
 
 
-@contextlib.contextmanager
-def open_binary(source: PathOrFile) -> Iterator[IO[bytes]]:
-    """Open a path (``.gz`` transparent) or pass a binary file object through (not closed)."""
-    if not isinstance(source, str | os.PathLike):
-        buf = getattr(source, "buffer", source)  # text object -> its bytes
-        yield buf
-        return
-    path = os.fspath(source)
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as fh:
-        yield fh
+def public_mode(folder: bool = False) -> int:
+    """The mode ``open``/``mkdir`` would give under the current umask (``0o666``/``0o777``
+    masked): ``mkstemp``/``mkdtemp`` create private (0600/0700) entries, written files
+    should not stay private."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if folder else 0o666) & ~mask
 
 
 @contextlib.contextmanager
@@ -64,6 +61,7 @@ def atomic_write(path: str | os.PathLike[str], *, binary: bool = False) -> Itera
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, public_mode())
         with os.fdopen(fd, "wb") as raw:
             sink: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) \
                 if target.name.endswith(".gz") else raw

@@ -39,23 +39,51 @@ _SPACE = re.compile(r"\s")
 
 def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line."""
-    with open_text(source) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.isspace():
-                continue
+    lineno = 0
+    try:
+        with open_text(source) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.isspace():
+                    yield lineno, _object(line, name, lineno)
+    except UnicodeDecodeError as exc:
+        line = _undecodable_line(source) or f"after line {lineno}"
+        raise DataFormatError(
+            f"{name}:{line}: not valid UTF-8 ({exc.reason}: byte "
+            f"0x{exc.object[exc.start]:02x}); expected UTF-8 text — re-save the file as UTF-8"
+        ) from None
+
+
+def _undecodable_line(source: PathOrFile) -> int | None:
+    """The number of the first line that is not UTF-8 (``None`` if it cannot be re-read:
+    the text reader decodes ahead, so its position is only approximate)."""
+    from ._text import open_binary
+
+    if not isinstance(source, str | os.PathLike) and not getattr(source, "seekable",
+                                                                  lambda: False)():
+        return None
+    with open_binary(source) as raw:
+        for lineno, line in enumerate(raw, 1):
             try:
-                obj = _decode(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(
-                    f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno}): "
-                    f"{line.strip()[:60]!r}; expected one JSON object per line"
-                ) from None
-            if type(obj) is not dict:
-                raise DataFormatError(
-                    f"{name}:{lineno}: found a JSON {type(obj).__name__}, expected an object "
-                    '{"id": ..., "text": ...}'
-                )
-            yield lineno, obj
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return None
+
+
+def _object(line: str, name: str, lineno: int) -> dict[str, Any]:
+    try:
+        obj = _decode(line)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(
+            f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno}): "
+            f"{line.strip()[:60]!r}; expected one JSON object per line"
+        ) from None
+    if type(obj) is not dict:
+        raise DataFormatError(
+            f"{name}:{lineno}: found a JSON {type(obj).__name__}, expected an object "
+            '{"id": ..., "text": ...}'
+        )
+    return obj
 
 
 def iter_jsonl(source: PathOrFile) -> Iterator[tuple[str, dict[str, Any]]]:

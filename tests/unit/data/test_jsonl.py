@@ -141,3 +141,37 @@ def test_large_corpus_is_streamed_not_loaded_twice(tmp_path: Path) -> None:
     tracemalloc.stop()
     assert len(corpus) == 2000
     assert peak < 1.5 * size, f"peak {peak} bytes for a {size}-byte file"
+
+
+def test_gzip_is_detected_by_its_magic_bytes_not_the_name(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"  # gzipped content, no .gz suffix
+    path.write_bytes(gzip.compress(b'{"id": "a", "text": "x"}\n'))
+    assert read_corpus_jsonl(path).ids == ["a"]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_invalid_utf8_names_the_file_and_line(tmp_path: Path, gz: bool) -> None:
+    data = b"".join(b'{"id": "a%d", "text": "x"}\n' % i for i in range(3000))
+    data += b'{"id": "b", "text": "\xff"}\n'
+    path = tmp_path / ("c.jsonl.gz" if gz else "c.jsonl")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(DataFormatError, match=r"c\.jsonl(\.gz)?:3001: not valid UTF-8 "
+                                              r"\(invalid start byte: byte 0xff\)"):
+        read_corpus_jsonl(path)
+    with open(path, "rb") as fh, pytest.raises(DataFormatError, match=r":3001: not valid"):
+        read_queries_jsonl(fh)
+
+
+def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        write_corpus_jsonl(tmp_path / "c.jsonl", _corpus())
+        write_corpus_jsonl(tmp_path / "c.jsonl.gz", _corpus())
+        os.umask(0o077)
+        write_queries_jsonl(tmp_path / "q.jsonl", _queries())
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert modes == {"c.jsonl": 0o644, "c.jsonl.gz": 0o644, "q.jsonl": 0o600}
