@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError
+from ._files import public_mode
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -278,8 +279,8 @@ def read_native(
         prov["derived_from"] = {k: saved["provenance"].get(k) for k in ("format", "path")}
     return EvalSet(corpus, queries, qrels, evidence, name=name or root.name or str(root),
                    provenance=prov, issues=issues or [],
-                   exclude_unjudged=bool(saved.get("exclude_unjudged", False)),
-                   ignore_identical_ids=bool(saved.get("ignore_identical_ids", False)))
+                   exclude_unjudged=saved.get("exclude_unjudged", False),
+                   ignore_identical_ids=saved.get("ignore_identical_ids", False))
 
 
 def _read_provenance(path: Path) -> dict[str, Any]:
@@ -293,6 +294,9 @@ def _read_provenance(path: Path) -> dict[str, Any]:
                               "object written by searchbench, or delete the file") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("provenance", {}), dict):
         raise DataFormatError(f"{path}: expected a JSON object with a 'provenance' object")
+    for key in ("exclude_unjudged", "ignore_identical_ids"):
+        if not isinstance(obj.get(key, False), bool):
+            raise DataFormatError(f"{path}: {key!r} is {obj[key]!r}; expected true or false")
     return obj
 
 
@@ -318,6 +322,7 @@ def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool 
         raise DataFormatError(f"{target}: exists and is not a folder; expected a folder path")
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        os.chmod(tmp, public_mode(folder=True))  # mkdtemp's 0700 would stay on the set
         names = _write_files(es, tmp, compress)
         if not target.exists():
             os.replace(tmp, target)

@@ -132,3 +132,29 @@ def test_content_hash_follows_replaced_parts(tmp_path: Path) -> None:
     assert es.content_hash() == first
     es.evidence = es.evidence[:1]
     assert es.content_hash() != first
+
+
+@pytest.mark.parametrize("value", ['"no"', "1", "null", '"false"'])
+def test_provenance_flags_must_be_booleans(tmp_path: Path, value: str) -> None:
+    out = read_native(make_set(tmp_path)).write(tmp_path / "out")
+    prov = out / "provenance.json"
+    prov.write_text(prov.read_text().replace('"exclude_unjudged": false',
+                                             f'"exclude_unjudged": {value}'))
+    with pytest.raises(DataFormatError, match=r"provenance.json: 'exclude_unjudged' is "
+                                              r".*; expected true or false"):
+        read_native(out)
+
+
+def test_written_set_follows_the_umask(tmp_path: Path) -> None:
+    import os
+
+    es = read_native(make_set(tmp_path))
+    old = os.umask(0o022)
+    try:
+        out = es.write(tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o755
+    assert {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()} == dict.fromkeys(
+        ["corpus.jsonl", "queries.jsonl", "qrels.tsv", "evidence.jsonl", "provenance.json"],
+        0o644)
