@@ -49,3 +49,16 @@ def test_paired_t_power_agrees_with_simulated_t_tests() -> None:
     samples = rng.normal(d_z, 1.0, size=(n, sims))
     rejected = stats.ttest_1samp(samples, 0.0, axis=0).pvalue < 0.05
     assert paired_t_power(d_z, n) == pytest.approx(rejected.mean(), abs=0.025)
+
+
+def test_power_is_finite_far_in_the_tails() -> None:
+    """scipy's nctdtr returns NaN where a tail probability underflows; power must not."""
+    for n in (2, 3, 4, 30, 500):
+        for d_z in (0.01, 1.0, 4.58, 8.0, 16.0, 30.0):
+            value = paired_t_power(d_z, n)
+            assert np.isfinite(value) and 0.0 <= value <= 1.0, (d_z, n)
+    assert paired_t_power(8.0, 2) == pytest.approx(
+        stats.nct.sf(stats.t.ppf(0.975, 1), 1, 8.0 * np.sqrt(2)), rel=1e-6)
+    for d_z in (4.579, 8.0, 12.0):  # NaN power made the search stop too early
+        n = queries_for_power(d_z)
+        assert paired_t_power(d_z, n) >= 0.8 > (paired_t_power(d_z, n - 1) if n > 2 else 0)
