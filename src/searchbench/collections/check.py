@@ -8,7 +8,8 @@ which are excluded from evaluation) is reported as a warning instead.
 
 Warnings: every query synthetic; exactly one relevant document for every query (P@k can
 then never exceed 1/k); fewer than 50 judged queries, with the smallest nDCG@10
-difference such a set can detect (paired t-test, see :func:`detectable_difference`);
+difference such a set can detect (paired t-test, see :func:`detectable_difference`; a
+single judged query can show no difference at all);
 evidence quotes for unjudged pairs or with another grade than the judgment.
 """
 
@@ -74,17 +75,24 @@ def detectable_difference(
 ) -> float:
     """Smallest mean difference a two-sided paired t-test detects with ``power`` over ``n``.
 
-    Normal-approximation to the noncentral t: ``δ = (t_{1-α/2,n-1} + t_{power,n-1}) · sd /
-    √n``, where ``sd`` is the standard deviation of the per-query differences between the
-    two systems. The default 0.2 is an assumption (a typical spread of per-query nDCG@10
-    differences between two different retrieval systems), not a property of the set.
+    ``δ = d_z · sd`` where ``d_z`` solves ``paired_t_power(d_z, n, alpha) = power``
+    (:func:`searchbench.stats.effects.paired_t_power`: non-central t with ``n − 1``
+    degrees of freedom), and ``sd`` is the standard deviation of the per-query differences
+    between the two systems. The default 0.2 is an assumption (a typical spread of
+    per-query nDCG@10 differences between two different retrieval systems), not a property
+    of the set. ``inf`` when ``n < 2``: a paired test needs two queries.
     """
-    from scipy import stats
+    from scipy.optimize import brentq
+
+    from ..stats.effects import paired_t_power
 
     if n < 2:
         return float("inf")
-    df = n - 1
-    return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * sd / np.sqrt(n))
+    high = 1.0
+    while paired_t_power(high, n, alpha) < power:
+        high *= 2
+    d_z = brentq(lambda d: paired_t_power(d, n, alpha) - power, 0.0, high, xtol=1e-12)
+    return float(d_z * sd)
 
 
 def _known(es: EvalSet) -> dict[str, str]:
@@ -151,7 +159,13 @@ def _warnings(es: EvalSet, report: CheckReport, sd: float) -> None:
             "one-relevant", "every query has exactly one relevant document: P@k can never "
             "exceed 1/k and Recall@k equals Success@k; judge more documents per query"))
     n = s["judged_queries"]
-    if 0 < n < SMALL_SET:
+    if n == 1:
+        report.warnings.append(Finding(
+            "small-set", "only 1 judged query: a paired t-test needs at least 2, so no "
+            f"difference between two systems can be shown significant; {_needed(sd)} "
+            f"queries would detect an nDCG@10 difference of 0.05 (α=0.05, power 0.8, "
+            f"per-query differences with SD {sd:.2f})"))
+    elif 1 < n < SMALL_SET:
         delta = detectable_difference(n, sd)
         report.warnings.append(Finding(
             "small-set", f"only {n} judged queries: a paired t-test (α=0.05, power 0.8) "
@@ -177,11 +191,12 @@ def _evidence_warnings(es: EvalSet, report: CheckReport) -> None:
             f"judgment's: {_examples([f'{e.query_id}/{e.doc_id}' for e in other])}"))
 
 
-def _needed(sd: float, target: float = 0.05) -> int:
-    n = 2
-    while detectable_difference(n, sd) > target and n < 100_000:
-        n += 1
-    return n
+def _needed(sd: float, target: float = 0.05) -> int | str:
+    """Queries a paired t-test (α=0.05) needs to detect ``target`` with 80 % power."""
+    from ..stats.effects import queries_for_power
+
+    needed = queries_for_power(target / sd, alpha=0.05, power=0.8) if sd > 0 else 2
+    return "too many" if needed is None else needed
 
 
 def check_evalset(es: EvalSet, *, sd: float = ASSUMED_SD) -> CheckReport:

@@ -26,7 +26,7 @@ from ..data.beir import read_beir
 from ..data.evalset import EvalSet, read_native
 from ..errors import ConfigError
 from .classic import CLASSIC
-from .download import BEIR_MD5, beir_folder
+from .download import BEIR_MD5, beir_folder, cache_root
 
 __all__ = ["PYREF_DIR", "list_datasets", "load_evalset"]
 
@@ -127,7 +127,7 @@ def list_datasets() -> list[dict[str, Any]]:
         spec = "trec:DOCS,TOPICS,QRELS" if name == "trec" else f"{name}:DIR"
         rows.append({"spec": spec, "kind": "files" if name == "trec" else "folder",
                      "available": True, "description": desc})
-    cache = Path(os.environ.get("SEARCHBENCH_CACHE") or Path.home() / ".cache" / "searchbench")
+    cache = cache_root()
     for name in BEIR_MD5:
         rows.append({"spec": f"beir-download:{name}", "kind": "download",
                      "available": (cache / "beir" / name / ".complete").is_file(),

@@ -89,3 +89,49 @@ def test_detectable_difference_has_the_stated_power(n: int) -> None:
     nc, crit = delta * np.sqrt(n) / 0.2, stats.t.ppf(0.975, df)
     power = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
     assert power == pytest.approx(0.8, abs=0.005)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 49])
+def test_detectable_difference_solves_the_shared_power_function(n: int) -> None:
+    from searchbench.stats.effects import paired_t_power
+
+    for alpha in (0.05, 0.01):
+        delta = detectable_difference(n, sd=0.2, alpha=alpha)
+        assert paired_t_power(delta / 0.2, n, alpha) == pytest.approx(0.8, abs=1e-6)
+
+
+def _tiny_set(n_judged: int):
+    from searchbench.data.evalset import EvalSet
+    from searchbench.data.qrels import Qrels
+    from searchbench.data.texts import Corpus, Document, Queries, Query
+
+    return EvalSet(Corpus([Document("a", "one two"), Document("b", "three")]),
+                   Queries([Query(f"q{i}", "x y") for i in range(n_judged)]),
+                   Qrels.from_dict({f"q{i}": {"a": 1, "b": 1} for i in range(n_judged)}))
+
+
+def test_small_set_warning_for_one_judged_query_says_why() -> None:
+    from searchbench.stats.effects import queries_for_power
+
+    needed = queries_for_power(0.05 / 0.2, alpha=0.05, power=0.8)
+    [one] = [w.message for w in check_evalset(_tiny_set(1)).warnings if w.kind == "small-set"]
+    assert "inf" not in one and "only 1 judged query: a paired t-test needs at least 2" in one
+    assert f"{needed} queries would detect an nDCG@10 difference of 0.05" in one
+    [five] = [w.message for w in check_evalset(_tiny_set(5)).warnings if w.kind == "small-set"]
+    assert f"{detectable_difference(5):.3f} or more" in five
+    assert five.endswith(f"; {needed} queries would detect 0.05")
+
+
+def test_list_datasets_expands_a_tilde_in_the_cache_variable(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from searchbench.collections.download import BEIR_MD5, MARKER, cache_root
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SEARCHBENCH_CACHE", "~/sbcache")
+    name = next(iter(BEIR_MD5))
+    marker = tmp_path / "sbcache" / "beir" / name / MARKER
+    marker.parent.mkdir(parents=True)
+    marker.write_text(BEIR_MD5[name])
+    assert cache_root() == tmp_path / "sbcache"
+    [row] = [r for r in list_datasets() if r["spec"] == f"beir-download:{name}"]
+    assert row["available"] is True
