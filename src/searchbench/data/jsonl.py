@@ -46,9 +46,10 @@ def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any
                 if not line.isspace():
                     yield lineno, _object(line, name, lineno)
     except UnicodeDecodeError as exc:
-        line = _undecodable_line(source) or f"after line {lineno}"
+        line = _undecodable_line(source)
+        where = f"{name}:{line}" if line else f"{name} (after line {lineno})"
         raise DataFormatError(
-            f"{name}:{line}: not valid UTF-8 ({exc.reason}: byte "
+            f"{where}: not valid UTF-8 ({exc.reason}: byte "
             f"0x{exc.object[exc.start]:02x}); expected UTF-8 text — re-save the file as UTF-8"
         ) from None
 
@@ -56,17 +57,22 @@ def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any
 def _undecodable_line(source: PathOrFile) -> int | None:
     """The number of the first line that is not UTF-8 (``None`` if it cannot be re-read:
     the text reader decodes ahead, so its position is only approximate)."""
+    import io
+
     from ._text import open_binary
 
-    if not isinstance(source, str | os.PathLike) and not getattr(source, "seekable",
-                                                                  lambda: False)():
+    if not isinstance(source, str | os.PathLike) and (
+            isinstance(source, io.TextIOBase) or not source.seekable()):
         return None
-    with open_binary(source) as raw:
-        for lineno, line in enumerate(raw, 1):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError:
-                return lineno
+    try:
+        with open_binary(source) as raw:
+            for lineno, line in enumerate(raw, 1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    return lineno
+    except (OSError, ValueError):
+        return None
     return None
 
 
