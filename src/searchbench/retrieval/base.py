@@ -117,7 +117,8 @@ class Retriever:
     """Base class: ``index(corpus, chunker=None)`` then ``search(queries, k) -> Run``.
 
     Subclasses implement :meth:`_fit` (build the index over ``self.units.texts``) and
-    :meth:`_score_blocks` (yield ``(unit_start, unit_stop, scores)`` for a block of queries,
+    :meth:`_score_blocks` (yield ``(unit_start, unit_stop, scores)`` for a block of the
+    queries as :meth:`_prepare` returned them,
     blocks aligned to document boundaries).
     """
 
@@ -187,7 +188,11 @@ class Retriever:
     def _fit(self, texts: list[str]) -> None:
         raise NotImplementedError
 
-    def _score_blocks(self, query_texts: list[str]) -> Iterator[tuple[int, int, np.ndarray]]:
+    def _prepare(self, query_texts: list[str]) -> Any:
+        """All queries in the form :meth:`_score_blocks` takes (sliceable), computed once."""
+        return query_texts
+
+    def _score_blocks(self, queries: Any) -> Iterator[tuple[int, int, np.ndarray]]:
         raise NotImplementedError
 
     def _query_block(self) -> int:
@@ -206,9 +211,10 @@ class Retriever:
         key = units.key_docs if to_docs or units.chunks is None else units.key_units
         out_c, out_v = [], []
         step = self._query_block()
+        prepared = self._prepare(query_texts)
         for a in range(0, max(len(query_texts), 1), step):
-            block = query_texts[a:a + step]
-            if not block:
+            block = prepared[a:a + step]
+            if not len(block):
                 break
             best_c = best_v = None
             for u0, u1, scores in self._score_blocks(block):

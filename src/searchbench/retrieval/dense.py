@@ -93,8 +93,10 @@ class Dense(Retriever):
         q = self.encoder.encode_queries(query_texts)
         return normalize(q) if self.metric == "cos" else q.astype(np.float32, copy=False)
 
-    def _score_blocks(self, query_texts: list[str]) -> Iterator[tuple[int, int, np.ndarray]]:
-        q = self._queries(query_texts)
+    def _prepare(self, query_texts: list[str]) -> np.ndarray:
+        return self._queries(query_texts)
+
+    def _score_blocks(self, q: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
         emb = self.embeddings
         units = self._require_index()
         for a, b in doc_aligned_blocks(units.doc_starts, len(units), self.block_size):

@@ -63,14 +63,19 @@ class BM25(Retriever):
         if texts:
             self._model.index(self._tokenize(texts, True), show_progress=False)
 
-    def _score_blocks(self, query_texts: list[str]) -> Iterator[tuple[int, int, np.ndarray]]:
+    def _prepare(self, query_texts: list[str]) -> list[list[int]]:
+        """Query token ids in the index vocabulary (unknown terms dropped)."""
+        if not len(self.units):  # type: ignore[arg-type]
+            return [[] for _ in query_texts]
+        toks = self._tokenize(query_texts, False)
+        return [self._model.get_tokens_ids(t) for t in toks]
+
+    def _score_blocks(self, queries: list[list[int]]) -> Iterator[tuple[int, int, np.ndarray]]:
         n = len(self.units)  # type: ignore[arg-type]
-        scores = np.zeros((len(query_texts), n), dtype=np.float32)
-        if n:
-            for i, toks in enumerate(self._tokenize(query_texts, False)):
-                ids = self._model.get_tokens_ids(toks)
-                if ids:
-                    scores[i] = self._model.get_scores_from_ids(ids)
+        scores = np.zeros((len(queries), n), dtype=np.float32)
+        for i, ids in enumerate(queries):
+            if ids:
+                scores[i] = self._model.get_scores_from_ids(ids)
         yield 0, n, scores
 
     def _query_block(self) -> int:
