@@ -93,3 +93,45 @@ def test_report_without_results_and_newer_store(config, capsys):
     con.close()
     assert main(["experiment", "run", str(config), "--quiet"]) == 1
     assert "newer" in _one_error_line(capsys)
+
+
+def test_demo_prints_tables_and_report_path(tmp_path, capsys, monkeypatch):
+    """The demo's flow on the tiny set (the packaged pyref config is swapped out)."""
+    import searchbench.cli.demo_cmd as demo
+
+    data = _data_module()
+    data.write_set(tmp_path / "set")
+
+    def tiny_config(out: Path) -> Path:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "demo.toml"
+        path.write_text(data.CONFIG.replace('evalset = "set"',
+                                            f'evalset = "{tmp_path / "set"}"'))
+        return path
+
+    monkeypatch.setattr(demo, "_config_file", tiny_config)
+    out = tmp_path / "demo-out"
+    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "set · document level · 6 queries" in text
+    assert "set · chunk level (evidence spans) · 6 queries" in text
+    assert "9 cells run, 0 reused" in text
+    html = Path(text.strip().splitlines()[-1].split("HTML report: ")[1])
+    assert html.is_file() and html.parent == (out / "report").resolve()
+    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    assert "0 cells run, 9 reused" in capsys.readouterr().out
+
+
+def test_packaged_demo_config_is_the_issue_grid(tmp_path):
+    """pyref over BM25, MiniLM, the static model and hybrid RRF, three chunk sizes, both
+    levels (validated without running it)."""
+    from searchbench.cli.demo_cmd import _config_file
+    from searchbench.experiment import load_config
+
+    cfg = load_config(_config_file(tmp_path))
+    assert cfg.evalsets == ["pyref"] and cfg.levels == ["doc", "chunk"]
+    assert len(cfg.chunkers) == 3
+    kinds = {(r.type, r.settings.get("model"), r.settings.get("fusion")) for r in cfg.retrievers}
+    assert kinds == {("bm25", None, None), ("dense", "minilm", None), ("dense", "static", None),
+                     ("hybrid", None, "rrf")}
+    assert len(cfg.cells()) == 4 * 3 * 2
