@@ -82,7 +82,9 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
 def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
     from ..collections.registry import load_evalset
 
-    return load_evalset(resolve_evalset(spec, cfg.base_dir))
+    es = load_evalset(resolve_evalset(spec, cfg.base_dir))
+    es.warn_unjudged()
+    return es
 
 
 def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
