@@ -195,30 +195,38 @@ def _blas_limits(n: int) -> Any:
 
 def _scan_queries(base: np.ndarray, q: np.ndarray, depth: int, metric: str,
                   buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One query block against all corpus blocks; candidates above the threshold are
-    buffered and merged when they outnumber the kept entries (few sorts in all)."""
+    """One query block against all corpus blocks.
+
+    Kept entries are flat (row, score, id) arrays; a block adds the entries above the row's
+    threshold t (≥ t in the first block, > t after: a later equal score has a larger id
+    and loses). When the new entries outnumber ``depth`` per row, t is raised to the
+    ``depth``-th best kept score (a partition, no sort) and entries below it are dropped.
+    One sort by (score desc, id asc) at the end gives the top ``depth``.
+    """
     nr, bb = len(q), buf.shape[1]
-    top_v = np.full((nr, depth), -np.inf, dtype=buf.dtype)
-    top_i = np.full((nr, depth), np.iinfo(np.int64).max, dtype=np.int64)
-    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    n_pending = 0
     mask = np.empty(buf.shape, dtype=bool)
+    kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    thr = np.empty((nr, 1), dtype=buf.dtype)
+    n_new = 0
     for start in range(0, len(base), bb):
         block = _prepare_block(base[start:start + bb], metric, buf.dtype, start)
         s = np.matmul(q, block.T, out=buf[:nr, :len(block)])
         if metric == "l2":
             s -= 0.5 * np.einsum("ij,ij->i", block, block)
-        cand = _candidates(s, top_v[:, -1:], depth, start, start == 0,
-                           mask[:nr, :len(block)])
-        if cand is not None:
-            pending.append(cand)
-            n_pending += len(cand[0])
-        if n_pending >= nr * depth or (pending and start == 0):
-            top_v, top_i = _merge(top_v, top_i, *map(np.concatenate, zip(*pending, strict=True)))
-            pending, n_pending = [], 0
-    if pending:
-        top_v, top_i = _merge(top_v, top_i, *map(np.concatenate, zip(*pending, strict=True)))
-    return top_v, top_i
+        m = mask[:nr, :len(block)]
+        if start == 0:
+            thr[:, 0] = _lower_bound(s, depth)
+            np.greater_equal(s, thr, out=m)
+        else:
+            np.greater(s, thr, out=m)
+        flat = np.flatnonzero(m)
+        rows, cols = np.divmod(flat, s.shape[1])
+        kept.append((rows, s[rows, cols], cols + start))
+        n_new += len(flat)
+        if n_new >= nr * depth or start == 0:
+            kept, thr = _prune(kept, nr, depth)
+            n_new = 0
+    return _top(*map(np.concatenate, zip(*kept, strict=True)), nr, depth)
 
 
 def _prepare_block(block: np.ndarray, metric: str, dtype: type, offset: int) -> np.ndarray:
@@ -228,45 +236,47 @@ def _prepare_block(block: np.ndarray, metric: str, dtype: type, offset: int) -> 
     return block
 
 
-def _candidates(s: np.ndarray, thr: np.ndarray, depth: int, offset: int, first: bool,
-                mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(rows, scores, ids) of block entries that may enter the top; ids = offset + col.
-
-    Entries strictly above the row's threshold (an equal score has a larger id and loses);
-    an ``argpartition`` of the block when that would be more than ``depth`` per row.
-    """
-    if not first:
-        flat = np.flatnonzero(np.greater(s, thr, out=mask))
-        if len(flat) == 0:
-            return None
-        if len(flat) <= s.shape[0] * depth:
-            rows, cols = np.divmod(flat, s.shape[1])
-            return rows, s[rows, cols], cols + offset
-    take = min(depth, s.shape[1])
-    part = np.argpartition(s, s.shape[1] - take, axis=1)[:, s.shape[1] - take:]
-    part.sort(axis=1)  # id order within a row, for the stable merge
-    vals = np.take_along_axis(s, part, axis=1)
-    rows = np.repeat(np.arange(s.shape[0]), take)
-    return rows, vals.ravel(), part.ravel().astype(np.int64) + offset
+def _lower_bound(s: np.ndarray, depth: int) -> np.ndarray:
+    """Per row, the ``depth``-th best score of a column sample (≥ 8·depth columns): a
+    threshold no higher than the true ``depth``-th best of the block."""
+    stride = max(1, s.shape[1] // (8 * depth))
+    sub = s[:, ::stride]
+    return np.partition(sub, sub.shape[1] - depth, axis=1)[:, sub.shape[1] - depth]
 
 
-def _merge(top_v: np.ndarray, top_i: np.ndarray, rows: np.ndarray, vals: np.ndarray,
-           ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``depth`` per row of (current top ∪ candidates) by (score desc, id asc).
-
-    Candidates of one row arrive in id order and have larger ids than the current top, so
-    a *stable* sort by score on ``[top | candidates]`` applies the tie policy.
-    """
-    nr, depth = top_v.shape
+def _padded(rows: np.ndarray, nr: int, *columns: np.ndarray) -> list[np.ndarray]:
+    """Each column as a (n_rows × max count) matrix, entries of a row in their original
+    order; −inf (scores) or int64 max (ids) where a row has fewer."""
     order = np.argsort(rows, kind="stable")
-    rows, vals, ids = rows[order], vals[order], ids[order]
     counts = np.bincount(rows, minlength=nr)
     pos = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    width = depth + int(counts.max())
-    mv = np.full((nr, width), -np.inf, dtype=top_v.dtype)
-    mi = np.full((nr, width), np.iinfo(np.int64).max, dtype=np.int64)
-    mv[:, :depth], mi[:, :depth] = top_v, top_i
-    mv[rows, depth + pos], mi[rows, depth + pos] = vals, ids
+    r, width, out = rows[order], int(counts.max()), []
+    for col in columns:
+        fill = -np.inf if col.dtype.kind == "f" else np.iinfo(np.int64).max
+        mat = np.full((nr, width), fill, dtype=col.dtype)
+        mat[r, pos] = col[order]
+        out.append(mat)
+    return out
+
+
+def _prune(kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]], nr: int, depth: int
+           ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+    """New thresholds (the ``depth``-th best kept score per row) and the entries ≥ them."""
+    rows, vals, ids = map(np.concatenate, zip(*kept, strict=True))
+    (mat,) = _padded(rows, nr, vals)
+    thr = np.partition(mat, mat.shape[1] - depth, axis=1)[:, mat.shape[1] - depth:][:, :1]
+    keep = vals >= thr[rows, 0]
+    return [(rows[keep], vals[keep], ids[keep])], thr
+
+
+def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: int
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``depth`` per row by (score desc, id asc); every row holds ≥ ``depth``.
+
+    Entries of a row arrive in id order (blocks in order, row-major within a block), so a
+    stable sort by score alone applies the tie policy.
+    """
+    mv, mi = _padded(rows, nr, vals, ids)
     keep = np.argsort(-mv, axis=1, kind="stable")[:, :depth]
     return np.take_along_axis(mv, keep, axis=1), np.take_along_axis(mi, keep, axis=1)
 
