@@ -34,3 +34,27 @@ def trec_eval_dir(shared_data: Path) -> Path:
     if not path.is_dir():
         pytest.fail(f"{path} is missing from the shared data")
     return path
+
+
+# -- a test skipped for a missing package is a missing install step in CI ---------------
+def _strict() -> bool:
+    return bool(os.environ.get("SEARCHBENCH_TEST_DATA") or os.environ.get("CI"))
+
+
+def _fail_missing_module_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if report.skipped and _strict() and "could not import" in str(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = (f"{report.longrepr}\n(`make test` installs every test dependency: "
+                           "a module missing in CI is a missing install step, not a skip)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_missing_module_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_missing_module_skip(outcome.get_result())
