@@ -303,7 +303,8 @@ def _retriever(table: Any, where: str) -> RetrieverSpec:
         raise ConfigError(f"{where}: a dense retriever needs key 'model'; allowed: "
                           f"{', '.join(_model_names())}, sentence-transformers:/path, "
                           "model2vec:/path")
-    default = settings.get("model", kind) if kind == "dense" else kind
+    default = (Path(settings["model"].split(":", 1)[-1]).name or settings["model"]
+               if kind == "dense" else kind)
     name = table.get("name", default)
     if "/" in name or not name:
         raise ConfigError(f"{where}: key 'name' is {name!r}; expected a non-empty name "
@@ -374,6 +375,18 @@ def _check_model(spec: str, base: Path, where: str) -> None:
                       f"folder (searchbench never downloads models); allowed: "
                       f"{', '.join(_model_names())}, sentence-transformers:/path, "
                       "model2vec:/path, onnx:NAME, openai:MODEL")
+
+
+def resolve_model(spec: str, base: Path) -> str:
+    """``spec`` with a relative local model folder made absolute against ``base``."""
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in ("sentence-transformers", "st", "model2vec") and rest and \
+            not Path(rest).is_absolute() and (base / rest).is_dir():
+        return f"{kind}:{(base / rest).resolve()}"
+    if not sep and spec not in _model_names() and not Path(spec).is_dir() and \
+            (base / spec).is_dir():
+        return str((base / spec).resolve())
+    return spec
 
 
 def _check_evalset(spec: str, base: Path, where: str) -> None:

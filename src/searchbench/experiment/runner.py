@@ -28,7 +28,7 @@ from ..data.qrels import Qrels
 from ..data.run import Run
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
-from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset
+from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
@@ -226,7 +226,8 @@ class _Workspace:
             from ..retrieval import encoder
 
             t0 = time.perf_counter()
-            self.encoders[key] = encoder(model, query_prefix=key[1], doc_prefix=key[2],
+            self.encoders[key] = encoder(resolve_model(model, self.cfg.base_dir),
+                                         query_prefix=key[1], doc_prefix=key[2],
                                          quiet=self.quiet)
             self.say(f"  loaded model {model} in {time.perf_counter() - t0:.1f} s")
         return Dense(self.encoders[key], **s)

@@ -141,3 +141,21 @@ def test_grid_skips_chunk_level_without_chunker_and_keys_differ():
     renamed = _cfg(retrievers=[{"name": "other", "type": "bm25"}])
     assert renamed.cells()[0].key("h") == _cfg().cells()[0].key("h")
     assert _cfg().cells()[0].key("h") != _cfg().cells()[0].key("h2")
+
+
+def test_relative_model_and_evalset_folders_resolve_against_the_config(tmp_path):
+    from searchbench.experiment.config import resolve_evalset, resolve_model
+
+    (tmp_path / "models" / "mine").mkdir(parents=True)
+    (tmp_path / "set").mkdir()
+    path = tmp_path / "exp.toml"
+    path.write_text('evalset = "set"\n[[retrievers]]\ntype = "dense"\n'
+                    'model = "model2vec:models/mine"\n')
+    cfg = load_config(path)  # validated against the config's folder, not the cwd
+    assert cfg.retrievers[0].name == "mine"
+    spec = cfg.retrievers[0].settings["model"]
+    assert resolve_model(spec, cfg.base_dir) == f"model2vec:{tmp_path / 'models' / 'mine'}"
+    assert resolve_model("minilm", cfg.base_dir) == "minilm"
+    assert resolve_evalset("set", cfg.base_dir) == str(tmp_path / "set")
+    assert resolve_evalset("beir:set", cfg.base_dir) == f"beir:{tmp_path / 'set'}"
+    assert resolve_evalset("pyref", cfg.base_dir) == "pyref"
