@@ -82,3 +82,34 @@ def test_tune_weight_reports_both_splits(tmp_path, capsys):
 def test_tune_weight_needs_weighted_fusion(tmp_path, capsys):
     rc = main(["run", "pyref", "-r", "bm25", "--tune-weight", "-o", str(tmp_path / "x.trec")])
     assert rc == 1 and "--fusion weighted" in capsys.readouterr().err
+
+
+def _embedding_server():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "retrieval"))
+    from fakes import EmbeddingServer
+
+    return EmbeddingServer()
+
+
+def test_openai_endpoint_run_and_failure(tmp_path, capsys, monkeypatch):
+    server = _embedding_server()
+    try:
+        args = ["run", "pyref", "-r", "dense", "--model", "openai:emb-test", "--endpoint",
+                server.url, "--api-key-env", "SB_CLI_KEY", "--retries", "1", "--cache-dir",
+                str(tmp_path), "-k", "5", "-o", str(tmp_path / "o.trec"), "-q"]
+        monkeypatch.setenv("SB_CLI_KEY", "sk-cli-secret")
+        assert main(args) == 0
+        side = json.loads((tmp_path / "o.trec.json").read_text())
+        assert side["retrieval"]["endpoint"] == server.url + "/embeddings"
+        assert "sk-cli-secret" not in json.dumps(side)
+        assert all(r["auth"] == "Bearer sk-cli-secret" for r in server.requests)
+        server.fail = [500] * 50
+        args[args.index("openai:emb-test")] = "openai:other-model"   # nothing cached
+        assert main(args) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "failed after" in err[0] and "sk-cli-secret" not in err[0]
+    finally:
+        server.close()

@@ -53,6 +53,8 @@ def run_command(
     endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
                                     help="Environment variable holding the API key."),
+    retries: int = typer.Option(4, "--retries", min=0, help="Endpoint retries (backoff "
+                                "1 s, 2 s, 4 s, …)."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     tune_weight: bool = typer.Option(False, "--tune-weight", help="Weighted hybrid: pick "
                                      "BM25's weight on half the judged queries (nDCG@10), "
@@ -119,7 +121,7 @@ def _build(o: dict[str, Any]) -> Any:
     if o["cache_dir"]:
         kw["cache"] = o["cache_dir"]
     if o["model"].startswith("openai:"):
-        kw.update(endpoint=o["endpoint"], api_key_env=o["api_key_env"])
+        kw.update(endpoint=o["endpoint"], api_key_env=o["api_key_env"], retries=o["retries"])
     dense = sb.retrieval.Dense(sb.retrieval.encoder(o["model"], **kw), metric=o["metric"],
                                with_title=not o["no_title"])
     if o["retriever"] == RetrieverKind.dense:

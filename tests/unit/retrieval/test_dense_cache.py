@@ -97,6 +97,13 @@ def test_hybrid_rrf_over_chunks(tmp_path):
     assert all("#" in d for d, _ in chunk_run.ranking("q1"))
 
 
+def test_chunks_longer_than_max_seq_length_warn(tmp_path):
+    enc = HashEncoder(cache=tmp_path)
+    enc.max_seq_length = 8
+    with pytest.warns(UserWarning, match="exceed hash's max_seq_length of 8: tokens after"):
+        Dense(enc).index(sb.Corpus.from_dict(DOCS), chunker=TokenChunker(16))
+
+
 def test_bad_inputs(tmp_path):
     with pytest.raises(ConfigError, match="cos, ip, l2"):
         Dense(HashEncoder(), metric="hamming")

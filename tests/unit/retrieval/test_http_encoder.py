@@ -2,63 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-import threading
-import time
-import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
 import pytest
 
 from searchbench.errors import BackendError
 from searchbench.retrieval.http_encoder import OpenAIEncoder
 
+from .fakes import EmbeddingServer as _Server
+from .fakes import vector as _vector
+
 KEY = "sk-test-secret-123"
-
-
-def _vector(text: str) -> list[float]:
-    rng = np.random.default_rng(zlib.crc32(text.encode()))
-    return rng.standard_normal(8).round(6).tolist()
-
-
-class _Server:
-    """Answers /v1/embeddings; ``fail`` = statuses to return first; ``slow`` = delay (s)."""
-
-    def __init__(self) -> None:
-        self.fail: list[int] = []
-        self.slow = 0.0
-        self.requests: list[dict] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append({"auth": self.headers.get("Authorization"), **body})
-                if owner.slow:
-                    time.sleep(owner.slow)
-                if owner.fail:
-                    self.send_response(owner.fail.pop(0))
-                    self.end_headers()
-                    self.wfile.write(b'{"error": "overloaded"}')
-                    return
-                data = [{"index": i, "embedding": _vector(t)}
-                        for i, t in reversed(list(enumerate(body["input"])))]
-                raw = json.dumps({"data": data, "model": body["model"]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError):  # client gave up (timeout test)
-                    self.wfile.write(raw)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
 @pytest.fixture()
