@@ -59,7 +59,7 @@ def paired_t_power(d_z: float, n: int, alpha: float = 0.05) -> float:
 def queries_for_power(d_z: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
     """Smallest number of queries whose paired t-test reaches ``power`` at effect ``d_z``.
 
-    ``None`` when the effect is 0 or undefined (no sample size detects it); 2 for an
+    ``None`` when the effect is 0, undefined, or needs more than 10⁹ queries; 2 for an
     infinite effect (a constant non-zero difference).
     """
     from scipy import special
@@ -70,6 +70,8 @@ def queries_for_power(d_z: float, alpha: float = 0.05, power: float = 0.8) -> in
         return None
     z = special.ndtri(1 - alpha / 2) + special.ndtri(power)
     guess = max(2, math.ceil((z / abs(d_z)) ** 2))
+    if guess > _MAX_QUERIES:
+        return None  # no realistic number of queries detects so small an effect
     low, high = 1, guess
     while paired_t_power(d_z, high, alpha) < power:
         low, high = high, high * 2

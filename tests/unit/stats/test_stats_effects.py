@@ -62,3 +62,9 @@ def test_power_is_finite_far_in_the_tails() -> None:
     for d_z in (4.579, 8.0, 12.0):  # NaN power made the search stop too early
         n = queries_for_power(d_z)
         assert paired_t_power(d_z, n) >= 0.8 > (paired_t_power(d_z, n - 1) if n > 2 else 0)
+
+
+@pytest.mark.parametrize("d_z", [1e-6, 1e-12, -1e-17])
+def test_tiny_effects_need_no_realistic_sample(d_z: float) -> None:
+    """Above 10⁹ queries the answer is None, not a 30-digit number."""
+    assert queries_for_power(d_z) is None
