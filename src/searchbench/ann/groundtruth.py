@@ -8,13 +8,14 @@ where larger is closer:
 - ``cosine``: s = ⟨q̂, x̂⟩ with rows scaled to unit norm
 - ``l2``:     s = ⟨q, x⟩ − ‖x‖²/2, since ‖q − x‖² = ‖q‖² − 2s
 
-Selection keeps the best ``k + extra`` per query: an ``argpartition`` on the first block,
-then only the entries above the running threshold (corpus blocks come in id order, so an
-entry equal to the threshold has a larger id and loses under the tie policy). The kept
-candidates' distances are recomputed in float64 and sorted by (distance, id) — the tie
-policy. The ``extra`` neighbours beyond k let recall see ties at position k and absorb
-float32 rounding. Memory: one ``query_block × base_block`` score matrix (16 MB by default)
-plus the kept candidates; ``base`` may be memory-mapped.
+Selection keeps the best ``k + extra`` per query: a threshold per query (first from a
+column sample of the first block, then the (k + extra)-th best kept score) and only the
+entries above it (corpus blocks come in id order, so a later entry equal to the threshold
+has a larger id and loses under the tie policy). The kept candidates' distances are
+recomputed in float64 and sorted by (distance, id) — the tie policy. The ``extra``
+neighbours beyond k let recall see ties at position k and absorb float32 rounding.
+Memory: one ``query_block × base_block`` score matrix per thread (16 MB by default) plus
+the kept candidates; ``base`` may be memory-mapped.
 """
 
 from __future__ import annotations
