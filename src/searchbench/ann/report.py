@@ -177,37 +177,42 @@ def render_markdown(result: SweepResult) -> str:
 
 
 _TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
+<html lang="en"><head><meta charset="utf-8"><title>searchbench · {{ title }}</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
-table{border-collapse:collapse;font-size:13px;margin:1em 0}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f3f3f3} td:first-child,td:nth-child(2){text-align:left}
-.note{color:#555;font-size:13px} .ok{color:#1a7f37} .bad{color:#b42318}
-figure{margin:0}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;
+ max-width:1100px;margin:0 auto;padding:1.5rem;background:#fff}
+h1{font-size:1.6rem;margin-bottom:.2rem}
+h2{font-size:1.25rem;border-bottom:2px solid #4c72b0;padding-bottom:.2rem;margin-top:2.2rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:13px}
+th,td{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:right}
+th:first-child,td:first-child,td:nth-child(2),th:nth-child(2){text-align:left}
+td{white-space:nowrap}td:nth-child(2){white-space:normal}
+.up{color:#1a7f37}.down{color:#c62828}.muted{color:#666;font-size:12px}
+.ok{background:#e8f5e9;border-left:4px solid #1a7f37;padding:.3rem .6rem}
+svg{max-width:min(100%,780px);height:auto;display:block}figure{margin:.5rem 0}
 </style></head><body>
 <h1>{{ title }}</h1>
-<p class="note">{{ meta.n_base }} corpus vectors × {{ meta.dim }} dims, {{ meta.n_queries }}
+<p class="muted">{{ meta.n_base }} corpus vectors × {{ meta.dim }} dims, {{ meta.n_queries }}
 queries, metric <b>{{ meta.metric }}</b>, k={{ meta.k }} (K={{ meta.K }} requested).
 knn_recall is agreement with exact search, <b>not</b> relevance recall.
 Tie tolerance: {{ tolerance }}. Machine: {{ meta.machine.cpu }}, {{ meta.machine.cores }}
 cores, load average {{ load }}; {{ libs }}.</p>
-{% if conclusion %}<p><b>{{ conclusion }}</b></p>{% endif %}
+{% if conclusion %}<p class="ok">{{ conclusion }}</p>{% endif %}
 <h2>Recall – QPS (batch)</h2><figure>{{ svg_batch | safe }}</figure>
 <h2>Recall – QPS (single query)</h2><figure>{{ svg_single | safe }}</figure>
 <h2>All points</h2>
 {{ table(points) }}
 {% if relevance %}<h2>Relevance cost against exact search</h2>
-<p class="note">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
+<p class="muted">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
 α={{ meta.relevance.alpha }}; {{ meta.relevance.rule }}. {{ exact_line }}</p>
 {{ table(relevance) }}{% endif %}
-<h2>Ground truth</h2><p class="note">{{ gt }}</p>
+<h2>Ground truth</h2><p class="muted">{{ gt }}</p>
 </body></html>
 """
 
 _TABLE = """{% macro table(rs) %}<table><tr>{% for h in rs[0] %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for r in rs %}<tr>{% for h in rs[0] %}<td{% if r[h] == 'significant loss' %} class="bad"
-{% elif r[h] == 'no significant loss' %} class="ok"{% endif %}>{{ r[h] }}</td>{% endfor %}
+{% for r in rs %}<tr>{% for h in rs[0] %}<td{% if r[h] == 'significant loss' %} class="down"
+{% elif r[h] == 'no significant loss' %} class="up"{% endif %}>{{ r[h] }}</td>{% endfor %}
 </tr>{% endfor %}</table>{% endmacro %}"""
 
 
