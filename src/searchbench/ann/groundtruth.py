@@ -131,7 +131,8 @@ def exact_knn(
 
     ``base`` may be a memory-mapped array; it is read block by block. Inputs are checked
     (dimensions, 1 ≤ k ≤ n, finite values) before any product is computed. ``threads``
-    (default: all cores) parallel query blocks need threadpoolctl; else BLAS threads.
+    (default: all cores) parallel query blocks need threadpoolctl, which limits BLAS to one
+    thread process-wide for the duration of the call (restored after); else BLAS threads.
     """
     metric = check_metric(metric)
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
