@@ -3,8 +3,15 @@
 Metrics: ``ip`` (inner product), ``cos`` (inner product of L2-normalised vectors) and
 ``l2`` (score = −‖q − d‖², so higher is better). Scores are computed block by block
 (``block_size`` units at a time, blocks never split a document) with BLAS matrix products,
-and each block's top k is merged exactly (DESIGN §2 ties). ``backend="faiss"`` uses a
-faiss flat index for unpooled search and re-checks ties at the cut.
+and each block's top k is merged exactly (DESIGN §2 ties).
+
+Backends for unpooled search (documents, or chunks at chunk level): ``auto``/``kernel``
+take candidates from :func:`searchbench.ann.groundtruth.exact_knn` (threaded blocked
+sgemm), ``faiss`` from a faiss flat index; both re-rank the candidates with this
+retriever's scores and ties, and rescore in full any query whose tie at the cut may reach
+past the candidates. ``numpy`` (and every doc-level search over chunks, which max-pools
+chunk scores per document) uses the blocked engine of :class:`Retriever`. Backends agree
+up to float32 rounding: scores within ~1e-6 may be ordered differently.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from .encoders import encoder as make_encoder
 __all__ = ["METRICS", "Dense", "normalize"]
 
 METRICS = ("cos", "ip", "l2")
+BACKENDS = ("auto", "numpy", "kernel", "faiss")
 _ALIASES = {"cosine": "cos", "inner_product": "ip", "dot": "ip", "euclidean": "l2"}
 
 
@@ -39,15 +47,16 @@ class Dense(Retriever):
     name = "dense"
 
     def __init__(self, encoder: Encoder | str = "minilm", metric: str = "cos",
-                 backend: str = "numpy", block_size: int = 16384,
+                 backend: str = "auto", block_size: int = 16384,
                  with_title: bool = True) -> None:
         super().__init__()
         self.encoder = make_encoder(encoder)
         self.metric = _ALIASES.get(metric, metric)
         if self.metric not in METRICS:
             raise ConfigError(f"metric {metric!r} is unknown; expected one of cos, ip, l2")
-        if backend not in ("numpy", "faiss"):
-            raise ConfigError(f"backend {backend!r} is unknown; expected numpy or faiss")
+        if backend not in BACKENDS:
+            raise ConfigError(f"backend {backend!r} is unknown; expected one of "
+                              f"{', '.join(BACKENDS)}")
         self.backend, self.block_size, self.with_title = backend, block_size, with_title
         self.embeddings: np.ndarray | None = None
         self._sq_norms: np.ndarray | None = None
@@ -108,9 +117,43 @@ class Dense(Retriever):
     def _topk(self, query_texts: list[str], k: int, level: str) -> tuple[np.ndarray, ...]:
         units = self._require_index()
         pooled = level == "doc" and units.chunks is not None
-        if self.backend != "faiss" or pooled or self.metric == "l2" or not len(units):
+        if self.backend == "numpy" or pooled or not len(units):
             return super()._topk(query_texts, k, level)
-        return self._faiss_topk(self._queries(query_texts), k)
+        q = self._queries(query_texts)
+        if self.backend == "faiss" and self.metric != "l2":
+            return self._faiss_topk(q, k)
+        return self._kernel_topk(q, k)
+
+    def _kernel_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates from the ANN module's exact kernel (threaded blocked sgemm), re-ranked
+        by this retriever's scores and DESIGN §2 ties; rows with ties at the cut rescored."""
+        from ..ann.groundtruth import exact_knn
+
+        units = self._require_index()
+        emb = self.embeddings
+        n = len(units)
+        k = min(k, n)
+        extra = min(16, n - k)
+        metric = "l2" if self.metric == "l2" else "ip"  # cos: rows are already unit length
+        cand = exact_knn(emb, q, k, metric, extra=extra, check=False).ids
+        vecs = emb[cand]  # type: ignore[index]
+        s = np.einsum("qd,qkd->qk", q, vecs)
+        if self.metric == "l2":
+            s = 2 * s - self._sq_norms[cand] - (q ** 2).sum(axis=1, keepdims=True)
+        codes, scores = exact_topk(s, cand, units.key_units, k)
+        tied = np.flatnonzero(scores[:, k - 1] <= s.min(axis=1)) if extra else []
+        if len(tied):  # ties may extend past the candidates: score those rows fully
+            full = self._full(q[tied])
+            all_codes = np.broadcast_to(np.arange(n, dtype=np.int64), full.shape)
+            codes[tied], scores[tied] = exact_topk(full, all_codes, units.key_units, k)
+        return codes, scores
+
+    def _full(self, q: np.ndarray) -> np.ndarray:
+        """Scores of ``q`` against every unit (for the rare rows tied at the cut)."""
+        s = q @ self.embeddings.T  # type: ignore[union-attr]
+        if self.metric == "l2":
+            s = 2 * s - self._sq_norms - (q ** 2).sum(axis=1, keepdims=True)
+        return s
 
     def _faiss_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """faiss flat inner-product search, widened until the cut is free of ties."""
@@ -125,7 +168,7 @@ class Dense(Retriever):
         codes, scores = exact_topk(vals, idx.astype(np.int64), units.key_units, k)
         tied = np.flatnonzero(vals[:, k - 1] <= vals[:, width - 1]) if width < n else []
         if len(tied):  # ties may extend past what faiss returned: score those rows fully
-            full = q[tied] @ self.embeddings.T  # type: ignore[union-attr]
+            full = self._full(q[tied])
             all_codes = np.broadcast_to(np.arange(n, dtype=np.int64), full.shape)
             codes[tied], scores[tied] = exact_topk(full, all_codes, units.key_units, k)
         return codes, scores

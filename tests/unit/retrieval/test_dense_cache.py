@@ -25,10 +25,14 @@ def test_exact_topk_breaks_ties_by_id_descending():
     assert c.tolist() == [[3, 2, 1, 0, 4]]
 
 
+@pytest.mark.parametrize("backend", ["numpy", "kernel", "faiss"])
 @pytest.mark.parametrize("metric", ["cos", "ip", "l2"])
-def test_dense_equals_brute_force(tmp_path, metric):
+def test_dense_equals_brute_force(tmp_path, metric, backend):
+    if backend == "faiss":
+        pytest.importorskip("faiss")
     enc = HashEncoder(cache=tmp_path)
-    dense = Dense(enc, metric=metric, block_size=7).index(sb.Corpus.from_dict(DOCS))
+    dense = Dense(enc, metric=metric, block_size=7, backend=backend)
+    dense.index(sb.Corpus.from_dict(DOCS))
     run = dense.search(sb.Queries.from_dict(QUERIES), k=10)
     d = enc._embed(list(DOCS.values()))
     q = enc._embed(list(QUERIES.values()))
