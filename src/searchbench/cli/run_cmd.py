@@ -29,6 +29,8 @@ def run_command(
     model: str = typer.Option("minilm", "--model", help="Encoder: minilm, static, "
                               "sentence-transformers:/path, model2vec:/path, openai:NAME."),
     metric: str = typer.Option("cos", "--metric", help="Dense similarity: cos, ip or l2."),
+    backend: str = typer.Option("auto", "--backend", help="Exact search: auto, numpy, kernel "
+                                "or faiss (same results up to float32 rounding)."),
     fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf or weighted."),
     rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k."),
     weight: float = typer.Option(0.5, "--weight", help="Weighted fusion: weight of BM25."),
@@ -123,7 +125,7 @@ def _build(o: dict[str, Any]) -> Any:
     if o["model"].startswith("openai:"):
         kw.update(endpoint=o["endpoint"], api_key_env=o["api_key_env"], retries=o["retries"])
     dense = sb.retrieval.Dense(sb.retrieval.encoder(o["model"], **kw), metric=o["metric"],
-                               with_title=not o["no_title"])
+                               backend=o["backend"], with_title=not o["no_title"])
     if o["retriever"] == RetrieverKind.dense:
         return dense
     return sb.retrieval.Hybrid([bm25, dense], fusion=o["fusion"], rrf_k=o["rrf_k"],
