@@ -18,6 +18,7 @@ from .chunking import (
 )
 from .dense import Dense
 from .encoders import Encoder, available_models, encoder
+from .external import RunRetriever
 from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
 from .http_encoder import OpenAIEncoder
 from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
@@ -35,6 +36,7 @@ __all__ = [
     "OpenAIEncoder",
     "RecursiveChunker",
     "Retriever",
+    "RunRetriever",
     "SentenceChunker",
     "SweepResult",
     "TokenChunker",

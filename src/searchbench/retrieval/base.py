@@ -21,6 +21,7 @@ from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import ConfigError
 from .chunking import Chunk, Chunker
+from .progress import progress
 
 __all__ = ["LEVELS", "Retriever", "Units", "build_units", "exact_topk"]
 
@@ -56,7 +57,8 @@ def _byte_order_rank(ids: list[str]) -> np.ndarray:
     return rank
 
 
-def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool) -> Units:
+def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool,
+                quiet: bool | None = None) -> Units:
     """Units of ``corpus``: whole documents, or the chunker's chunks (title prepended)."""
     ids: list[str] = []
     texts: list[str] = []
@@ -64,22 +66,33 @@ def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool) -> Un
     starts: list[int] = []
     chunks: list[Chunk] | None = [] if chunker is not None else None
     skipped = 0
-    for doc in corpus:
-        if not (doc.text.strip() or doc.title.strip()):
-            skipped += 1
-            continue
-        prefix = f"{doc.title} " if with_title and doc.title else ""
-        if chunker is None:
-            doc_units = [(doc.id, (prefix + doc.text).strip())]
-        else:
-            got = chunker.split(doc.id, doc.text) or [Chunk(doc.id, 0, len(doc.text), doc.text)]
-            chunks.extend(got)  # type: ignore[union-attr]
-            doc_units = [(c.id, (prefix + c.text).strip()) for c in got]
-        starts.append(len(ids))
-        doc_ids.append(doc.id)
-        ids.extend(u for u, _ in doc_units)
-        texts.extend(t for _, t in doc_units)
+    with progress(len(corpus) if chunker else 0, "chunking", quiet) as advance:
+        for doc in corpus:
+            advance(1)
+            got = _doc_units(doc, chunker, with_title)
+            if got is None:
+                skipped += 1
+                continue
+            starts.append(len(ids))
+            doc_ids.append(doc.id)
+            for unit_id, text, chunk in got:
+                ids.append(unit_id)
+                texts.append(text)
+                if chunks is not None:
+                    chunks.append(chunk)  # type: ignore[arg-type]
     return Units(ids, texts, doc_ids, np.asarray(starts, dtype=np.int64), chunks, skipped)
+
+
+def _doc_units(doc: Any, chunker: Chunker | None,
+               with_title: bool) -> list[tuple[str, str, Chunk | None]] | None:
+    """``(unit id, text to index, chunk)`` of one document; None if it is empty."""
+    if not (doc.text.strip() or doc.title.strip()):
+        return None
+    prefix = f"{doc.title} " if with_title and doc.title else ""
+    if chunker is None:
+        return [(doc.id, (prefix + doc.text).strip(), None)]
+    got = chunker.split(doc.id, doc.text) or [Chunk(doc.id, 0, len(doc.text), doc.text)]
+    return [(c.id, (prefix + c.text).strip(), c) for c in got]
 
 
 def exact_topk(
@@ -131,6 +144,7 @@ class Retriever:
         self.chunker: Chunker | None = None
         self.timings: dict[str, float] = {}
         self.with_title = True
+        self.quiet: bool | None = None  # progress bars: None = only on a terminal
 
     # -- public API -------------------------------------------------------------------
     def index(self, corpus: Corpus, chunker: Chunker | None = None) -> Retriever:
@@ -138,7 +152,7 @@ class Retriever:
         t0 = time.perf_counter()
         self.chunker = self._bind_chunker(chunker)
         self.corpus = corpus
-        self.units = build_units(corpus, self.chunker, self.with_title)
+        self.units = build_units(corpus, self.chunker, self.with_title, self.quiet)
         if self.units.skipped_empty:
             warnings.warn(f"{self.units.skipped_empty} of {len(corpus)} documents are empty "
                           "(no title or text) and were skipped", stacklevel=2)

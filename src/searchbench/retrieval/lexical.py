@@ -61,7 +61,9 @@ class BM25(Retriever):
         bm25s = require("bm25s", "bm25")
         self._model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b)
         if texts:
-            self._model.index(self._tokenize(texts, True), show_progress=False)
+            from .progress import _enabled
+
+            self._model.index(self._tokenize(texts, True), show_progress=_enabled(self.quiet))
 
     def _prepare(self, query_texts: list[str]) -> list[list[int]]:
         """Query token ids in the index vocabulary (unknown terms dropped)."""

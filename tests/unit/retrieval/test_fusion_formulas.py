@@ -63,3 +63,19 @@ def test_bad_fusion_inputs():
         weighted([A], [0.5, 0.5])
     with pytest.raises(ConfigError, match="minmax or zscore"):
         weighted([A], [1.0], norm="l2")
+
+
+def test_run_retriever_replays_and_fuses():
+    from searchbench.retrieval import BM25, Hybrid, RunRetriever
+
+    corpus = sb.Corpus.from_dict({"d1": "cats purr", "d2": "dogs bark", "d3": "cats and dogs"})
+    queries = sb.Queries.from_dict({"q1": "cats"})
+    external = sb.Run.from_dict({"q1": {"d2": 0.9, "d3": 0.5}, "qX": {"d1": 1.0}})
+    replay = RunRetriever(external, name="vectordb").index(corpus)
+    assert replay.search(queries, k=1).to_dict() == {"q1": {"d2": 0.9}}
+    hybrid = Hybrid([BM25(stemmer=None), RunRetriever(external)]).index(corpus)
+    got = hybrid.search(queries, k=3).to_dict()["q1"]
+    bm25 = BM25(stemmer=None).index(corpus).search(queries, k=3)
+    assert got == pytest.approx(rrf([bm25, replay.search(queries, k=3)]).to_dict()["q1"])
+    with pytest.raises(ConfigError, match="cannot be chunked"):
+        RunRetriever(external).index(corpus, chunker=sb.retrieval.TokenChunker(4))
