@@ -84,8 +84,15 @@ def _tokens(tokenizer: Offsets | None, text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
+class _CountsTokens:
+    """Mixin of the chunkers: a copy that counts tokens with another tokenizer."""
+
+    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> Any:
+        return replace(self, tokenizer=tokenizer, tokenizer_name=name)  # type: ignore[type-var]
+
+
 @dataclass(frozen=True)
-class TokenChunker:
+class TokenChunker(_CountsTokens):
     """Windows of ``size`` tokens, consecutive windows sharing ``overlap`` tokens."""
 
     size: int = 256
@@ -97,9 +104,6 @@ class TokenChunker:
         if self.size <= 0 or not 0 <= self.overlap < self.size:
             raise ConfigError(f"TokenChunker(size={self.size}, overlap={self.overlap}): "
                               "expected size > 0 and 0 <= overlap < size")
-
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> TokenChunker:
-        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         toks = _tokens(self.tokenizer, text)
@@ -127,7 +131,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 @dataclass(frozen=True)
-class SentenceChunker:
+class SentenceChunker(_CountsTokens):
     """Groups of ``n`` consecutive sentences, consecutive groups sharing ``overlap``."""
 
     n: int = 5
@@ -139,9 +143,6 @@ class SentenceChunker:
         if self.n <= 0 or not 0 <= self.overlap < self.n:
             raise ConfigError(f"SentenceChunker(n={self.n}, overlap={self.overlap}): "
                               "expected n > 0 and 0 <= overlap < n")
-
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> SentenceChunker:
-        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         sents = sentence_spans(text)
@@ -157,7 +158,7 @@ class SentenceChunker:
 
 
 @dataclass(frozen=True)
-class RecursiveChunker:
+class RecursiveChunker(_CountsTokens):
     """Split on paragraphs, then lines, sentences, words until each piece has at most
     ``max_tokens`` tokens; then merge neighbours greedily back up to the limit."""
 
@@ -168,9 +169,6 @@ class RecursiveChunker:
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
             raise ConfigError(f"RecursiveChunker(max_tokens={self.max_tokens}): expected > 0")
-
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> RecursiveChunker:
-        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         toks = _tokens(self.tokenizer, text)
