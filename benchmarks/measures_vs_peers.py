@@ -60,6 +60,7 @@ class Result:
     peak_kb: int = 0
     means: dict[str, float] | None = None
     error: str | None = None
+    phases: dict[str, float] | None = None  # of the fastest run, when the runner reports them
 
 
 CONTENDERS = [
@@ -157,9 +158,13 @@ def record(result: Result, files: list[Path], env: dict[str, str], limits: Limit
         last = err.strip().splitlines()[-1:] or [f"exit code {code}"]
         result.error = f"exit {code}: {last[0][:200]}"
         return
-    result.walls.append(wall)
     if "floor" not in result.contender.label:
-        result.means = json.loads(out.strip().splitlines()[-1])
+        output = json.loads(out.strip().splitlines()[-1])
+        phases = output.pop("_phases", None)
+        if phases and (not result.walls or wall < min(result.walls)):
+            result.phases = phases
+        result.means = output
+    result.walls.append(wall)
 
 
 def run_all(contenders: list[Contender], files: list[Path], repeat: int, limits: Limits
@@ -262,6 +267,10 @@ def table(results: list[Result]) -> list[str]:
     if ref is not None and ref.means is not None:
         values = ", ".join(f"{m} {ref.means[m]:.6f}" for m in MEASURES)
         lines += ["", f"means ({ref.contender.label}): {values}"]
+    for r in results:
+        if r.phases:
+            spent = ", ".join(f"{name} {sec:.3f} s" for name, sec in r.phases.items())
+            lines.append(f"{r.contender.label} phases (fastest run): {spent}")
     return lines
 
 
