@@ -4,6 +4,12 @@ Generated qrels and runs have tied scores, graded and negative labels, all-zero 
 queries missing on either side, empty result lists and doc ids whose byte-wise order
 decides ties. Every measure pytrec_eval has is compared per query, at relevance levels
 1–3 (pytrec_eval's ``relevance_level`` is our ``(rel=N)``; nDCG ignores it in both).
+
+Two limits of pytrec_eval shape the generated data (see ``measure_strategies``): its
+trec_eval stores scores as float32, so generated scores are float32 values (the double
+comparison is tested on its own below), and it crashes on a query whose grades are all
+negative, so every generated query has a grade >= 0 (that case is tested in
+``test_measure_properties``).
 """
 
 from __future__ import annotations
