@@ -6,9 +6,6 @@ sub-package such as ``searchbench.retrieval``).
 
 from __future__ import annotations
 
-from .collections.check import check_evalset
-from .collections.registry import load_evalset
-from .data.evalset import EvalSet
 from .data.qrels import Qrels
 from .data.run import Run
 from .data.texts import Corpus, Document, Queries, Query
@@ -29,7 +26,6 @@ from .measures import (
     parse_measure,
     parse_measures,
 )
-from .stats import Comparison, compare
 
 __version__ = "0.1.0"
 
@@ -61,12 +57,28 @@ __all__ = [
 ]
 
 _LAZY_SUBPACKAGES = frozenset({"ann", "experiment", "retrieval"})
+# Public names whose modules load on first use, so `import searchbench` stays fast.
+_LAZY_NAMES = {
+    "Comparison": ".stats",
+    "EvalSet": ".data.evalset",
+    "check_evalset": ".collections.check",
+    "compare": ".stats",
+    "load_evalset": ".collections.registry",
+}
 
 
 def __getattr__(name: str):
-    """Sub-packages with heavy optional dependencies load on first use (``sb.retrieval``)."""
-    if name in _LAZY_SUBPACKAGES:
-        import importlib
+    """Sub-packages with heavy dependencies and some public names load on first use."""
+    import importlib
 
+    if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'searchbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | _LAZY_SUBPACKAGES)

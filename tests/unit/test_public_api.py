@@ -10,7 +10,7 @@ import searchbench as sb
 
 def test_all_is_sorted_and_complete() -> None:
     assert sb.__all__ == sorted(sb.__all__)
-    public = {n for n in vars(sb) if not n.startswith("_")}
+    public = {n for n in dir(sb) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(sb, n)).__name__ == "module"}
     assert set(sb.__all__) == public - modules - {"annotations"}
     for name in sb.__all__:

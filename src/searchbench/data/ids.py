@@ -45,7 +45,7 @@ class Interner:
     """
 
     def __init__(self, merge_every: int = 8) -> None:
-        self._dictionary = pa.array([], type=pa.string())
+        self._dictionary = pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
         self._pending: list[tuple[np.ndarray, pa.Array]] = []
         self._codes: list[np.ndarray] = []
         self._merge_every = merge_every
@@ -63,6 +63,10 @@ class Interner:
 
     def _merge(self) -> None:
         if not self._pending:
+            return
+        if len(self._dictionary) == 0 and len(self._pending) == 1:  # one block: no re-hash
+            indices, self._dictionary = self._pending.pop()
+            self._codes.append(indices)
             return
         merged = pc.dictionary_encode(
             pa.concat_arrays([self._dictionary, *[d for _, d in self._pending]]))
