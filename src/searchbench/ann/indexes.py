@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ def spec(name: str) -> IndexSpec:
     return INDEXES[key]
 
 
-class AnnIndex:
+class AnnIndex(ABC):
     """Build once, set search parameters, search. Subclasses wrap one library."""
 
     def __init__(self, spec_: IndexSpec, metric: str, build: dict[str, int]) -> None:
@@ -75,20 +76,25 @@ class AnnIndex:
 
     def check(self, n: int, dim: int) -> None:
         """Refuse parameter values that cannot work for ``n`` vectors of ``dim``."""
+        return None  # every value works unless a subclass knows otherwise
 
+    @abstractmethod
     def build(self, base: np.ndarray, threads: int) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def set_search(self, params: dict[str, int]) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def search(self, queries: np.ndarray, k: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids int64, distances float64), each ``(n_queries, k)``; id −1 = no result."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def memory_bytes(self) -> int:
         """Size of the serialised index (measured by serialising it)."""
-        raise NotImplementedError
+        ...
 
 
 @contextlib.contextmanager

