@@ -200,14 +200,17 @@ class Retriever:
         return chunker
 
     def _fit(self, texts: list[str]) -> None:
-        raise NotImplementedError
+        """Index the unit texts; retrievers using the default :meth:`index` define it."""
+        raise TypeError(f"{type(self).__name__} must define _fit() or override index()")
 
     def _prepare(self, query_texts: list[str]) -> Any:
         """All queries in the form :meth:`_score_blocks` takes (sliceable), computed once."""
         return query_texts
 
     def _score_blocks(self, queries: Any) -> Iterator[tuple[int, int, np.ndarray]]:
-        raise NotImplementedError
+        """Yield ``(first query, last query, scores)`` blocks for the default :meth:`search`."""
+        raise TypeError(f"{type(self).__name__} must define _score_blocks() or override "
+                        "search()")
 
     def _query_block(self) -> int:
         return 256
