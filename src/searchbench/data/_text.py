@@ -28,11 +28,13 @@ def source_name(source: str | os.PathLike[str] | IO[Any]) -> str:
 def open_binary(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     """Open a path (``.gz`` transparent) or wrap a file object as a binary stream."""
     if isinstance(source, (str, os.PathLike)):
+        from ..errors import DataFormatError
+
         path = os.fspath(source)
         if not os.path.exists(path):
-            from ..errors import DataFormatError
-
             raise DataFormatError(f"{path}: no such file; expected an existing file path")
+        if os.path.isdir(path):
+            raise DataFormatError(f"{path}: is a folder; expected a file")
         with open(path, "rb") as probe:
             magic = probe.read(2)
         return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")

@@ -241,3 +241,8 @@ def test_block_wise_reading_equals_one_block(trec_eval_dir: Path, monkeypatch) -
     blocks = sb.Run.from_file(trec_eval_dir / "results.test")
     assert blocks.to_dict() == whole.to_dict()
     assert blocks.doc_vocab.tolist() == whole.doc_vocab.tolist()
+
+
+def test_a_folder_is_not_a_file(tmp_path: Path) -> None:
+    with pytest.raises(DataFormatError, match="is a folder; expected a file"):
+        sb.Qrels.from_file(tmp_path)
