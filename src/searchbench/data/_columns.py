@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import DataFormatError
 from .ids import intern
@@ -18,7 +19,7 @@ class Grouped:
 
     query_ids: np.ndarray  # object array of str, sorted
     offsets: np.ndarray  # int64, n_queries + 1
-    doc_vocab: np.ndarray  # object array of str, sorted
+    doc_vocab: np.ndarray | pa.Array  # unique ids: sorted numpy, or pyarrow in file order
     query_codes: np.ndarray  # int32 per entry (before grouping order is applied)
     doc_codes: np.ndarray  # int32 per entry
     values: np.ndarray  # per entry
@@ -43,12 +44,17 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     return Grouped(q_vocab, offsets, d_vocab, q_codes, d_codes, values)
 
 
-def _check_ids(vocab: np.ndarray, what: str) -> None:
+def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
+    """The id with ``code`` in a numpy or pyarrow vocabulary."""
+    value = vocab[code]
+    return value.as_py() if isinstance(value, pa.Scalar) else value
+
+
+def _check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = pa.array(vocab, type=pa.string())
+    arr = vocab if isinstance(vocab, pa.Array) else pa.array(vocab, type=pa.string())
     bad = pc.or_(pc.equal(pc.utf8_length(arr), 0), pc.match_substring_regex(arr, r"\s"))
     if len(arr) and pc.any(bad).as_py():
         example = arr.filter(bad)[0].as_py()
@@ -95,7 +101,7 @@ def resolve_duplicates(
     if keep is None:
         first, second = np.sort(order[[dup[0], dup[0] + 1]])
         q = g.query_ids[g.query_codes[second]]
-        d = g.doc_vocab[g.doc_codes[second]]
+        d = id_at(g.doc_vocab, int(g.doc_codes[second]))
         raise DataFormatError(
             f"{describe_line(second)}: duplicate (query, doc) pair ({q!r}, {d!r}), first seen at "
             f"{describe_line(first)}; expected each pair once, or pass keep='max'|'first' "

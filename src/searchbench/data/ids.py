@@ -81,14 +81,19 @@ class Interner:
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
-        self._merge()
-        order = pc.sort_indices(self._dictionary)  # byte-wise order of UTF-8 strings
-        vocab = self._dictionary.take(order).to_numpy(zero_copy_only=False)
+        codes, dictionary = self.finish_unsorted()
+        order = pc.sort_indices(dictionary)  # byte-wise order of UTF-8 strings
+        vocab = dictionary.take(order).to_numpy(zero_copy_only=False)
         remap = np.empty(len(order), dtype=np.int32)
         remap[order.to_numpy()] = np.arange(len(order), dtype=np.int32)
+        return remap[codes], vocab.astype(object, copy=False)
+
+    def finish_unsorted(self) -> tuple[np.ndarray, pa.Array]:
+        """``(codes, dictionary)``: codes into the ids in order of first appearance."""
+        self._merge()
         codes = np.concatenate(self._codes) if self._codes else np.zeros(0, dtype=np.int32)
         self._codes = []
-        return remap[codes], vocab.astype(object, copy=False)
+        return codes, self._dictionary
 
 
 def intern(values: object) -> tuple[np.ndarray, np.ndarray]:

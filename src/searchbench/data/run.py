@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import DataFormatError
 from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
@@ -19,17 +20,20 @@ class Run:
 
     Within each query, entries are ranked by **score descending, then doc id descending**
     (byte-wise), trec_eval's rule; a rank column in a file is ignored. Arrays:
-    ``query_ids`` (sorted str), ``offsets`` (int64), ``doc_vocab`` (sorted str),
-    ``doc_codes`` (int32, in rank order) and ``scores`` (float64).
+    ``query_ids`` (sorted str), ``offsets`` (int64), ``doc_vocab`` (unique doc ids; a run
+    read from a file keeps them in order of first appearance and builds this numpy array
+    on first use), ``doc_codes`` (int32, in rank order) and ``scores`` (float64).
     """
 
-    __slots__ = ("doc_codes", "doc_vocab", "metadata", "name", "offsets", "query_ids", "scores")
+    __slots__ = ("_doc_vocab", "doc_codes", "metadata", "name", "offsets", "query_ids",
+                 "scores")
 
     def __init__(self, grouped: Grouped, name: str | None = None) -> None:
-        order = _rank_order(grouped.query_codes, grouped.values, grouped.doc_codes)
+        order = _rank_order(grouped.query_codes, grouped.values, grouped.doc_codes,
+                            grouped.doc_vocab)
         self.query_ids: np.ndarray = grouped.query_ids
         self.offsets: np.ndarray = grouped.offsets
-        self.doc_vocab: np.ndarray = grouped.doc_vocab
+        self._doc_vocab: np.ndarray | pa.Array = grouped.doc_vocab
         self.doc_codes: np.ndarray = grouped.doc_codes[order]
         self.scores: np.ndarray = grouped.values[order]
         self.name = name or "run"
@@ -109,6 +113,19 @@ class Run:
 
     # -- views ---------------------------------------------------------------------------
     @property
+    def doc_vocab(self) -> np.ndarray:
+        """Unique doc ids as a numpy object array (``doc_vocab[doc_codes]`` are the docs)."""
+        if isinstance(self._doc_vocab, pa.Array):
+            self._doc_vocab = self._doc_vocab.to_numpy(zero_copy_only=False).astype(object)
+        return self._doc_vocab
+
+    def doc_vocab_arrow(self) -> pa.Array:
+        """Unique doc ids as a pyarrow string array (no Python objects built)."""
+        if isinstance(self._doc_vocab, pa.Array):
+            return self._doc_vocab
+        return pa.array(self._doc_vocab, type=pa.string())
+
+    @property
     def n_queries(self) -> int:
         return len(self.query_ids)
 
@@ -175,29 +192,41 @@ class Run:
         q_codes = self.query_codes()[keep]
         offsets = np.zeros_like(self.offsets)
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
-        new.query_ids, new.offsets, new.doc_vocab = self.query_ids, offsets, self.doc_vocab
+        new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
         new.doc_codes, new.scores = self.doc_codes[keep], self.scores[keep]
         new.name, new.metadata = self.name, dict(self.metadata)
         return new
 
 
-def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray,
+                vocab: np.ndarray | pa.Array) -> np.ndarray:
     """Permutation ranking entries by query, then score descending, then doc descending.
 
     Run files usually list each query's documents together, by decreasing score: then
     the order is read off the file's segments with no sort at all. Otherwise one int64
     sort on ``query × dense score rank``. Either way only entries tied on (query, score)
-    are then re-sorted by doc id, so no full three-key lexsort is needed.
+    are then re-sorted by doc id (byte-wise, from the id strings), so no full three-key
+    sort and no sorted doc vocabulary are needed.
     """
     if len(query) == 0:
         return np.zeros(0, dtype=np.int64)
     order = _segment_order(query, score)
     if order is None:
-        order = _sorted_order(query, score, doc)
-        if order is None:
-            return np.lexsort((-doc.astype(np.int64), -score, query))
-    _repair_ties(order, query, score, doc)
+        order = _sorted_order(query, score)
+    if order is None:
+        everything = np.arange(len(query))
+        return everything[np.lexsort((-_doc_rank(vocab, doc), -score, query))]
+    _repair_ties(order, query, score, doc, vocab)
     return order
+
+
+def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray) -> np.ndarray:
+    """Byte-wise rank of the ids ``vocab[codes]`` among themselves (equal ids, equal rank)."""
+    if isinstance(vocab, pa.Array):
+        ids = vocab.take(pa.array(codes)).to_numpy(zero_copy_only=False)
+    else:
+        ids = vocab[codes]
+    return np.unique(ids.astype(str), return_inverse=True)[1].ravel()  # str order = UTF-8 order
 
 
 def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
@@ -218,7 +247,7 @@ def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return np.repeat(shift, seg_len) + np.arange(len(query))
 
 
-def _sorted_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+def _sorted_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """One int64 argsort on ``query × (n_ranks - 1 - dense score rank)``; None if too wide."""
     uniq, score_rank = np.unique(score, return_inverse=True)
     n_ranks = len(uniq)
@@ -229,8 +258,8 @@ def _sorted_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.n
     return np.argsort(key)
 
 
-def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
-                 doc: np.ndarray) -> None:
+def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray, doc: np.ndarray,
+                 vocab: np.ndarray | pa.Array) -> None:
     """Re-sort, in place, the entries of ``order`` tied on (query, score) by doc descending."""
     q, s = query[order], score[order]
     tie = np.flatnonzero((q[1:] == q[:-1]) & (s[1:] == s[:-1]))
@@ -238,4 +267,5 @@ def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
     if len(tie):
         pos = np.union1d(tie, tie + 1)
         sub = order[pos]
-        order[pos] = sub[np.lexsort((-doc[sub].astype(np.int64), -score[sub], query[sub]))]
+        rank = _doc_rank(vocab, doc[sub])
+        order[pos] = sub[np.lexsort((-rank, -score[sub], query[sub]))]

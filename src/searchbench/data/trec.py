@@ -55,7 +55,7 @@ def read_run(
     src = source_name(path)
     query_ids, doc_ids, scores = _read_table(
         path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
-        min_fields=6, what="run")
+        min_fields=6, what="run", sort_docs=False)
     tag = _first_tag(path)
     run = Run.from_columns(query_ids, doc_ids, scores, name=name or tag or Path(src).name,
                            keep=keep, source=src, describe_line=_line_finder(path, src))
@@ -85,7 +85,7 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
 def _read_table(
     path: str | os.PathLike[str] | IO[Any], columns: list[str], types: dict[str, pa.DataType],
     include: list[str], *, min_fields: int, what: str, max_fields: int | None = None,
-    skip_header: bool = False,
+    skip_header: bool = False, sort_docs: bool = True,
 ) -> tuple[Interned, Interned, np.ndarray]:
     """Parse block by block; ids are interned per block so their strings never pile up.
 
@@ -108,7 +108,8 @@ def _read_table(
             line_base += block.count(b"\n")
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    return Interned(*queries.finish()), Interned(*docs.finish()), np.concatenate(values)
+    doc_ids = Interned(*(docs.finish() if sort_docs else docs.finish_unsorted()))
+    return Interned(*queries.finish()), doc_ids, np.concatenate(values)
 
 
 def _guarded_blocks(stream: IO[bytes], src: str) -> Iterator[bytes]:
@@ -273,7 +274,7 @@ def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None)
     import pyarrow.compute as pc
 
     q = pa.array(run.query_ids[run.query_codes()].astype(str))
-    d = pa.array(run.doc_vocab[run.doc_codes].astype(str))
+    d = run.doc_vocab_arrow().take(pa.array(run.doc_codes))
     rank = pc.cast(pa.array(run.ranks() + 1), pa.string())
     score = pc.cast(pa.array(run.scores), pa.string())
     label = (tag or run.name or "run").replace(" ", "_")

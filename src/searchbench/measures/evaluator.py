@@ -116,7 +116,7 @@ class Evaluator:
         run_to_qrels = lookup(qrels.query_ids, run.query_ids)
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
-        doc_map = lookup(self._doc_vocab, run.doc_vocab)
+        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow())
         empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32))
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
