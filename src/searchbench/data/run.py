@@ -8,6 +8,7 @@ from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import DataFormatError
 from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
@@ -221,12 +222,18 @@ def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray,
 
 
 def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray) -> np.ndarray:
-    """Byte-wise rank of the ids ``vocab[codes]`` among themselves (equal ids, equal rank)."""
+    """Byte-wise rank of the ids ``vocab[codes]`` among themselves.
+
+    Only the order within one query matters, where ids are unique (duplicates are refused),
+    so a plain sort position is the rank.
+    """
     if isinstance(vocab, pa.Array):
-        ids = vocab.take(pa.array(codes)).to_numpy(zero_copy_only=False)
+        order = pc.sort_indices(vocab.take(pa.array(codes))).to_numpy()
     else:
-        ids = vocab[codes]
-    return np.unique(ids.astype(str), return_inverse=True)[1].ravel()  # str order = UTF-8 order
+        order = np.argsort(vocab[codes].astype(str), kind="stable")  # str order = UTF-8 order
+    rank = np.empty(len(codes), dtype=np.int64)
+    rank[order] = np.arange(len(codes))
+    return rank
 
 
 def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
