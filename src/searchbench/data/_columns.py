@@ -54,10 +54,16 @@ def _check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
     import pyarrow.compute as pc
 
-    arr = vocab if isinstance(vocab, pa.Array) else pa.array(vocab, type=pa.string())
-    bad = pc.or_(pc.equal(pc.utf8_length(arr), 0), pc.match_substring_regex(arr, r"\s"))
-    if len(arr) and pc.any(bad).as_py():
-        example = arr.filter(bad)[0].as_py()
+    from ._arrow import to_numpy
+    from .ids import as_arrow_strings
+
+    arr = vocab if isinstance(vocab, pa.Array) else as_arrow_strings(vocab).combine_chunks()
+    if not len(arr):
+        return
+    bad = (to_numpy(pc.binary_length(arr)) == 0) | \
+        to_numpy(pc.match_substring_regex(arr, r"\s")).astype(bool)
+    if bad.any():
+        example = arr[int(np.flatnonzero(bad)[0])].as_py()
         raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace; expected "
                               "ids without spaces, tabs or newlines")
 

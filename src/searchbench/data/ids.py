@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow import int_or, strings, to_numpy
+
 __all__ = ["as_arrow_strings", "intern", "lookup"]
 
 
@@ -23,16 +25,24 @@ def as_arrow_strings(values: object) -> pa.ChunkedArray:
     elif isinstance(values, np.ndarray):
         if values.dtype.kind == "S":
             values = np.char.decode(values, "utf-8")
-        arr = pa.chunked_array([pa.array(values, type=pa.string(), from_pandas=False)])
+        arr = pa.chunked_array([_strings(values.tolist())])
     else:
         if not isinstance(values, list):
             values = list(values)  # type: ignore[call-overload]
-        arr = pa.chunked_array([pa.array(values, type=pa.string())])
+        arr = pa.chunked_array([_strings(values)])
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = arr.cast(pa.string())
     return arr
+
+
+def _strings(values: list) -> pa.Array:
+    """Strings without pandas; anything else (numbers, None) through ``pa.array``."""
+    try:
+        return strings(values)
+    except TypeError:
+        return pa.array(values, type=pa.string())
 
 
 class Interner:
@@ -56,7 +66,7 @@ class Interner:
         if len(arr) == 0:
             return
         encoded = pc.dictionary_encode(arr).combine_chunks()
-        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+        indices = to_numpy(encoded.indices).astype(np.int32, copy=False)
         self._pending.append((indices, encoded.dictionary))
         if len(self._pending) >= self._merge_every:
             self._merge()
@@ -70,7 +80,7 @@ class Interner:
             return
         merged = pc.dictionary_encode(
             pa.concat_arrays([self._dictionary, *[d for _, d in self._pending]]))
-        positions = merged.indices.to_numpy(zero_copy_only=False)
+        positions = to_numpy(merged.indices)
         start = len(self._dictionary)
         for indices, dictionary in self._pending:
             stop = start + len(dictionary)
@@ -83,10 +93,10 @@ class Interner:
         """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
         codes, dictionary = self.finish_unsorted()
         order = pc.sort_indices(dictionary)  # byte-wise order of UTF-8 strings
-        vocab = dictionary.take(order).to_numpy(zero_copy_only=False)
+        vocab = np.array(dictionary.take(order).to_pylist(), dtype=object)
         remap = np.empty(len(order), dtype=np.int32)
-        remap[order.to_numpy()] = np.arange(len(order), dtype=np.int32)
-        return remap[codes], vocab.astype(object, copy=False)
+        remap[to_numpy(order)] = np.arange(len(order), dtype=np.int32)
+        return remap[codes], vocab
 
     def finish_unsorted(self) -> tuple[np.ndarray, pa.Array]:
         """``(codes, dictionary)``: codes into the ids in order of first appearance."""
@@ -112,6 +122,5 @@ def lookup(vocab: np.ndarray | pa.Array, ids: Iterable[str] | np.ndarray) -> np.
     values = as_arrow_strings(ids if isinstance(ids, (np.ndarray, pa.Array)) else list(ids))
     if len(vocab) == 0 or len(values) == 0:
         return np.full(len(values), -1, dtype=np.int32)
-    value_set = vocab if isinstance(vocab, pa.Array) else pa.array(vocab, type=pa.string())
-    found = pc.index_in(values, value_set=value_set)
-    return found.fill_null(-1).to_numpy().astype(np.int32)
+    value_set = vocab if isinstance(vocab, pa.Array) else as_arrow_strings(vocab).chunk(0)
+    return int_or(pc.index_in(values, value_set=value_set), -1).astype(np.int32)

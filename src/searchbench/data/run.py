@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataFormatError
+from ._arrow import from_numpy, strings, to_numpy
 from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
 
 __all__ = ["Run"]
@@ -117,14 +118,14 @@ class Run:
     def doc_vocab(self) -> np.ndarray:
         """Unique doc ids as a numpy object array (``doc_vocab[doc_codes]`` are the docs)."""
         if isinstance(self._doc_vocab, pa.Array):
-            self._doc_vocab = self._doc_vocab.to_numpy(zero_copy_only=False).astype(object)
+            self._doc_vocab = np.array(self._doc_vocab.to_pylist(), dtype=object)
         return self._doc_vocab
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
         if isinstance(self._doc_vocab, pa.Array):
             return self._doc_vocab
-        return pa.array(self._doc_vocab, type=pa.string())
+        return strings(self._doc_vocab)
 
     @property
     def n_queries(self) -> int:
@@ -228,7 +229,7 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray) -> np.ndarray:
     so a plain sort position is the rank.
     """
     if isinstance(vocab, pa.Array):
-        order = pc.sort_indices(vocab.take(pa.array(codes))).to_numpy()
+        order = to_numpy(pc.sort_indices(vocab.take(from_numpy(codes))))
     else:
         order = np.argsort(vocab[codes].astype(str), kind="stable")  # str order = UTF-8 order
     rank = np.empty(len(codes), dtype=np.int64)

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
+from ._arrow import to_numpy
 from ._columns import Interned
 from ._text import (
     iter_blocks,
@@ -104,7 +105,7 @@ def _read_table(
                 table = _parse(data, spec, line_base)
                 queries.add(table.column("qid"))
                 docs.add(table.column("docid"))
-                values.append(table.column(include[-1]).to_numpy())
+                values.append(to_numpy(table.column(include[-1])))
             line_base += block.count(b"\n")
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from ..data.ids import lookup
+from ..data.ids import as_arrow_strings, lookup
 from ..data.qrels import Qrels
 from ..data.run import Run
 from ..errors import DataFormatError, user_stacklevel
@@ -102,7 +101,7 @@ class Evaluator:
         self._ideal_grades = qrels.grades[order].astype(np.int16)
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
-        self._doc_vocab = pa.array(qrels.doc_vocab, type=pa.string())
+        self._doc_vocab = as_arrow_strings(qrels.doc_vocab).combine_chunks()
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.

@@ -1,0 +1,86 @@
+"""numpy ⇄ pyarrow conversions that never import pandas.
+
+pyarrow imports pandas (about 0.15 s when it is installed) the first time a Python object
+becomes an Arrow value: ``pa.array(...)``, ``Array.to_numpy()``, a Python scalar passed to
+a compute function. Evaluation pays that on every call from a fresh process, so the hot
+paths convert through buffers instead: numeric arrays are viewed or wrapped without a copy
+where Arrow's layout allows, and string arrays are built from one joined UTF-8 buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["from_numpy", "int_or", "strings", "to_numpy"]
+
+
+def to_numpy(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numeric (fixed-width, null-free) array as numpy; chunks are concatenated.
+
+    Falls back to pyarrow's own conversion for nulls or non-primitive types.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        chunks = [to_numpy(c) for c in arr.chunks]
+        if not chunks:
+            return np.zeros(0, dtype=arr.type.to_pandas_dtype())
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    if arr.null_count or not pa.types.is_primitive(arr.type):
+        return arr.to_numpy(zero_copy_only=False)
+    if len(arr) == 0:
+        return np.zeros(0, dtype=bool if pa.types.is_boolean(arr.type) else
+                        arr.type.to_pandas_dtype())
+    if pa.types.is_boolean(arr.type):  # bit-packed
+        bits = np.unpackbits(np.frombuffer(arr.buffers()[1], dtype=np.uint8), bitorder="little")
+        return bits[arr.offset:arr.offset + len(arr)].astype(bool)
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def int_or(arr: pa.Array | pa.ChunkedArray, fill: int) -> np.ndarray:
+    """An integer array as int64 numpy with ``fill`` where Arrow holds nulls."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count == 0:
+        return to_numpy(arr).astype(np.int64)
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    validity, data = arr.buffers()[:2]
+    values = np.frombuffer(data, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+    valid = bits[arr.offset:arr.offset + len(arr)].astype(bool)
+    return np.where(valid, values, fill).astype(np.int64)
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A 1-D numeric numpy array as an Arrow array sharing its memory."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [None, pa.py_buffer(values)])
+
+
+def strings(values: Sequence[str] | np.ndarray) -> pa.Array:
+    """Python strings (a list or an object/unicode array) as an Arrow string array.
+
+    One ``"".join`` and one UTF-8 encode build the data buffer; lengths come from
+    ``len`` (ASCII) or from each string's encoding otherwise. Non-strings raise TypeError.
+    """
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    text = "".join(values)
+    data = text.encode("utf-8")
+    if len(data) == len(text):
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    else:
+        lengths = np.fromiter((len(s.encode("utf-8")) for s in values),
+                              dtype=np.int64, count=len(values))
+    wide = len(data) >= 2**31 - 1
+    offsets = np.zeros(len(values) + 1, dtype=np.int64 if wide else np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    kind = pa.large_string() if wide else pa.string()
+    return pa.Array.from_buffers(kind, len(values),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
