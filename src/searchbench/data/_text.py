@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import IO, Any
 
+import numpy as np
+
 BLOCK_SIZE = 1 << 26  # 64 MiB
 BOM = b"\xef\xbb\xbf"
 
@@ -91,8 +93,11 @@ def normalise(block: bytes) -> bytes:
 
     Tabs and CR become spaces, runs of spaces one space, leading and trailing spaces go,
     and comment lines (``#`` at line start) become empty lines, so line numbers are kept.
-    Every step is a C-level bytes or regex pass over the whole block (no loop per line).
+    Every step is a C-level bytes or regex pass over the whole block (no loop per line);
+    a block that is already clean (the usual case) is returned as is after a numpy check.
     """
+    if is_clean(block):
+        return block
     data = block.translate(_WS)
     if data.startswith(b"#") or b"\n#" in data:
         data = _COMMENTS.sub(b"", data)
@@ -103,6 +108,31 @@ def normalise(block: bytes) -> bytes:
     return data
 
 
+def is_clean(block: bytes) -> bool:
+    """True if the block has single spaces between fields and nothing to remove: no tab,
+    CR, run of spaces, space at a line's start or end, or ``#`` comment line."""
+    if b"\t" in block or b"\r" in block:  # memchr: fast
+        return False
+    a = np.frombuffer(block, dtype=np.uint8)
+    if len(a) == 0:
+        return True
+    if a[0] in (_SPACE, _HASH) or a[-1] == _SPACE:
+        return False
+    space, newline = a == _SPACE, a == _NEWLINE
+    after_gap = space[:-1] | newline[:-1]  # byte i + 1 follows a space or a line break
+    bad = space[1:] & after_gap  # run of spaces, or a space starting a line
+    bad |= space[:-1] & newline[1:]  # space ending a line
+    bad |= newline[:-1] & (a[1:] == _HASH)  # comment line
+    return not bad.any()
+
+
+def has_data(block: bytes) -> bool:
+    """True if the block holds a non-whitespace byte (stops at the first one)."""
+    return _NON_SPACE.search(block) is not None
+
+
+_SPACE, _NEWLINE, _HASH = ord(" "), ord("\n"), ord("#")
+_NON_SPACE = re.compile(rb"\S")
 _FIRST_FIELDS: dict[int, re.Pattern[bytes]] = {}
 
 

@@ -25,6 +25,7 @@ from ..errors import DataFormatError
 from ._arrow import to_numpy
 from ._columns import Interned
 from ._text import (
+    has_data,
     iter_blocks,
     keep_first_fields,
     normalise,
@@ -101,7 +102,7 @@ def _read_table(
             data = normalise(block)
             if skip_header and line_base == 0:
                 data = _HEADER.sub(rb"\1", data, count=1)
-            if data.strip():
+            if has_data(data):
                 table = _parse(data, spec, line_base)
                 queries.add(table.column("qid"))
                 docs.add(table.column("docid"))
