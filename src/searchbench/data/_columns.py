@@ -32,8 +32,9 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
     """
     q_codes, q_vocab = _interned(query_ids)
     d_codes, d_vocab = _interned(doc_ids)
-    _check_ids(q_vocab, "query")
-    _check_ids(d_vocab, "doc")
+    for given, vocab, what in ((query_ids, q_vocab, "query"), (doc_ids, d_vocab, "doc")):
+        if not (isinstance(given, Interned) and given.valid):
+            _check_ids(vocab, what)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -70,10 +71,12 @@ def _check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
 
 @dataclass(frozen=True)
 class Interned:
-    """An id column already interned: ``vocab[codes]`` are the ids."""
+    """An id column already interned: ``vocab[codes]`` are the ids. ``valid`` says the
+    ids are known non-empty and whitespace-free (split from a file on whitespace)."""
 
     codes: np.ndarray
-    vocab: np.ndarray
+    vocab: np.ndarray | pa.Array
+    valid: bool = False
 
 
 def _interned(ids: object) -> tuple[np.ndarray, np.ndarray]:

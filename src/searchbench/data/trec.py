@@ -96,10 +96,11 @@ def _read_table(
     src = source_name(path)
     column_types = {c: pa.string() for c in ("qid", "docid")} | types
     spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
-    queries, docs, values, line_base = Interner(), Interner(), [], 0
+    queries, docs, values, line_base, valid = Interner(), Interner(), [], 0, True
     with open_binary(path) as stream:
         for block in _guarded_blocks(stream, src):
             data = normalise(block)
+            valid &= b"\f" not in data  # the one whitespace byte a split field may hold
             if skip_header and line_base == 0:
                 data = _HEADER.sub(rb"\1", data, count=1)
             if has_data(data):
@@ -110,8 +111,8 @@ def _read_table(
             line_base += block.count(b"\n")
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    doc_ids = Interned(*(docs.finish() if sort_docs else docs.finish_unsorted()))
-    return Interned(*queries.finish()), doc_ids, np.concatenate(values)
+    doc_ids = Interned(*(docs.finish() if sort_docs else docs.finish_unsorted()), valid=valid)
+    return Interned(*queries.finish(), valid=valid), doc_ids, np.concatenate(values)
 
 
 def _guarded_blocks(stream: IO[bytes], src: str) -> Iterator[bytes]:

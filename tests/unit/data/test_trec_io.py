@@ -197,6 +197,12 @@ def test_ids_with_whitespace_or_empty_are_refused(ids: dict) -> None:
         sb.Run.from_dict(ids)
 
 
+def test_a_form_feed_inside_a_file_id_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "r", b"q Q0 a 1 1.0 t\nq Q0 b\x0cc 2 0.5 t\n")
+    with pytest.raises(DataFormatError, match="is empty or holds whitespace"):
+        sb.Run.from_file(path)
+
+
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "r", b"q Q0 a 1 1.0 t\nq Q0 \xff 2 0.5 t\n")
     with pytest.raises(DataFormatError, match=r"r:2: byte 0xff is not valid UTF-8"):
