@@ -116,10 +116,14 @@ class Evaluator:
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
         doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow())
-        empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32))
+        judged_query = run_to_qrels >= 0
+        n_ret = np.zeros(qrels.n_queries)  # documents retrieved per qrels query
+        n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
+        empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32),
+                             n_ret)
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            judged = self._join(run, lo, hi, run_to_qrels, doc_map)
+            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret)
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
             for m in self.measures:
@@ -133,21 +137,29 @@ class Evaluator:
                           scores, mean, self.missing, n_missing, n_extra)
 
     def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
-              doc_map: np.ndarray) -> Judged:
-        """Entries of run queries ``lo:hi`` whose query is judged, with their grades."""
-        a, b = run.offsets[lo], run.offsets[hi]
-        lengths = np.diff(run.offsets[lo:hi + 1])
-        entry_q = np.repeat(run_to_qrels[lo:hi], lengths)
-        rank = np.arange(b - a, dtype=np.int64) - np.repeat(run.offsets[lo:hi] - a, lengths)
-        keep = entry_q >= 0
-        return self._judged(entry_q[keep], rank[keep], doc_map[run.doc_codes[a:b][keep]])
+              doc_map: np.ndarray, n_ret: np.ndarray) -> Judged:
+        """Entries of run queries ``lo:hi`` judged in the qrels for their query.
 
-    def _judged(self, entry_q: np.ndarray, rank: np.ndarray, docs: np.ndarray) -> Judged:
+        Only those matter to any measure (the count retrieved comes from ``n_ret``), so
+        the run is filtered to docs that appear in the qrels at all before anything else.
+        """
+        a, b = run.offsets[lo], run.offsets[hi]
+        docs = doc_map[run.doc_codes[a:b]]
+        pos = np.flatnonzero(docs >= 0) + a
+        run_q = np.searchsorted(run.offsets, pos, side="right") - 1
+        entry_q = run_to_qrels[run_q]
+        keep = entry_q >= 0
+        pos, run_q, entry_q = pos[keep], run_q[keep], entry_q[keep]
+        return self._judged(entry_q, pos - run.offsets[run_q], docs[pos - a], n_ret)
+
+    def _judged(self, entry_q: np.ndarray, rank: np.ndarray, docs: np.ndarray,
+                n_ret: np.ndarray) -> Judged:
         grade, found = self._grades(entry_q, docs)
         return Judged(
-            query=entry_q, rank=rank, grade=grade, judged=found & (grade >= 0),
-            qrels_grades=self._ideal_grades, qrels_query=self._ideal_query,
-            qrels_rank=self._ideal_rank, n_queries=self.qrels.n_queries,
+            query=entry_q[found], rank=rank[found], grade=grade[found],
+            judged=grade[found] >= 0, qrels_grades=self._ideal_grades,
+            qrels_query=self._ideal_query, qrels_rank=self._ideal_rank,
+            n_queries=self.qrels.n_queries, n_ret=n_ret,
         )
 
     def _grades(self, entry_q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

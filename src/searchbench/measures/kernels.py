@@ -1,7 +1,7 @@
 """Vectorised measure kernels over all queries at once (DESIGN §3).
 
-Every kernel takes a :class:`Judged` view — one row per retrieved entry, grouped by query
-and in rank order — and returns one float per qrels query. Segment sums use
+Every kernel takes a :class:`Judged` view — one row per retrieved entry the qrels judge,
+grouped by query and in rank order — and returns one float per qrels query. Segment sums use
 ``np.bincount``; nothing loops over queries in Python.
 """
 
@@ -18,12 +18,14 @@ __all__ = ["Judged", "compute"]
 
 @dataclass(frozen=True)
 class Judged:
-    """Retrieved entries joined with their judgments.
+    """Retrieved entries found in the qrels of their query, with their judgments.
 
-    ``query`` (int32, qrels query index, non-decreasing), ``rank`` (0-based),
-    ``grade`` (int16; meaningful where ``judged``), ``judged`` (in the qrels with a
-    grade ≥ 0), ``qrels_grades_by_query`` (qrels grades sorted by query, then grade
-    descending), ``qrels_query`` (query index of each), ``n_queries``.
+    Entries the qrels don't hold add nothing to any measure, so only found ones are
+    here: ``query`` (int32, qrels query index, non-decreasing), ``rank`` (0-based rank in
+    the full run), ``grade`` (int16), ``judged`` (grade ≥ 0; negative is unjudged),
+    ``qrels_grades`` (qrels grades sorted by query, then grade descending),
+    ``qrels_query`` (query index of each), ``qrels_rank`` (position in that ideal order),
+    ``n_queries`` and ``n_ret`` (documents retrieved per qrels query, all of them).
     """
 
     query: np.ndarray
@@ -34,6 +36,7 @@ class Judged:
     qrels_query: np.ndarray
     qrels_rank: np.ndarray
     n_queries: int
+    n_ret: np.ndarray
 
     def per_query(self, weights: np.ndarray, query: np.ndarray | None = None) -> np.ndarray:
         """Sum of ``weights`` per query (segment sum)."""
@@ -47,7 +50,7 @@ class Judged:
         return self.per_query(self.qrels_grades >= rel, self.qrels_query)
 
     def num_ret(self) -> np.ndarray:
-        return self.per_query(np.ones(len(self.query)))
+        return self.n_ret
 
     def within(self, cutoff: int | None) -> np.ndarray:
         return np.ones(len(self.rank), dtype=bool) if cutoff is None else self.rank < cutoff
