@@ -1,0 +1,48 @@
+"""numpy ⇄ Arrow through buffers: slices, chunks, nulls, unicode, empty arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from searchbench.data._arrow import from_numpy, int_or, strings, to_numpy
+
+
+@pytest.mark.parametrize("values", [[1.5, -2.0, 3.25, 0.0], [3, 1, 4, 1, 5], [True, False, True]])
+def test_to_numpy_equals_pyarrow_on_slices_and_chunks(values: list) -> None:
+    arr = pa.array(values)
+    for piece in (arr, arr.slice(1), arr.slice(1, 2), arr.slice(len(values))):
+        assert to_numpy(piece).tolist() == piece.to_pylist()
+    chunked = pa.chunked_array([arr.slice(0, 2), arr.slice(2)])
+    assert to_numpy(chunked).tolist() == values
+
+
+def test_to_numpy_of_empty_chunked_array() -> None:
+    assert to_numpy(pa.chunked_array([], type=pa.float64())).dtype == np.float64
+
+
+def test_int_or_fills_nulls_at_any_offset() -> None:
+    arr = pa.array([None, 1, None, 7, 8, None, 2, None, 9, 4], type=pa.int32())
+    for start in range(4):
+        piece = arr.slice(start)
+        expected = [-1 if v is None else v for v in piece.to_pylist()]
+        assert int_or(piece, -1).tolist() == expected
+
+
+def test_from_numpy_round_trip_shares_the_values() -> None:
+    x = np.array([3, 1, 2], dtype=np.int64)
+    assert from_numpy(x).to_pylist() == [3, 1, 2]
+    assert from_numpy(x[::-1]).to_pylist() == [2, 1, 3]  # non-contiguous input is copied
+
+
+@pytest.mark.parametrize("values", [["a", "bc", ""], ["naïve", "日本", "x"], []])
+def test_strings_equals_pa_array(values: list[str]) -> None:
+    built = strings(values)
+    assert built.equals(pa.array(values, type=pa.string()))
+    assert strings(np.array(values, dtype=object)).to_pylist() == values
+
+
+def test_strings_refuses_non_strings() -> None:
+    with pytest.raises(TypeError):
+        strings(["a", 1])  # type: ignore[list-item]
