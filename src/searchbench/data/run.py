@@ -268,12 +268,23 @@ def _sorted_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
 
 def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray, doc: np.ndarray,
                  vocab: np.ndarray | pa.Array) -> None:
-    """Re-sort, in place, the entries of ``order`` tied on (query, score) by doc descending."""
+    """Re-sort, in place, the entries of ``order`` tied on (query, score) by doc descending.
+
+    Tied entries form runs in ``order``; one argsort of ``run number × n + (n − 1 − doc
+    rank)`` orders every run by doc descending and keeps the runs where they are.
+    """
     q, s = query[order], score[order]
-    tie = np.flatnonzero((q[1:] == q[:-1]) & (s[1:] == s[:-1]))
+    tied_next = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # entry i and i + 1 are tied
     del q, s
-    if len(tie):
-        pos = np.union1d(tie, tie + 1)
-        sub = order[pos]
-        rank = _doc_rank(vocab, doc[sub])
-        order[pos] = sub[np.lexsort((-rank, -score[sub], query[sub]))]
+    if not tied_next.any():
+        return
+    in_run = np.zeros(len(order), dtype=bool)
+    in_run[:-1] |= tied_next
+    in_run[1:] |= tied_next
+    pos = np.flatnonzero(in_run)
+    starts_run = np.ones(len(pos), dtype=bool)  # a tied run starts where i - 1 isn't tied to i
+    starts_run[1:] = ~tied_next[pos[1:] - 1]
+    sub = order[pos]
+    n = len(sub)
+    key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - _doc_rank(vocab, doc[sub]))
+    order[pos] = sub[np.argsort(key)]
