@@ -36,15 +36,16 @@ def as_matrix(x: object, what: str) -> np.ndarray:
     return arr
 
 
-def check_finite(x: np.ndarray, what: str, block: int = 65536) -> None:
-    """Raise :class:`DataFormatError` naming the first row holding NaN or ±inf."""
+def check_finite(x: np.ndarray, what: str, block: int = 65536, offset: int = 0) -> None:
+    """Raise :class:`DataFormatError` naming the first row holding NaN or ±inf (``offset``
+    is added to the row number)."""
     for start in range(0, len(x), block):
         part = x[start:start + block]
         if np.isfinite(np.add.reduce(part, axis=1)).all():
             continue  # NaN and ±inf propagate through a sum; overflow is checked below
         ok = np.isfinite(part).all(axis=1)
         if not ok.all():
-            row = start + int(np.flatnonzero(~ok)[0])
+            row = offset + start + int(np.flatnonzero(~ok)[0])
             raise DataFormatError(f"{what}: row {row} holds NaN or inf; "
                                   "expected finite vectors (drop or fix that row)")
 
@@ -102,3 +103,18 @@ def _pair_distance(q: np.ndarray, x: np.ndarray, metric: str) -> np.ndarray:
     norms = np.sqrt(np.einsum("cmd,cmd->cm", x, x, dtype=f64))
     with np.errstate(invalid="ignore", divide="ignore"):
         return 1.0 - dots / norms
+
+
+def max_norm(x: np.ndarray, what: str, check: bool = True, block: int = 65536) -> float:
+    """Largest row L2 norm (float64), in one blocked pass; with ``check``, NaN or ±inf
+    raises like :func:`check_finite`."""
+    top = 0.0
+    for start in range(0, len(x), block):
+        part = x[start:start + block]
+        sq = np.einsum("ij,ij->i", part, part)
+        if not np.isfinite(sq).all():
+            if check:
+                check_finite(part, what, offset=start)
+            sq = np.einsum("ij,ij->i", part, part, dtype=np.float64)  # float32 overflow
+        top = max(top, float(sq.max(initial=0.0)))
+    return float(np.sqrt(top))

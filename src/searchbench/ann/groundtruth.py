@@ -1,21 +1,26 @@
-"""Exact k-nearest-neighbour ground truth: blocked BLAS matmul, bounded memory.
+"""Exact k-nearest-neighbour ground truth: float32 candidates, float64 answer, bounded memory.
 
-For a block of queries Q and a block of corpus vectors X the kernel computes one matrix
-product S = Q Xᵀ (float32 sgemm when the inputs are float32) and turns it into a score
-where larger is closer:
+Two engines find the best ``k + extra + margin`` candidates of every query by float32 score
+(larger is closer):
 
-- ``ip``:     s = ⟨q, x⟩
-- ``cosine``: s = ⟨q̂, x̂⟩ with rows scaled to unit norm
-- ``l2``:     s = ⟨q, x⟩ − ‖x‖²/2, since ‖q − x‖² = ‖q‖² − 2s
+- ``faiss`` (when faiss-cpu is installed): ``faiss.knn`` — FAISS's blocked sgemm with its
+  C++ top-k collector — over corpus chunks of ≤ 256 MB, merged with ``faiss.ResultHeap``;
+- ``numpy``: numpy sgemm in blocks and a threshold/partition selection in numpy.
 
-Selection keeps the best ``k + extra`` per query: a threshold per query (first from a
-column sample of the first block, then the (k + extra)-th best kept score) and only the
-entries above it (corpus blocks come in id order, so a later entry equal to the threshold
-has a larger id and loses under the tie policy). The kept candidates' distances are
-recomputed in float64 and sorted by (distance, id) — the tie policy. The ``extra``
-neighbours beyond k let recall see ties at position k and absorb float32 rounding.
-Memory: one ``query_block × base_block`` score matrix per thread (16 MB by default) plus
-the kept candidates; ``base`` may be memory-mapped.
+Scores: ``ip`` ⟨q, x⟩; ``cosine`` ⟨q̂, x̂⟩ with rows scaled to unit norm; ``l2`` ‖q − x‖²
+(faiss) or ⟨q, x⟩ − ‖x‖²/2 (numpy, since ‖q − x‖² = ‖q‖² − 2s).
+
+The candidates' distances are then recomputed in float64 and sorted by (distance, id) —
+the tie policy — and the answer is *verified*: float32 rounding moves a distance by at most
+ε (a bound of the form c·d·2⁻²⁴·‖q‖·max‖x‖, doubled for safety), so if the (k + extra)-th
+float64 distance is more than ε below the worst float32 candidate distance, no vector
+outside the candidates can enter the answer or tie into it. A query that fails the check
+(vectors tied or within ε at the cut, e.g. duplicates) is searched again with twice as
+many candidates, until it passes or every vector is a candidate. The result is therefore
+the float64 top-(k + extra) whatever the engine, its tie order or its rounding; the
+``margin`` of 16 extra float32 candidates makes the first pass pass for almost every query.
+Memory: bounded by the engine's blocks and ≤ 4 M candidates (ids + float64 distances) at a
+time; ``base`` may be memory-mapped.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ import datetime as _dt
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,12 +45,16 @@ from ._metric import (
     check_metric,
     check_pair,
     exact_distances,
+    max_norm,
     normalize_rows,
 )
 
 __all__ = ["GroundTruth", "exact_knn", "fingerprint"]
 
 FORMAT = "searchbench.ann.groundtruth/1"
+_MARGIN = 16  # float32 candidates beyond k + extra
+_BUDGET = 1 << 22  # candidates (id + float64 distance) finished at a time
+_FAISS_CHUNK_BYTES = 256 << 20  # corpus rows per faiss.knn call (a copy if cast/normalised)
 
 
 @dataclass
@@ -122,6 +134,7 @@ def exact_knn(
     metric: str = "ip",
     *,
     extra: int = 10,
+    engine: str = "auto",
     query_block: int = 1024,
     base_block: int = 4096,
     threads: int | None = None,
@@ -130,40 +143,200 @@ def exact_knn(
     """Exact top-(k + extra) neighbours of every query, with provenance.
 
     ``base`` may be a memory-mapped array; it is read block by block. Inputs are checked
-    (dimensions, 1 ≤ k ≤ n, finite values) before any product is computed. ``threads``
-    (default: all cores) parallel query blocks need threadpoolctl, which limits BLAS to one
-    thread process-wide for the duration of the call (restored after); else BLAS threads.
+    (dimensions, 1 ≤ k ≤ n, finite values) before any product is computed. ``engine``:
+    ``"auto"`` (faiss if installed, else numpy), ``"faiss"`` or ``"numpy"``; both give the
+    same answer. ``query_block`` and ``base_block`` size the numpy engine's products.
+    ``threads``: faiss's OpenMP threads for this call, or the numpy engine's parallel query
+    blocks (with threadpoolctl, which limits BLAS to one thread process-wide meanwhile).
+    The faiss engine sets FAISS's process-wide sgemm tile size for the call (restored after).
     """
     metric = check_metric(metric)
     base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
     check_pair(base, queries, k)
     if extra < 0:
         raise ConfigError(f"extra={extra}; expected extra ≥ 0")
+    faiss = _engine(engine)
+    radius = max_norm(base, "corpus vectors", check)
     if check:
-        check_finite(base, "corpus vectors")
         check_finite(queries, "query vectors")
     dtype = np.float64 if np.float64 in (base.dtype, queries.dtype) else np.float32
     depth = min(k + extra, len(base))
     q = queries.astype(dtype, copy=False)
     if metric == "cosine":
         q = normalize_rows(q, "query vectors")
-    ids, dist = _scan(base, q, queries, depth, metric, dtype, query_block, base_block,
-                      threads or os.cpu_count() or 1)
-    return GroundTruth(ids, dist, metric, k, _provenance(base, queries, metric, k, extra, dtype))
+    if faiss is not None:
+        find = partial(_faiss_candidates, faiss, base, q, metric, threads)
+        unit = 2.0**-24
+    else:
+        find = partial(_numpy_candidates, base, q, metric, dtype, query_block, base_block,
+                       threads or os.cpu_count() or 1)
+        unit = float(np.finfo(dtype).eps) / 2
+    eps = _rounding_bound(queries, radius, metric, unit)
+    ids, dist = _exact_top(base, queries, depth, metric, find, eps)
+    prov = _provenance(base, queries, metric, k, extra, dtype, faiss)
+    return GroundTruth(ids, dist, metric, k, prov)
 
 
-def _scan(base: np.ndarray, q: np.ndarray, queries: np.ndarray, depth: int, metric: str,
-          dtype: type, query_block: int, base_block: int, threads: int
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """Ids and exact distances, sorted: query blocks (outer) × corpus blocks (inner).
+def _engine(engine: str) -> Any:
+    """The faiss module for the faiss engine, None for numpy."""
+    if engine not in ("auto", "faiss", "numpy"):
+        raise ConfigError(f"engine={engine!r}; expected 'auto', 'faiss' or 'numpy'")
+    if engine == "numpy":
+        return None
+    try:
+        import faiss
+    except ImportError:
+        if engine == "faiss":
+            raise ConfigError("engine='faiss' needs faiss-cpu: pip install "
+                              "'searchbench[faiss]' (or use engine='numpy')") from None
+        return None
+    return faiss
+
+
+def _rounding_bound(queries: np.ndarray, radius: float, metric: str, unit: float
+                    ) -> np.ndarray:
+    """Per query, a bound on |float32 candidate distance − float64 distance|.
+
+    A d-term dot product in any summation order errs by ≤ γ_d·‖q‖‖x‖ (γ_d ≈ d·u); ‖x‖²
+    and the final additions add a few u; unit-norm scaling errs by ≈ (d/2 + 2)·u per row.
+    Doubled: that covers second-order terms, float64 inputs cast to float32 for faiss and
+    the float64 reference's own rounding.
+    """
+    d = queries.shape[1]
+    qn = np.sqrt(np.einsum("ij,ij->i", queries, queries, dtype=np.float64))
+    if metric == "ip":
+        bound = (d + 3) * unit * qn * radius
+    elif metric == "cosine":
+        bound = np.full(len(queries), (2 * d + 8) * unit)
+    else:
+        bound = (d + 3) * unit * (qn + radius) ** 2
+    return 2.0 * bound
+
+
+Finder = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]
+
+
+def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
+               find: Finder, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The verified float64 top ``depth`` of every query (see the module docstring).
+
+    ``find(rows, c)`` gives the ids of ``c`` best candidates by float32 score of queries
+    ``rows`` and their float32 distances (float64 array).
+    """
+    n, nq = len(base), len(queries)
+    ids = np.empty((nq, depth), dtype=np.int64)
+    dist = np.empty((nq, depth), dtype=np.float64)
+    todo, c = np.arange(nq), min(depth + _MARGIN, n)
+    while len(todo):
+        group, failed = max(1, _BUDGET // c), []
+        for start in range(0, len(todo), group):
+            rows = todo[start:start + group]
+            if c < n:
+                cand, d32 = find(rows, c)
+                cand, worst = _contenders(cand, d32, depth, eps[rows])
+            else:  # every vector is a candidate: nothing to verify
+                cand = np.broadcast_to(np.arange(n, dtype=np.int64), (len(rows), n))
+                worst = np.full(len(rows), np.inf)
+            top_i, top_d = _finish(base, queries[rows], cand, depth, metric)
+            ok = top_d[:, -1] < worst - eps[rows]
+            ids[rows[ok]], dist[rows[ok]] = top_i[ok], top_d[ok]
+            failed.append(rows[~ok])
+        todo, c = np.concatenate(failed), min(2 * c, n)
+    return ids, dist
+
+
+def _contenders(cand: np.ndarray, d32: np.ndarray, depth: int, eps: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates that can reach the float64 top ``depth``, and the worst float32 distance.
+
+    The ``depth`` best by float32 are all within ε of their float64 distance, so a
+    candidate whose float32 distance exceeds the ``depth``-th by more than 2ε is beaten
+    by all of them; only the columns up to the widest row's last contender are kept.
+    """
+    order = np.argsort(d32, axis=1, kind="stable")
+    d32 = np.take_along_axis(d32, order, 1)
+    width = int((d32 <= d32[:, depth - 1:depth] + 2 * eps[:, None]).sum(axis=1).max())
+    return np.take_along_axis(cand, order[:, :width], 1), d32[:, -1]
+
+
+def _finish(base: np.ndarray, queries: np.ndarray, cand: np.ndarray, depth: int,
+            metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 distances of the candidates, best ``depth`` by (distance, id); the query
+    rows are split over the cores (numpy's gathers and einsum release the GIL)."""
+    workers = min(os.cpu_count() or 1, len(queries) // 128)
+    if workers < 2:
+        return _finish_rows(base, queries, cand, depth, metric)
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = np.linspace(0, len(queries), workers + 1).astype(int)
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda a, b: _finish_rows(base, queries[a:b], cand[a:b], depth,
+                                                        metric), cuts[:-1], cuts[1:]))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _finish_rows(base: np.ndarray, queries: np.ndarray, cand: np.ndarray, depth: int,
+                 metric: str) -> tuple[np.ndarray, np.ndarray]:
+    width = max(64, (1 << 21) // base.shape[1])  # ≤ 8 MB of gathered rows per query
+    dist = np.concatenate([exact_distances(base, queries, cand[:, j:j + width], metric)
+                           for j in range(0, cand.shape[1], width)], axis=1)
+    order = np.lexsort((cand, dist), axis=-1)[:, :depth]
+    return np.take_along_axis(cand, order, 1), np.take_along_axis(dist, order, 1)
+
+
+# -- faiss engine ---------------------------------------------------------------------------
+
+def _faiss_candidates(faiss: Any, base: np.ndarray, q: np.ndarray, metric: str,
+                      threads: int | None, rows: np.ndarray, c: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``c`` by float32 score (any order): ``faiss.knn`` per corpus chunk, chunks
+    merged in a ``faiss.ResultHeap``."""
+    qs = np.ascontiguousarray(q[rows], dtype=np.float32)
+    kind = faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
+    chunk = max(c, _FAISS_CHUNK_BYTES // (4 * base.shape[1]))
+    heap = faiss.ResultHeap(len(qs), c, keep_max=metric != "l2") if chunk < len(base) else None
+    with _faiss_settings(faiss, threads):
+        for start in range(0, len(base), chunk):
+            block = _prepare_block(base[start:start + chunk], metric, np.float32, start)
+            d, i = faiss.knn(qs, block, min(c, len(block)), kind)
+            if heap is not None:
+                heap.add_result(d, i + start)
+    if heap is not None:  # heap order is fine: _contenders sorts
+        d, i = heap.D, heap.I
+    d32 = d.astype(np.float64)
+    return i, {"ip": -d32, "cosine": 1.0 - d32, "l2": d32}[metric]
+
+
+@contextmanager
+def _faiss_settings(faiss: Any, threads: int | None) -> Iterator[None]:
+    """Corpus tiles of 4,096 rows per sgemm (1,024 by default: measured ~20 % slower
+    here) and ``threads`` OpenMP threads, restored afterwards."""
+    old_bs, old_threads = faiss.cvar.distance_compute_blas_database_bs, faiss.omp_get_max_threads()
+    faiss.cvar.distance_compute_blas_database_bs = 4096
+    if threads:
+        faiss.omp_set_num_threads(threads)
+    try:
+        yield
+    finally:
+        faiss.cvar.distance_compute_blas_database_bs = old_bs
+        faiss.omp_set_num_threads(old_threads)
+
+
+# -- numpy engine ---------------------------------------------------------------------------
+
+def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: type,
+                      query_block: int, base_block: int, threads: int, rows: np.ndarray,
+                      c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``c`` by score, query blocks (outer) × corpus blocks (inner).
 
     With ``threads > 1`` and threadpoolctl installed, query blocks run in parallel
     threads, each with single-threaded BLAS, so selection overlaps the products.
     """
-    nq = len(q)
+    qr = q[rows]
+    nq = len(qr)
     workers = max(1, min(threads, nq // 64))
     qb = max(1, min(query_block, -(-nq // workers)))
-    bb = max(4 * depth, base_block)
+    bb = max(4 * c, base_block)
     starts = list(range(0, nq, qb))
     limits = _blas_limits(1) if workers > 1 else None
     if limits is None:
@@ -171,10 +344,7 @@ def _scan(base: np.ndarray, q: np.ndarray, queries: np.ndarray, depth: int, metr
 
     def one(start: int) -> tuple[np.ndarray, np.ndarray]:
         buf = np.empty((min(qb, nq - start), bb), dtype=dtype)
-        _, top_i = _scan_queries(base, q[start:start + qb], depth, metric, buf)
-        dist = exact_distances(base, queries[start:start + qb], top_i, metric)
-        order = np.lexsort((top_i, dist), axis=-1)
-        return np.take_along_axis(top_i, order, 1), np.take_along_axis(dist, order, 1)
+        return _scan_queries(base, qr[start:start + qb], c, metric, buf)
 
     if workers == 1:
         parts = [one(st) for st in starts]
@@ -183,7 +353,11 @@ def _scan(base: np.ndarray, q: np.ndarray, queries: np.ndarray, depth: int, metr
 
         with limits, ThreadPoolExecutor(workers) as pool:
             parts = list(pool.map(one, starts))
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    s = np.concatenate([p[0] for p in parts]).astype(np.float64)
+    ids = np.concatenate([p[1] for p in parts])
+    if metric == "l2":
+        return ids, np.einsum("ij,ij->i", qr, qr, dtype=np.float64)[:, None] - 2.0 * s
+    return ids, -s if metric == "ip" else 1.0 - s
 
 
 def _blas_limits(n: int) -> Any:
@@ -284,11 +458,14 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: in
 
 
 def _provenance(base: np.ndarray, queries: np.ndarray, metric: str, k: int, extra: int,
-                dtype: type) -> dict[str, Any]:
+                dtype: type, faiss: Any) -> dict[str, Any]:
     from .. import __version__
 
+    engine = (f"faiss {faiss.__version__} knn, float32" if faiss is not None
+              else f"numpy {np.__version__} matmul, {np.dtype(dtype).name}")
     return {
-        "library": f"searchbench {__version__} (numpy {np.__version__} matmul)",
+        "library": f"searchbench {__version__} ({engine} candidates, verified in float64)",
+        "engine": "numpy" if faiss is None else "faiss",
         "dtype": np.dtype(dtype).name,
         "metric": metric,
         "distance": {"ip": "-<q,x>", "cosine": "1 - cos(q,x)", "l2": "||q-x||^2"}[metric],
