@@ -172,8 +172,9 @@ def exact_knn(
                        threads or os.cpu_count() or 1)
         unit = float(np.finfo(dtype).eps) / 2
     eps = _rounding_bound(queries, radius, metric, unit)
-    ids, dist = _exact_top(base, queries, depth, metric, find, eps)
+    ids, dist, again = _exact_top(base, queries, depth, metric, find, eps)
     prov = _provenance(base, queries, metric, k, extra, dtype, faiss)
+    prov["queries_searched_again"] = again
     return GroundTruth(ids, dist, metric, k, prov)
 
 
@@ -217,8 +218,9 @@ Finder = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]
 
 
 def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
-               find: Finder, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The verified float64 top ``depth`` of every query (see the module docstring).
+               find: Finder, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The verified float64 top ``depth`` of every query (see the module docstring), and
+    how many queries failed the first check.
 
     ``find(rows, c)`` gives the ids of ``c`` best candidates by float32 score of queries
     ``rows`` and their float32 distances (float64 array).
@@ -226,7 +228,7 @@ def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
     n, nq = len(base), len(queries)
     ids = np.empty((nq, depth), dtype=np.int64)
     dist = np.empty((nq, depth), dtype=np.float64)
-    todo, c = np.arange(nq), min(depth + _MARGIN, n)
+    todo, c, again = np.arange(nq), min(depth + _MARGIN, n), None
     while len(todo):
         group, failed = max(1, _BUDGET // c), []
         for start in range(0, len(todo), group):
@@ -242,7 +244,8 @@ def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
             ids[rows[ok]], dist[rows[ok]] = top_i[ok], top_d[ok]
             failed.append(rows[~ok])
         todo, c = np.concatenate(failed), min(2 * c, n)
-    return ids, dist
+        again = len(todo) if again is None else again
+    return ids, dist, again or 0
 
 
 def _contenders(cand: np.ndarray, d32: np.ndarray, depth: int, eps: np.ndarray

@@ -87,6 +87,7 @@ def test_float64_decides_what_float32_cannot_separate(engine):
     base = np.concatenate([near, far]).astype(np.float32)
     q = np.array([[1.0, 1.0]], dtype=np.float32)
     gt = exact_knn(base, q, 10, "ip", extra=0, engine=engine)
+    assert gt.provenance["queries_searched_again"] == 1
     np.testing.assert_array_equal(gt.ids[0], j[::-1][:10])
     np.testing.assert_allclose(gt.distances[0], -(1 + j[::-1][:10] * 2.0**-30), rtol=0,
                                atol=1e-15)
