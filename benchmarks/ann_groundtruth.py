@@ -6,17 +6,20 @@ In one process, interleaved, ``--repeat`` rounds of:
 
 - **peak**: ``np.matmul`` of two 4096² float32 matrices (the machine's float32 matmul rate,
   all BLAS threads),
+- **same products, no top-k**: the numpy engine's matrix products alone (queries × blocks
+  of 4,096 corpus vectors, all BLAS threads): what selection would cost nothing on top of,
 - **searchbench**: ``sb.ann.exact_knn(base, queries, 100, "ip")`` with its default engine
   (faiss when installed: ``faiss.knn`` for the top k + extra + 16 float32 candidates), which
   includes the NaN check, the float64 recomputation of the candidates' distances, the
   (distance, id) sort and the rounding check,
 - **searchbench numpy engine**: the same call with ``engine="numpy"`` (numpy sgemm and a
   numpy threshold selection; what runs without faiss),
-- **same products, no top-k**: the numpy engine's matrix products alone (queries × blocks
-  of 4,096 corpus vectors, all BLAS threads): what selection would cost nothing on top of,
 - **faiss**: ``faiss.IndexFlatIP.search(queries, 100)`` (index built once, untimed; FAISS's
   default settings, float32 top-100 only).
 
+Each timed call starts after a 0.3 s pause: OpenBLAS's threads keep spinning ~0.1 s after
+a matmul returns (its thread timeout), and without the pause they steal the next contender's
+cores (measured: +0.1 CPU-s on a FAISS call that directly follows a 2-thread numpy matmul).
 Each rate is reported from the best wall time (least disturbed by other processes) and
 from the best CPU time of the process (flops / CPU-seconds = rate per busy core: robust to
 a shared machine), and as a fraction of peak. The ids of searchbench and FAISS are compared.
@@ -47,7 +50,8 @@ def data(n: int, nq: int, dim: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     return base, qs
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, float, object]:
+def timed(fn: Callable[[], object], pause: float = 0.3) -> tuple[float, float, object]:
+    time.sleep(pause)
     c0, t0 = time.process_time(), time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, time.process_time() - c0, out
