@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from searchbench.ann import groundtruth
+from searchbench.ann._metric import max_norm
 from searchbench.ann.groundtruth import exact_knn
-from searchbench.errors import ConfigError
+from searchbench.errors import ConfigError, DataFormatError
 
 from .ann_vectors import brute_force, clustered
 
@@ -128,3 +129,13 @@ def test_engine_choice_is_checked(monkeypatch):
         exact_knn(base, queries, 5, engine="faiss")
     gt = exact_knn(base, queries, 5)  # auto falls back to numpy
     assert gt.provenance["engine"] == "numpy"
+
+
+def test_norm_pass_names_the_bad_row_in_any_block():
+    base, _ = clustered(1000, 1, 6)
+    assert max_norm(base, "x", block=128) == pytest.approx(np.linalg.norm(base, axis=1).max())
+    base[777, 2] = np.inf
+    with pytest.raises(DataFormatError, match="row 777 holds NaN or inf"):
+        max_norm(base, "corpus vectors", block=128)
+    huge = np.full((3, 4), 3e19, dtype=np.float32)  # finite, but squares overflow float32
+    assert max_norm(huge, "x") == pytest.approx(6e19, rel=1e-6)
