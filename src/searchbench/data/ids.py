@@ -49,16 +49,21 @@ class Interner:
     """Intern string ids arriving in blocks, holding codes, not strings, between blocks.
 
     Each block is hash-encoded on its own; block dictionaries are merged into one
-    dictionary every ``merge_every`` blocks (earlier entries keep their codes, since
-    ``dictionary_encode`` numbers values by first appearance). ``finish()`` sorts the
-    vocabulary byte-wise and remaps the codes.
+    dictionary (earlier entries keep their codes, since ``dictionary_encode`` numbers
+    values by first appearance) once the pending ones hold ``GROWTH`` times as many ids as
+    the merged one. Each merge re-hashes the merged dictionary, so merging at geometric
+    sizes keeps the total re-hashing within 1.5 times the final vocabulary, and pending
+    dictionaries within twice the merged one. ``finish()`` sorts the vocabulary byte-wise
+    and remaps the codes.
     """
 
-    def __init__(self, merge_every: int = 8) -> None:
+    GROWTH = 2
+
+    def __init__(self) -> None:
         self._dictionary = pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
         self._pending: list[tuple[np.ndarray, pa.Array]] = []
+        self._n_pending = 0
         self._codes: list[np.ndarray] = []
-        self._merge_every = merge_every
 
     def add(self, values: object) -> None:
         """Encode one block of ids."""
@@ -68,7 +73,8 @@ class Interner:
         encoded = pc.dictionary_encode(arr).combine_chunks()
         indices = to_numpy(encoded.indices).astype(np.int32, copy=False)
         self._pending.append((indices, encoded.dictionary))
-        if len(self._pending) >= self._merge_every:
+        self._n_pending += len(encoded.dictionary)
+        if self._n_pending >= self.GROWTH * len(self._dictionary):
             self._merge()
 
     def _merge(self) -> None:
@@ -77,6 +83,7 @@ class Interner:
         if len(self._dictionary) == 0 and len(self._pending) == 1:  # one block: no re-hash
             indices, self._dictionary = self._pending.pop()
             self._codes.append(indices)
+            self._n_pending = 0
             return
         merged = pc.dictionary_encode(
             pa.concat_arrays([self._dictionary, *[d for _, d in self._pending]]))
@@ -87,7 +94,7 @@ class Interner:
             self._codes.append(positions[start:stop].astype(np.int32)[indices])
             start = stop
         self._dictionary = merged.dictionary
-        self._pending = []
+        self._pending, self._n_pending = [], 0
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
