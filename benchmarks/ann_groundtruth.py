@@ -57,7 +57,7 @@ def timed(fn: Callable[[], object], pause: float = 0.3) -> tuple[float, float, o
     return time.perf_counter() - t0, time.process_time() - c0, out
 
 
-def machine() -> str:
+def machine(load: float) -> str:
     cpu = platform.machine()
     with open("/proc/cpuinfo") as fh:
         cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
@@ -71,7 +71,7 @@ def machine() -> str:
     except ImportError:
         pass
     env = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    return (f"{cpu}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+    return (f"{cpu}, {os.cpu_count()} cores, load average {load:.1f} at the start; "
             f"python {platform.python_version()}, numpy {np.__version__}; BLAS: {blas}; {env}")
 
 
@@ -109,6 +109,7 @@ def main() -> None:
                                                                  engine="numpy")),
         "faiss IndexFlatIP": (flops, lambda: index.search(qs, args.k)),
     }
+    load = os.getloadavg()[0]
     best = {name: [np.inf, np.inf] for name in runs}
     results: dict[str, object] = {}
     for _ in range(args.repeat):
@@ -116,7 +117,7 @@ def main() -> None:
             wall, cpu, res = timed(fn)
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
             results[name] = res
-    print(machine())
+    print(machine(load))
     print(f"faiss {faiss.__version__}, searchbench {sb.__version__}; {args.queries} queries × "
           f"{args.n} vectors × {args.dim} dims, top-{args.k}, best of {args.repeat}")
     peak_w = runs["peak sgemm 4096²"][0] / best["peak sgemm 4096²"][0]
