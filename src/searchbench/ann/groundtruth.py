@@ -312,7 +312,9 @@ def _faiss_candidates(faiss: Any, base: np.ndarray, q: np.ndarray, metric: str,
     if heap is not None:  # heap order is fine: _contenders sorts
         d, i = heap.D, heap.I
     d32 = d.astype(np.float64)
-    return i, {"ip": -d32, "cosine": 1.0 - d32, "l2": d32}[metric]
+    if metric == "l2":
+        return i, d32
+    return i, -d32 if metric == "ip" else 1.0 - d32
 
 
 @contextmanager
