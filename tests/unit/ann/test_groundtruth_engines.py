@@ -139,3 +139,10 @@ def test_norm_pass_names_the_bad_row_in_any_block():
         max_norm(base, "corpus vectors", block=128)
     huge = np.full((3, 4), 3e19, dtype=np.float32)  # finite, but squares overflow float32
     assert max_norm(huge, "x") == pytest.approx(6e19, rel=1e-6)
+
+
+def test_cosine_zero_row_named_in_a_later_part(engine):
+    base, queries = clustered(40000, 2, 4)
+    base[33333] = 0
+    with pytest.raises(DataFormatError, match="row 33333 is a zero vector"):
+        exact_knn(base, queries, 5, "cosine", engine=engine)
