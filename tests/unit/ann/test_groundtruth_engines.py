@@ -100,6 +100,7 @@ def test_faiss_corpus_chunks_merge(monkeypatch, metric):
     base, queries = with_duplicates()
     whole = exact_knn(base, queries, 20, metric, engine="faiss")
     monkeypatch.setattr(groundtruth, "_FAISS_CHUNK_BYTES", 4 * base.shape[1] * 97)
+    monkeypatch.setattr(groundtruth, "_FAISS_VIEW_BYTES", 4 * base.shape[1] * 131)
     assert_same(exact_knn(base, queries, 20, metric, engine="faiss"), whole)
 
 
