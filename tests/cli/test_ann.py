@@ -24,20 +24,24 @@ def files(tmp_path):
     return tmp_path, base, queries
 
 
-def test_groundtruth_matches_brute_force(files, capsys):
+@pytest.mark.parametrize("engine", ["auto", "numpy"])
+def test_groundtruth_matches_brute_force(files, capsys, engine):
     d, base, queries = files
     rc = main(["ann", "groundtruth", "--vectors", str(d / "b.npy"), "--queries",
-               str(d / "q.npy"), "--metric", "l2", "-k", "7", "-o", str(d / "gt.npz")])
+               str(d / "q.npy"), "--metric", "l2", "-k", "7", "-o", str(d / "gt.npz"),
+               "--engine", engine])
     assert rc == 0
     gt = GroundTruth.load(d / "gt.npz")
     ids, _ = brute_force(base, queries, 17, "l2")
     np.testing.assert_array_equal(gt.ids, ids)
     assert gt.provenance["vectors"].endswith("b.npy")
+    assert gt.provenance["engine"] == ("numpy" if engine == "numpy" else "faiss")
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--metric", "hamming"], "unknown metric 'hamming'"),
     (["-k", "5000"], "k=5000 but the corpus holds 1500"),
+    (["--engine", "gpu"], "engine='gpu'; expected 'auto', 'faiss' or 'numpy'"),
 ])
 def test_groundtruth_bad_input(files, capsys, args, message):
     d, _, _ = files

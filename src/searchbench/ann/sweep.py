@@ -270,7 +270,7 @@ def _meta(base: np.ndarray, queries: np.ndarray, metric: str, k: int, big_k: int
         "n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
         "dim": int(base.shape[1]),
         "exact": {"qps_batch": len(queries) / exact_s, "wall_s": exact_s,
-                  "library": "searchbench exact_knn (numpy matmul)"},
+                  "library": exact.provenance.get("library", "searchbench exact_knn")},
         "ground_truth": {k_: v for k_, v in exact.provenance.items()},
         "machine": machine_info(threads),
     }

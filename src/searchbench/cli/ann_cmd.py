@@ -36,10 +36,13 @@ def groundtruth_command(
                               help="Neighbours kept beyond k, to resolve ties at position k."),
     output: Path = typer.Option(Path("gt.npz"), "--output", "-o", help="Output .npz."),
     threads: int = typer.Option(None, "--threads", min=1,
-                                help="Parallel query blocks (default: all cores)."),
+                                help="Threads for the search (default: all cores)."),
+    engine: str = typer.Option("auto", "--engine", help="Candidate search: auto (faiss "
+                               "when installed), faiss or numpy; always verified in float64."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
-    """Exact k nearest neighbours (blocked BLAS matmul) with provenance, as .npz.
+    """Exact k nearest neighbours with provenance, as .npz: float32 candidates (faiss.knn
+    or blocked numpy matmul), distances recomputed and verified in float64.
 
     Example: searchbench ann groundtruth --vectors corpus.npy --queries queries.npy
     --metric cosine -k 100 -o gt.npz
@@ -52,7 +55,7 @@ def groundtruth_command(
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
-    gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads)
+    gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads, engine=engine)
     gt.provenance.update(vectors=str(vectors), queries=str(queries))
     gt.save(output)
     _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "

@@ -6,12 +6,13 @@ Metrics: ``ip`` (inner product), ``cos`` (inner product of L2-normalised vectors
 and each block's top k is merged exactly (DESIGN §2 ties).
 
 Backends for unpooled search (documents, or chunks at chunk level): ``auto``/``kernel``
-take candidates from :func:`searchbench.ann.groundtruth.exact_knn` (threaded blocked
-sgemm), ``faiss`` from a faiss flat index; both re-rank the candidates with this
-retriever's scores and ties, and rescore in full any query whose tie at the cut may reach
-past the candidates. ``numpy`` (and every doc-level search over chunks, which max-pools
-chunk scores per document) uses the blocked engine of :class:`Retriever`. Backends agree
-up to float32 rounding: scores within ~1e-6 may be ordered differently.
+take candidates from :func:`searchbench.ann.groundtruth.exact_knn` (``faiss.knn`` when
+faiss is installed, else threaded blocked sgemm), ``faiss`` from a faiss flat index; both
+re-rank the candidates with this retriever's scores and ties, and rescore in full any
+query whose tie at the cut may reach past the candidates. ``numpy`` (and every doc-level
+search over chunks, which max-pools chunk scores per document) uses the blocked engine of
+:class:`Retriever`. Backends agree up to float32 rounding: scores within ~1e-6 may be
+ordered differently.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class Dense(Retriever):
         return self._kernel_topk(q, k)
 
     def _kernel_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates from the ANN module's exact kernel (threaded blocked sgemm), re-ranked
+        """Candidates from the ANN module's exact kernel (:func:`exact_knn`), re-ranked
         by this retriever's scores and DESIGN §2 ties; rows with ties at the cut rescored."""
         from ..ann.groundtruth import exact_knn
 
