@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import DataFormatError
 from ._arrow import int_or, strings, to_numpy
 
 __all__ = ["as_arrow_strings", "intern", "lookup"]
@@ -43,6 +44,19 @@ def _strings(values: list) -> pa.Array:
         return strings(values)
     except TypeError:
         return pa.array(values, type=pa.string())
+    except UnicodeEncodeError as exc:  # a lone surrogate, e.g. from JSON "\ud800"
+        bad = next(v for v in values if isinstance(v, str) and not v.isascii()
+                   and _unencodable(v))
+        raise DataFormatError(f"id {bad!r} is not valid Unicode ({exc.reason}); expected "
+                              "ids encodable as UTF-8") from None
+
+
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class Interner:

@@ -46,3 +46,11 @@ def test_strings_equals_pa_array(values: list[str]) -> None:
 def test_strings_refuses_non_strings() -> None:
     with pytest.raises(TypeError):
         strings(["a", 1])  # type: ignore[list-item]
+
+
+def test_an_id_that_is_not_unicode_is_a_data_format_error() -> None:
+    import searchbench as sb
+    from searchbench.errors import DataFormatError
+
+    with pytest.raises(DataFormatError, match="is not valid Unicode"):
+        sb.Run.from_dict({"q": {"a\ud800": 1.0}})
