@@ -27,7 +27,7 @@ def to_numpy(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         if not chunks:
             return np.zeros(0, dtype=arr.type.to_pandas_dtype())
         return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    if arr.null_count or not pa.types.is_primitive(arr.type):
+    if arr.null_count or not _is_number(arr.type):
         return arr.to_numpy(zero_copy_only=False)
     if len(arr) == 0:
         return np.zeros(0, dtype=bool if pa.types.is_boolean(arr.type) else
@@ -40,6 +40,14 @@ def to_numpy(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if buf is None:
         return np.zeros(0, dtype=dtype)
     return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _is_number(kind: pa.DataType) -> bool:
+    """Booleans, integers and floats: the types whose buffer numpy reads as is (dates, times
+    and timestamps are fixed-width too, but ``to_pandas_dtype`` does not describe their
+    buffers)."""
+    return pa.types.is_boolean(kind) or pa.types.is_integer(kind) or \
+        pa.types.is_floating(kind)
 
 
 def int_or(arr: pa.Array | pa.ChunkedArray, fill: int) -> np.ndarray:
