@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from measure_strategies import (
     CUTOFFS,
@@ -182,3 +182,44 @@ def test_scores_are_compared_as_doubles() -> None:
     run = {"q": {"a": 1.0 + 1e-9, "z": 1.0}, "r": {"a": 0.0, "z": -1e-50}}
     result = evaluate({**qrels, "r": {"a": 1}}, run, ["RR"])
     assert result.per_query["RR"] == {"q": 1.0, "r": 1.0}
+
+
+def _built_run(run: Ranking, how: str, order: list[int]) -> object:
+    """The ranking as a Run read from TREC text (an Arrow doc vocabulary in file order)
+    or from columns, its lines in the given order (not always query by query)."""
+    import io
+
+    import numpy as np
+
+    import searchbench as sb
+
+    items = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    items = [items[i] for i in order if i < len(items)] + items[len(order):]
+    if how == "file":
+        text = "".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in items)
+        return sb.Run.from_file(io.BytesIO(text.encode()))
+    return sb.Run.from_columns([i[0] for i in items], [i[1] for i in items],
+                               np.array([i[2] for i in items], dtype=np.float64))
+
+
+@SETTINGS
+@given(judgments(), rankings(allow_empty=False), relevance_levels,
+       st.sampled_from(["file", "columns"]), st.sampled_from([1, 3, 7, 1 << 22]),
+       st.permutations(range(12)))
+def test_file_and_column_runs_in_small_chunks_equal_pytrec_eval(
+        qrels: Qrels, run: Ranking, rel: int, how: str, chunk: int, order: list[int]) -> None:
+    """The filtered join, the tie repair and chunking over runs that are not built from
+    dicts: read from text (Arrow vocabulary), lines shuffled, a few entries per chunk."""
+    import warnings
+
+    import searchbench as sb
+    import searchbench.measures.evaluator as evaluator
+
+    assume(any(run.values()))
+    names = name_map(rel)
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        patch.setattr(evaluator, "CHUNK_ENTRIES", chunk)
+        warnings.simplefilter("ignore", sb.SearchbenchWarning)
+        result = sb.evaluate(sb.Qrels.from_dict(qrels), _built_run(run, how, order),
+                             list(names.values()), missing="skip")
+    assert_close(per_query(result, names.values()), reference(qrels, run, rel))
