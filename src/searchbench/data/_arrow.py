@@ -65,7 +65,9 @@ def int_or(arr: pa.Array | pa.ChunkedArray, fill: int) -> np.ndarray:
 
 
 def from_numpy(values: np.ndarray) -> pa.Array:
-    """A 1-D numeric numpy array as an Arrow array sharing its memory."""
+    """A 1-D integer or float numpy array as an Arrow array sharing its memory."""
+    if values.dtype.kind not in "iuf":  # Arrow packs booleans in bits, numpy in bytes
+        raise TypeError(f"from_numpy takes integers or floats, not {values.dtype}")
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
                                  [None, pa.py_buffer(values)])

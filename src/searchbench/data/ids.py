@@ -35,6 +35,9 @@ def as_arrow_strings(values: object) -> pa.ChunkedArray:
         arr = arr.cast(arr.type.value_type)
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = arr.cast(pa.string())
+    if arr.null_count:
+        raise DataFormatError(f"{arr.null_count} ids are missing (None or null); expected a "
+                              "string id for every entry")
     return arr
 
 

@@ -54,3 +54,16 @@ def test_an_id_that_is_not_unicode_is_a_data_format_error() -> None:
 
     with pytest.raises(DataFormatError, match="is not valid Unicode"):
         sb.Run.from_dict({"q": {"a\ud800": 1.0}})
+
+
+def test_missing_ids_are_a_data_format_error() -> None:
+    import searchbench as sb
+    from searchbench.errors import DataFormatError
+
+    with pytest.raises(DataFormatError, match="ids are missing"):
+        sb.Run.from_columns(["q", None], ["a", "b"], [1.0, 2.0])
+
+
+def test_from_numpy_refuses_booleans() -> None:
+    with pytest.raises(TypeError, match="integers or floats"):
+        from_numpy(np.array([True, False]))
