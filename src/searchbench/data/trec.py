@@ -99,6 +99,7 @@ def _read_table(
     queries, docs, values, line_base, valid = Interner(), Interner(), [], 0, True
     with open_binary(path) as stream:
         for block in _guarded_blocks(stream, src):
+            _refuse_cr_line_endings(block, src)
             data = normalise(block)
             valid &= b"\f" not in data  # the one whitespace byte a split field may hold
             if skip_header and line_base == 0:
@@ -113,6 +114,17 @@ def _read_table(
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
     doc_ids = Interned(*(docs.finish() if sort_docs else docs.finish_unsorted()), valid=valid)
     return Interned(*queries.finish(), valid=valid), doc_ids, np.concatenate(values)
+
+
+def _refuse_cr_line_endings(block: bytes, src: str) -> None:
+    """A file whose lines end in a lone CR (classic Mac) reads as one long line, and a run
+    would keep only its first record (extra fields are ignored): refuse it instead."""
+    if b"\r" in block and b"\n" not in block and _CR_THEN_DATA.search(block):
+        raise DataFormatError(f"{src}: lines end in a lone carriage return (\\r, classic Mac "
+                              "line endings); expected LF or CRLF line endings")
+
+
+_CR_THEN_DATA = re.compile(rb"\r[^\s]")
 
 
 def _guarded_blocks(stream: IO[bytes], src: str) -> Iterator[bytes]:

@@ -252,3 +252,11 @@ def test_block_wise_reading_equals_one_block(trec_eval_dir: Path, monkeypatch) -
 def test_a_folder_is_not_a_file(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="is a folder; expected a file"):
         sb.Qrels.from_file(tmp_path)
+
+
+def test_classic_mac_line_endings_are_refused_not_truncated(tmp_path: Path) -> None:
+    path = write(tmp_path, "r", b"q Q0 a 1 2.0 t\rq Q0 b 2 1.0 t\r")
+    with pytest.raises(DataFormatError, match="lone carriage return"):
+        sb.Run.from_file(path)
+    one = write(tmp_path, "one", b"q Q0 a 1 2.0 t\r")  # a single line ending in CR is fine
+    assert len(sb.Run.from_file(one)) == 1
