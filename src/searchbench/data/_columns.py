@@ -62,11 +62,11 @@ def _check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     if not len(arr):
         return
     bad = (to_numpy(pc.binary_length(arr)) == 0) | \
-        to_numpy(pc.match_substring_regex(arr, r"\s")).astype(bool)
+        to_numpy(pc.match_substring_regex(arr, r"[\s\x00]")).astype(bool)
     if bad.any():
         example = arr[int(np.flatnonzero(bad)[0])].as_py()
-        raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace; expected "
-                              "ids without spaces, tabs or newlines")
+        raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace (or a NUL "
+                              "byte); expected ids without spaces, tabs or newlines")
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,8 @@ def _read_table(
         for block in _guarded_blocks(stream, src):
             _refuse_cr_line_endings(block, src)
             data = normalise(block)
-            valid &= b"\f" not in data  # the one whitespace byte a split field may hold
+            # a form feed is the one whitespace byte a split field may hold; NUL is refused too
+            valid &= b"\f" not in data and b"\x00" not in data
             if skip_header and line_base == 0:
                 data = _HEADER.sub(rb"\1", data, count=1)
             if has_data(data):

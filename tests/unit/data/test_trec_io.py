@@ -260,3 +260,11 @@ def test_classic_mac_line_endings_are_refused_not_truncated(tmp_path: Path) -> N
         sb.Run.from_file(path)
     one = write(tmp_path, "one", b"q Q0 a 1 2.0 t\r")  # a single line ending in CR is fine
     assert len(sb.Run.from_file(one)) == 1
+
+
+def test_a_nul_byte_in_an_id_is_refused_from_files_and_columns(tmp_path: Path) -> None:
+    path = write(tmp_path, "r", b"q Q0 a\x00 1 2.0 t\nq Q0 a 2 1.0 t\n")
+    with pytest.raises(DataFormatError, match="NUL byte"):
+        sb.Run.from_file(path)
+    with pytest.raises(DataFormatError, match="NUL byte"):
+        sb.Run.from_columns(["q"], ["a\x00"], [1.0])
