@@ -30,11 +30,11 @@ def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
 
     An id column may also be given already interned, as :class:`Interned`.
     """
-    q_codes, q_vocab = _interned(query_ids)
-    d_codes, d_vocab = _interned(doc_ids)
+    q_codes, q_vocab = interned(query_ids)
+    d_codes, d_vocab = interned(doc_ids)
     for given, vocab, what in ((query_ids, q_vocab, "query"), (doc_ids, d_vocab, "doc")):
         if not (isinstance(given, Interned) and given.valid):
-            _check_ids(vocab, what)
+            check_ids(vocab, what)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -51,7 +51,7 @@ def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
 
-def _check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
+def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
     import pyarrow.compute as pc
 
@@ -79,7 +79,16 @@ class Interned:
     valid: bool = False
 
 
-def _interned(ids: object) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Strings:
+    """A doc id column kept as one Arrow string array, not interned (runs read from
+    files: see ``_strings``). ``valid`` as for :class:`Interned`."""
+
+    array: pa.Array
+    valid: bool = False
+
+
+def interned(ids: object) -> tuple[np.ndarray, np.ndarray]:
     return (ids.codes, ids.vocab) if isinstance(ids, Interned) else intern(ids)
 
 
@@ -96,8 +105,7 @@ def resolve_duplicates(
     With ``keep=None`` a duplicate raises :class:`DataFormatError`; ``describe_line(i)``
     maps an entry index to ``"path:line"`` for the message.
     """
-    if keep not in KEEP_POLICIES:
-        raise DataFormatError(f"keep={keep!r} is not a duplicate policy; use one of 'max', 'first'")
+    check_keep(keep)
     keys = pair_keys(g)
     if keep == "max":
         order = np.lexsort((np.arange(len(keys)), -g.values.astype(np.float64), keys))
@@ -119,6 +127,11 @@ def resolve_duplicates(
     is_first = np.ones(len(keys), dtype=bool)
     is_first[dup + 1] = False
     return np.sort(order[is_first])
+
+
+def check_keep(keep: str | None) -> None:
+    if keep not in KEEP_POLICIES:
+        raise DataFormatError(f"keep={keep!r} is not a duplicate policy; use one of 'max', 'first'")
 
 
 def subset(g: Grouped, keep_idx: np.ndarray | None) -> Grouped:

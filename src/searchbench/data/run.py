@@ -12,7 +12,19 @@ import pyarrow.compute as pc
 
 from ..errors import DataFormatError
 from ._arrow import from_numpy, strings, to_numpy
-from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
+from ._columns import (
+    Grouped,
+    Interned,
+    Strings,
+    check_ids,
+    check_keep,
+    default_line,
+    encode,
+    interned,
+    resolve_duplicates,
+    subset,
+)
+from ._strings import encode_strings, has_duplicates
 
 __all__ = ["Run"]
 
@@ -22,24 +34,46 @@ class Run:
 
     Within each query, entries are ranked by **score descending, then doc id descending**
     (byte-wise), trec_eval's rule; a rank column in a file is ignored. Arrays:
-    ``query_ids`` (sorted str), ``offsets`` (int64), ``doc_vocab`` (unique doc ids; a run
-    read from a file keeps them in order of first appearance and builds this numpy array
-    on first use), ``doc_codes`` (int32, in rank order) and ``scores`` (float64).
+    ``query_ids`` (sorted str), ``offsets`` (int64), ``doc_codes`` (int32, in rank order),
+    ``doc_vocab`` (unique doc ids) and ``scores`` (float64).
+
+    A run read from a file holds its doc ids as one Arrow string array in rank order
+    (:meth:`doc_ids_arrow`) and builds ``doc_codes`` and ``doc_vocab`` (ids in order of
+    first appearance in rank order) on first use; evaluation needs neither.
     """
 
-    __slots__ = ("_doc_vocab", "doc_codes", "metadata", "name", "offsets", "query_ids",
-                 "scores")
+    __slots__ = ("_doc_codes", "_doc_ids", "_doc_vocab", "metadata", "name", "offsets",
+                 "query_ids", "scores")
 
     def __init__(self, grouped: Grouped, name: str | None = None) -> None:
         order = _rank_order(grouped.query_codes, grouped.values, grouped.doc_codes,
                             grouped.doc_vocab)
         self.query_ids: np.ndarray = grouped.query_ids
         self.offsets: np.ndarray = grouped.offsets
-        self._doc_vocab: np.ndarray | pa.Array = grouped.doc_vocab
-        self.doc_codes: np.ndarray = grouped.doc_codes[order]
+        self._doc_vocab: np.ndarray | pa.Array | None = grouped.doc_vocab
+        self._doc_codes: np.ndarray | None = grouped.doc_codes[order]
+        self._doc_ids: pa.Array | None = None
         self.scores: np.ndarray = grouped.values[order]
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
+
+    @classmethod
+    def _from_strings(cls, query_codes: np.ndarray, query_ids: np.ndarray,
+                      offsets: np.ndarray, doc_ids: pa.Array, scores: np.ndarray,
+                      name: str | None) -> Run:
+        """A run whose doc ids stay Arrow strings (in rank order) until codes are asked for.
+
+        The caller has checked that no (query, doc) pair repeats.
+        """
+        order = _rank_order(query_codes, scores, None, doc_ids)
+        run = object.__new__(cls)
+        run.query_ids, run.offsets = query_ids, offsets
+        run._doc_vocab, run._doc_codes = None, None
+        run._doc_ids = doc_ids if _is_identity(order) else doc_ids.take(from_numpy(order))
+        run.scores = scores[order]
+        run.name = name or "run"
+        run.metadata = {}
+        return run
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -63,6 +97,11 @@ class Run:
             where = describe_line(i) if describe_line else f"{src}: entry {i + 1}"
             raise DataFormatError(f"{where}: score {float(score_arr[i])!r} is not finite; "
                                   "expected a finite number")
+        if isinstance(doc_ids, Strings):
+            run = _lazy_run(query_ids, doc_ids, score_arr, keep, name)
+            if run is not None:
+                return run
+            doc_ids = Interned(*encode_strings(doc_ids.array), valid=doc_ids.valid)
         grouped = encode(query_ids, doc_ids, score_arr)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
         return cls(subset(grouped, keep_idx), name=name)
@@ -115,24 +154,53 @@ class Run:
 
     # -- views ---------------------------------------------------------------------------
     @property
+    def doc_codes(self) -> np.ndarray:
+        """Doc code of every entry (int32, rank order): ``doc_vocab[doc_codes]`` are the ids.
+
+        A run read from a file builds them on first use.
+        """
+        if self._doc_codes is None:
+            self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
+            self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
+        return self._doc_codes
+
+    @property
     def doc_vocab(self) -> np.ndarray:
         """Unique doc ids as a numpy object array (``doc_vocab[doc_codes]`` are the docs)."""
+        if self._doc_codes is None:
+            self.doc_codes  # noqa: B018  (builds the codes and the vocabulary)
         if isinstance(self._doc_vocab, pa.Array):
             self._doc_vocab = np.array(self._doc_vocab.to_pylist(), dtype=object)
         return self._doc_vocab
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
+        if self._doc_codes is None:
+            self.doc_codes  # noqa: B018  (builds the codes and the vocabulary)
         if isinstance(self._doc_vocab, pa.Array):
             return self._doc_vocab
         return strings(self._doc_vocab)
+
+    def doc_ids_arrow(self) -> pa.Array:
+        """Doc id of every entry, in rank order, as a pyarrow string array.
+
+        A run read from a file holds exactly this (no codes or vocabulary are built).
+        """
+        if self._doc_ids is not None:
+            return self._doc_ids
+        return self.doc_vocab_arrow().take(from_numpy(self._doc_codes))
+
+    @property
+    def has_doc_codes(self) -> bool:
+        """Whether ``doc_codes`` are built (False for a run read from a file, until used)."""
+        return self._doc_codes is not None
 
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
 
     def __len__(self) -> int:
-        return len(self.doc_codes)
+        return len(self.scores)
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.n_queries} queries, {len(self)} entries)"
@@ -195,12 +263,44 @@ class Run:
         offsets = np.zeros_like(self.offsets)
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
-        new.doc_codes, new.scores = self.doc_codes[keep], self.scores[keep]
+        if self._doc_codes is None:
+            new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
+        else:
+            new._doc_codes, new._doc_ids = self._doc_codes[keep], None
+        new.scores = self.scores[keep]
         new.name, new.metadata = self.name, dict(self.metadata)
         return new
 
 
-def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray,
+def _lazy_run(query_ids: object, doc_ids: Strings, scores: np.ndarray, keep: str | None,
+              name: str | None) -> Run | None:
+    """A run keeping ``doc_ids`` as strings, or None when some (query, doc) pair repeats
+    (then the interned path reports or resolves it, with the same message as ever)."""
+    check_keep(keep)
+    q_codes, q_vocab = interned(query_ids)
+    if not (isinstance(query_ids, Interned) and query_ids.valid):
+        check_ids(q_vocab, "query")
+    if not doc_ids.valid:
+        check_ids(doc_ids.array, "doc")
+    if not (len(q_codes) == len(doc_ids.array) == len(scores)):
+        return None  # the interned path raises the error
+    if has_duplicates(q_codes, doc_ids.array):
+        return None
+    offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
+    return Run._from_strings(q_codes, q_vocab, offsets, doc_ids.array, scores, name)
+
+
+def _is_identity(order: np.ndarray, chunk: int = 1 << 20) -> bool:
+    """Whether ``order`` is ``0, 1, …, n − 1`` (checked in chunks: no n-sized temporary)."""
+    for lo in range(0, len(order), chunk):
+        part = order[lo:lo + chunk]
+        if part[0] != lo or not (part[1:] - part[:-1] == 1).all():
+            return False
+    return True
+
+
+def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray | None,
                 vocab: np.ndarray | pa.Array) -> np.ndarray:
     """Permutation ranking entries by query, then score descending, then doc descending.
 
@@ -222,18 +322,20 @@ def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray,
     return order
 
 
-def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray) -> np.ndarray:
-    """Byte-wise rank of the ids ``vocab[codes]`` among themselves.
+def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndarray:
+    """Byte-wise rank of the ids ``vocab[codes]`` among themselves (``codes`` None: all).
 
     Only the order within one query matters, where ids are unique (duplicates are refused),
     so a plain sort position is the rank.
     """
-    if isinstance(vocab, pa.Array):
+    if codes is None:
+        order = to_numpy(pc.sort_indices(vocab))
+    elif isinstance(vocab, pa.Array):
         order = to_numpy(pc.sort_indices(vocab.take(from_numpy(codes))))
     else:
         order = np.argsort(vocab[codes].astype(str), kind="stable")  # str order = UTF-8 order
-    rank = np.empty(len(codes), dtype=np.int64)
-    rank[order] = np.arange(len(codes))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
     return rank
 
 
@@ -266,8 +368,8 @@ def _sorted_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return np.argsort(key)
 
 
-def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray, doc: np.ndarray,
-                 vocab: np.ndarray | pa.Array) -> None:
+def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
+                 doc: np.ndarray | None, vocab: np.ndarray | pa.Array) -> None:
     """Re-sort, in place, the entries of ``order`` tied on (query, score) by doc descending.
 
     Tied entries form runs in ``order``; one argsort of ``run number × n + (n − 1 − doc
@@ -286,5 +388,5 @@ def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray, doc: n
     starts_run[1:] = ~tied_next[pos[1:] - 1]
     sub = order[pos]
     n = len(sub)
-    key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - _doc_rank(vocab, doc[sub]))
+    key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - _doc_rank(vocab, sub if doc is None else doc[sub]))
     order[pos] = sub[np.argsort(key)]

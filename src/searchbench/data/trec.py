@@ -23,7 +23,8 @@ import pyarrow.csv as pacsv
 
 from ..errors import DataFormatError
 from ._arrow import to_numpy
-from ._columns import Interned
+from ._columns import Interned, Strings
+from ._strings import concat_strings
 from ._text import (
     has_data,
     iter_blocks,
@@ -57,7 +58,7 @@ def read_run(
     src = source_name(path)
     query_ids, doc_ids, scores = _read_table(
         path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
-        min_fields=6, what="run", sort_docs=False)
+        min_fields=6, what="run", lazy_docs=True)
     tag = _first_tag(path)
     run = Run.from_columns(query_ids, doc_ids, scores, name=name or tag or Path(src).name,
                            keep=keep, source=src, describe_line=_line_finder(path, src))
@@ -87,16 +88,20 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
 def _read_table(
     path: str | os.PathLike[str] | IO[Any], columns: list[str], types: dict[str, pa.DataType],
     include: list[str], *, min_fields: int, what: str, max_fields: int | None = None,
-    skip_header: bool = False, sort_docs: bool = True,
-) -> tuple[Interned, Interned, np.ndarray]:
+    skip_header: bool = False, lazy_docs: bool = False,
+) -> tuple[Interned, Interned | Strings, np.ndarray]:
     """Parse block by block; ids are interned per block so their strings never pile up.
 
-    Returns the interned query ids, the interned doc ids and the values column.
+    Returns the interned query ids, the doc ids and the values column. With
+    ``lazy_docs`` (runs) the doc ids are not interned but kept as one Arrow string array:
+    evaluation never needs a run-wide doc vocabulary, and hashing every id into one is
+    most of the reading time.
     """
     src = source_name(path)
     column_types = {c: pa.string() for c in ("qid", "docid")} | types
     spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
     queries, docs, values, line_base, valid = Interner(), Interner(), [], 0, True
+    doc_chunks: list[pa.Array] = []
     with open_binary(path) as stream:
         for block in _guarded_blocks(stream, src):
             _refuse_cr_line_endings(block, src)
@@ -108,12 +113,16 @@ def _read_table(
             if has_data(data):
                 table = _parse(data, spec, line_base)
                 queries.add(table.column("qid"))
-                docs.add(table.column("docid"))
+                if lazy_docs:
+                    doc_chunks.extend(table.column("docid").chunks)
+                else:
+                    docs.add(table.column("docid"))
                 values.append(to_numpy(table.column(include[-1])))
             line_base += block.count(b"\n")
     if not values:
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    doc_ids = Interned(*(docs.finish() if sort_docs else docs.finish_unsorted()), valid=valid)
+    doc_ids = Strings(concat_strings(doc_chunks), valid=valid) if lazy_docs else \
+        Interned(*docs.finish(), valid=valid)
     return Interned(*queries.finish(), valid=valid), doc_ids, np.concatenate(values)
 
 
@@ -290,11 +299,14 @@ def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None)
     import pyarrow.compute as pc
 
     q = pa.array(run.query_ids[run.query_codes()].astype(str))
-    d = run.doc_vocab_arrow().take(pa.array(run.doc_codes))
+    d = run.doc_ids_arrow()
     rank = pc.cast(pa.array(run.ranks() + 1), pa.string())
     score = pc.cast(pa.array(run.scores), pa.string())
     label = (tag or run.name or "run").replace(" ", "_")
-    lines = pc.binary_join_element_wise(q, "Q0", d, rank, score, label, " ")
+    kind = d.type  # ids of 2 GiB or more are large_string: every part must match
+    q, rank, score = (c.cast(kind) for c in (q, rank, score))
+    lines = pc.binary_join_element_wise(q, pa.scalar("Q0", kind), d, rank, score,
+                                        pa.scalar(label, kind), pa.scalar(" ", kind))
     _atomic_write_lines(path, lines)
 
 

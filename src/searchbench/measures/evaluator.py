@@ -115,7 +115,9 @@ class Evaluator:
         run_to_qrels = lookup(qrels.query_ids, run.query_ids)
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
-        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow())
+        # a run read from a file has no doc codes: its entries' ids are looked up directly
+        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
+            else None
         judged_query = run_to_qrels >= 0
         n_ret = np.zeros(qrels.n_queries)  # documents retrieved per qrels query
         n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
@@ -137,14 +139,18 @@ class Evaluator:
                           scores, mean, self.missing, n_missing, n_extra)
 
     def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
-              doc_map: np.ndarray, n_ret: np.ndarray) -> Judged:
+              doc_map: np.ndarray | None, n_ret: np.ndarray) -> Judged:
         """Entries of run queries ``lo:hi`` judged in the qrels for their query.
 
         Only those matter to any measure (the count retrieved comes from ``n_ret``), so
         the run is filtered to docs that appear in the qrels at all before anything else.
+        ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
         """
-        a, b = run.offsets[lo], run.offsets[hi]
-        docs = doc_map[run.doc_codes[a:b]]
+        a, b = int(run.offsets[lo]), int(run.offsets[hi])
+        if doc_map is None:
+            docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))
+        else:
+            docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0) + a
         run_q = np.searchsorted(run.offsets, pos, side="right") - 1
         entry_q = run_to_qrels[run_q]

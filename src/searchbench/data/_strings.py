@@ -1,0 +1,159 @@
+"""Doc id columns kept as Arrow strings: duplicate (query, doc) detection without interning.
+
+A run read from a file does not need a run-wide doc vocabulary to be evaluated, and
+building one (hashing every id into a growing dictionary) is most of the reading time.
+Duplicates are found instead from one 64-bit key per entry, computed with numpy from the
+Arrow buffers (the id's bytes as little-endian words, its length and its query code,
+mixed by multiply-xorshift steps), and one ``np.sort``. Keys are not ids: entries whose
+key collides are then checked exactly on their strings, so a collision costs time, never
+a wrong answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ._arrow import from_numpy
+
+__all__ = ["concat_strings", "doc_keys", "encode_strings", "has_duplicates"]
+
+CHUNK = 1 << 15  # entries hashed per step: small temporaries stay in cache and are reused
+
+_C1 = np.uint64(0x9E3779B97F4A7C15)
+_C2 = np.uint64(0xBF58476D1CE4E5B9)
+_C3 = np.uint64(0x94D049BB133111EB)
+_S = np.uint64(31)
+_LIMIT = 2**31 - 1  # bytes a 32-bit-offset string array can hold
+
+
+def concat_strings(chunks: list[pa.Array]) -> pa.Array:
+    """One string array from the chunks; ``large_string`` when they hold 2 GiB or more."""
+    if not chunks:
+        return pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
+    if sum(_data_bytes(c) for c in chunks) >= _LIMIT or \
+            any(pa.types.is_large_string(c.type) for c in chunks):
+        chunks = [c.cast(pa.large_string()) for c in chunks]
+    return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    kind = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    buf = arr.buffers()[1]
+    if buf is None or len(arr) == 0:
+        return np.zeros(len(arr) + 1, dtype=kind)
+    return np.frombuffer(buf, dtype=kind, count=len(arr) + 1,
+                         offset=arr.offset * np.dtype(kind).itemsize)
+
+
+def _data_bytes(arr: pa.Array) -> int:
+    offsets = _offsets(arr)
+    return int(offsets[-1]) - int(offsets[0])
+
+
+def _data(arr: pa.Array) -> np.ndarray:
+    """The data buffer as uint8 (empty when the array has none)."""
+    buf = arr.buffers()[2]
+    return np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
+
+
+def doc_keys(arr: pa.Array, query_codes: np.ndarray) -> np.ndarray:
+    """A uint64 key per entry from its doc id's bytes and its query code.
+
+    Equal (query, doc) pairs have equal keys; unequal pairs rarely do (64-bit mixing).
+    """
+    offsets, data = _offsets(arr), _data(arr)
+    out = np.empty(len(arr), dtype=np.uint64)
+    for lo in range(0, len(arr), CHUNK):
+        hi = min(lo + CHUNK, len(arr))
+        h = _string_hash(offsets[lo:hi + 1], data)
+        h ^= query_codes[lo:hi].astype(np.uint64) * _C3
+        h *= _C2
+        h ^= h >> _S
+        out[lo:hi] = h
+    return out
+
+
+def _string_hash(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Mix each string's length and 8-byte little-endian words into one uint64.
+
+    The strings' bytes are copied into a zero-padded, 8-byte aligned buffer; the word at
+    byte ``p`` is then put together from the two aligned words it straddles, and masked
+    to the string's own bytes.
+    """
+    base, end = int(offsets[0]), int(offsets[-1])
+    padded = np.zeros((end - base) // 8 + 2, dtype="<u8")
+    padded.view(np.uint8)[:end - base] = data[base:end]
+    start = offsets[:-1].astype(np.int64)
+    left = offsets[1:].astype(np.int64)
+    left -= start
+    start -= base
+    h = left.astype(np.uint64)
+    h *= _C1
+    if len(left) and left.min() > 0:
+        active = None  # every string: no gather or scatter in the first pass
+    else:
+        active = np.flatnonzero(left > 0)
+        start, left = start[active], left[active]
+    while len(left):
+        word = _word_at(padded, start)
+        word &= _MASKS[np.minimum(left, 8)]
+        step = h if active is None else h[active]
+        step ^= word
+        step *= _C2
+        step ^= step >> _S
+        if active is not None:
+            h[active] = step
+        more = left > 8
+        if more.any():
+            active = np.flatnonzero(more) if active is None else active[more]
+            start, left = start[more] + 8, left[more] - 8
+        else:
+            break
+    return h
+
+
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+
+
+def _word_at(words: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The 8 bytes from byte ``pos`` of ``words`` as little-endian uint64."""
+    index = pos >> 3
+    shift = ((pos & 7) << 3).astype(np.uint64)
+    low = words[index]
+    low >>= shift
+    high = words[index + 1]
+    high <<= np.uint64(1)
+    high <<= np.uint64(63) - shift  # shift < 64 even when pos is aligned (then high = 0)
+    low |= high
+    return low
+
+
+def has_duplicates(query_codes: np.ndarray, arr: pa.Array) -> bool:
+    """Whether some (query code, doc id) pair occurs twice; exact.
+
+    Keys are sorted in place; only entries whose key occurs more than once (true
+    duplicates, or rare collisions) are compared on their strings.
+    """
+    if len(arr) < 2:
+        return False
+    keys = doc_keys(arr, query_codes)
+    keys.sort()
+    same = keys[1:] == keys[:-1]
+    if not same.any():
+        return False
+    colliding = np.unique(keys[1:][same])
+    del keys, same
+    candidates = np.flatnonzero(np.isin(doc_keys(arr, query_codes), colliding))
+    codes, vocab = encode_strings(arr.take(from_numpy(candidates)))
+    pairs = query_codes[candidates].astype(np.int64) * max(len(vocab), 1) + codes
+    return len(np.unique(pairs)) < len(pairs)
+
+
+def encode_strings(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """``(codes, dictionary)``: int32 codes into the ids in order of first appearance."""
+    from .ids import Interner
+
+    interner = Interner()
+    interner.add(arr)
+    return interner.finish_unsorted()
