@@ -388,5 +388,6 @@ def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
     starts_run[1:] = ~tied_next[pos[1:] - 1]
     sub = order[pos]
     n = len(sub)
-    key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - _doc_rank(vocab, sub if doc is None else doc[sub]))
+    rank = _doc_rank(vocab, sub if doc is None else doc[sub])
+    key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - rank)
     order[pos] = sub[np.argsort(key)]
