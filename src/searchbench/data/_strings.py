@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from ._arrow import from_numpy
 
-__all__ = ["concat_strings", "doc_keys", "encode_strings", "has_duplicates"]
+__all__ = ["IdFilter", "concat_strings", "doc_keys", "encode_strings", "has_duplicates"]
 
 CHUNK = 1 << 15  # entries hashed per step: small temporaries stay in cache and are reused
 
@@ -28,13 +28,27 @@ _LIMIT = 2**31 - 1  # bytes a 32-bit-offset string array can hold
 
 
 def concat_strings(chunks: list[pa.Array]) -> pa.Array:
-    """One string array from the chunks; ``large_string`` when they hold 2 GiB or more."""
-    if not chunks:
-        return pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
-    if sum(_data_bytes(c) for c in chunks) >= _LIMIT or \
-            any(pa.types.is_large_string(c.type) for c in chunks):
-        chunks = [c.cast(pa.large_string()) for c in chunks]
-    return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
+    """One string array from the chunks, which are taken out of the list and freed one by
+    one (no moment holds every id twice); ``large_string`` from 2 GiB of ids on."""
+    n = sum(len(c) for c in chunks)
+    total = sum(_data_bytes(c) for c in chunks)
+    wide = total >= _LIMIT
+    offsets = np.empty(n + 1, dtype=np.int64 if wide else np.int32)
+    data = np.empty(max(total, 1), dtype=np.uint8)
+    offsets[0] = 0
+    row = at = 0
+    chunks.reverse()
+    while chunks:
+        chunk = chunks.pop()
+        own = _offsets(chunk)
+        size = int(own[-1]) - int(own[0])
+        data[at:at + size] = _data(chunk)[int(own[0]):int(own[-1])]
+        offsets[row + 1:row + len(chunk) + 1] = own[1:].astype(offsets.dtype) - own[0] + at
+        row, at = row + len(chunk), at + size
+        del chunk, own
+    pa.default_memory_pool().release_unused()  # the chunks' memory, back to the system
+    kind = pa.large_string() if wide else pa.string()
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:
@@ -148,6 +162,41 @@ def has_duplicates(query_codes: np.ndarray, arr: pa.Array) -> bool:
     codes, vocab = encode_strings(arr.take(from_numpy(candidates)))
     pairs = query_codes[candidates].astype(np.int64) * max(len(vocab), 1) + codes
     return len(np.unique(pairs)) < len(pairs)
+
+
+class IdFilter:
+    """Which entries of a string array may hold one of a set of ids (no false negatives).
+
+    A bit table indexed by the top bits of each id's hash, sized about 32 bits per id of
+    the set, so about 3 % of absent ids pass; the caller checks the passing ones exactly.
+    Looking an id up in a large Arrow hash table costs a few cache misses; this costs one.
+    """
+
+    def __init__(self, ids: pa.Array) -> None:
+        bits = min(max(len(ids).bit_length() + 5, 16), 30)
+        self._shift = np.uint64(64 - bits)
+        self._table = np.zeros(1 << (bits - 3), dtype=np.uint8)
+        for _, slots in self._slots(ids):
+            np.bitwise_or.at(self._table, slots >> np.uint64(3),
+                             np.left_shift(1, slots & np.uint64(7)).astype(np.uint8))
+
+    def _slots(self, arr: pa.Array):
+        offsets, data = _offsets(arr), _data(arr)
+        for lo in range(0, len(arr), CHUNK):
+            hi = min(lo + CHUNK, len(arr))
+            h = _string_hash(offsets[lo:hi + 1], data)
+            h *= _C3
+            h >>= self._shift
+            yield lo, h
+
+    def candidates(self, arr: pa.Array) -> np.ndarray:
+        """Indices of the entries of ``arr`` whose id may be in the set (int64, ascending)."""
+        found = [np.zeros(0, dtype=np.int64)]
+        for lo, slots in self._slots(arr):
+            byte = self._table[slots >> np.uint64(3)]
+            hit = (byte >> (slots & np.uint64(7)).astype(np.uint8)) & np.uint8(1)
+            found.append(np.flatnonzero(hit) + lo)
+        return np.concatenate(found)
 
 
 def encode_strings(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:

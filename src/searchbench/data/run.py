@@ -57,24 +57,6 @@ class Run:
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
 
-    @classmethod
-    def _from_strings(cls, query_codes: np.ndarray, query_ids: np.ndarray,
-                      offsets: np.ndarray, doc_ids: pa.Array, scores: np.ndarray,
-                      name: str | None) -> Run:
-        """A run whose doc ids stay Arrow strings (in rank order) until codes are asked for.
-
-        The caller has checked that no (query, doc) pair repeats.
-        """
-        order = _rank_order(query_codes, scores, None, doc_ids)
-        run = object.__new__(cls)
-        run.query_ids, run.offsets = query_ids, offsets
-        run._doc_vocab, run._doc_codes = None, None
-        run._doc_ids = doc_ids if _is_identity(order) else doc_ids.take(from_numpy(order))
-        run.scores = scores[order]
-        run.name = name or "run"
-        run.metadata = {}
-        return run
-
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def from_columns(
@@ -89,18 +71,33 @@ class Run:
         describe_line=None,
     ) -> Run:
         """Build from three parallel columns (lists, numpy or pyarrow arrays)."""
+        return cls._consume([query_ids, doc_ids, scores], name=name, keep=keep,
+                            source=source, describe_line=describe_line)
+
+    @classmethod
+    def _consume(cls, columns: list, *, name: str | None, keep: str | None,
+                 source: str | None, describe_line) -> Run:
+        """``from_columns`` taking the columns out of ``columns``: a reader hands over its
+        only references, so each column is freed as soon as it has been used (for a
+        10⁸-entry run these arrays are gigabytes)."""
         src = source or name or "<run>"
-        score_arr = np.asarray(scores, dtype=np.float64)
+        query_ids, doc_ids = columns[0], columns[1]
+        score_arr = np.asarray(columns[2], dtype=np.float64)
+        columns.clear()
         bad = ~np.isfinite(score_arr)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = describe_line(i) if describe_line else f"{src}: entry {i + 1}"
             raise DataFormatError(f"{where}: score {float(score_arr[i])!r} is not finite; "
                                   "expected a finite number")
+        del bad
         if isinstance(doc_ids, Strings):
-            run = _lazy_run(query_ids, doc_ids, score_arr, keep, name)
+            parts = [query_ids, doc_ids, score_arr]
+            del query_ids, doc_ids, score_arr
+            run = _lazy_run(parts, keep, name)
             if run is not None:
                 return run
+            query_ids, doc_ids, score_arr = parts
             doc_ids = Interned(*encode_strings(doc_ids.array), valid=doc_ids.valid)
         grouped = encode(query_ids, doc_ids, score_arr)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
@@ -272,32 +269,88 @@ class Run:
         return new
 
 
-def _lazy_run(query_ids: object, doc_ids: Strings, scores: np.ndarray, keep: str | None,
-              name: str | None) -> Run | None:
-    """A run keeping ``doc_ids`` as strings, or None when some (query, doc) pair repeats
-    (then the interned path reports or resolves it, with the same message as ever)."""
+def _lazy_run(parts: list, keep: str | None, name: str | None) -> Run | None:
+    """A run keeping the doc ids (``parts[1]``, :class:`Strings`) as strings, in rank order.
+
+    None when some (query, doc) pair repeats: then ``parts`` still holds the columns and the
+    interned path reports or resolves the duplicate, with the same message as ever.
+    Otherwise the columns are taken out of ``parts`` and freed as they are used.
+    """
     check_keep(keep)
+    query_ids, doc_ids, scores = parts
     q_codes, q_vocab = interned(query_ids)
     if not (isinstance(query_ids, Interned) and query_ids.valid):
         check_ids(q_vocab, "query")
     if not doc_ids.valid:
         check_ids(doc_ids.array, "doc")
-    if not (len(q_codes) == len(doc_ids.array) == len(scores)):
-        return None  # the interned path raises the error
-    if has_duplicates(q_codes, doc_ids.array):
+    ids = doc_ids.array
+    if not (len(q_codes) == len(ids) == len(scores)) or has_duplicates(q_codes, ids):
         return None
+    parts.clear()
+    del query_ids, doc_ids
     offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
-    return Run._from_strings(q_codes, q_vocab, offsets, doc_ids.array, scores, name)
+    order, repaired = _file_order(q_codes, scores, ids)  # order None: already in order
+    del q_codes
+    if order is not None:
+        scores = scores[order]
+    if not repaired:
+        order, scores = _repair_sorted_ties(order, scores, offsets, ids)
+    run = object.__new__(Run)
+    run.query_ids, run.offsets, run.scores = q_vocab, offsets, scores
+    run._doc_vocab, run._doc_codes = None, None
+    run._doc_ids = ids if order is None else ids.take(from_numpy(order))
+    run.name = name or "run"
+    run.metadata = {}
+    return run
 
 
-def _is_identity(order: np.ndarray, chunk: int = 1 << 20) -> bool:
-    """Whether ``order`` is ``0, 1, …, n − 1`` (checked in chunks: no n-sized temporary)."""
-    for lo in range(0, len(order), chunk):
-        part = order[lo:lo + chunk]
-        if part[0] != lo or not (part[1:] - part[:-1] == 1).all():
-            return False
-    return True
+def _file_order(query: np.ndarray, score: np.ndarray, ids: pa.Array
+                ) -> tuple[np.ndarray | None, bool]:
+    """``(order, ties repaired)`` as :func:`_rank_order` finds it, but None for an order
+    that leaves every entry in place, and int32 where that suffices (no n-sized int64
+    arrays for the usual run file, grouped by query with falling scores)."""
+    if len(query) == 0:
+        return None, True
+    segments = _segments(query, score)
+    if segments is None:
+        order = _sorted_order(query, score)
+        if order is None:
+            return _rank_order(query, score, None, ids), True
+        return order, False
+    shift, seg_len = segments
+    if not shift.any():
+        return None, False
+    kind = np.int32 if len(query) < 2**31 else np.int64
+    order = np.repeat(shift.astype(kind), seg_len)
+    order += np.arange(len(query), dtype=kind)
+    return order, False
+
+
+def _repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: np.ndarray,
+                        ids: pa.Array) -> tuple[np.ndarray | None, np.ndarray]:
+    """:func:`_repair_ties` for entries already ranked by (query, score): ``scores`` and
+    ``offsets`` are in rank order, ``order`` None means "in place". Returns the order
+    (still None when no tie needs moving) and the scores (a -0.0 tied with a 0.0 moves
+    with its entry)."""
+    if len(scores) < 2:
+        return order, scores
+    tied_next = scores[1:] == scores[:-1]
+    tied_next[offsets[1:-1] - 1] = False  # the last entry of a query and the next query's
+    if not tied_next.any():
+        return order, scores
+    pos, sub, perm = _tie_permutation(tied_next, order, None, ids)
+    del tied_next
+    if order is None:
+        if (perm == np.arange(len(perm))).all():
+            return None, scores
+        order = np.arange(len(scores), dtype=np.int32 if len(scores) < 2**31 else np.int64)
+    order[pos] = sub[perm]
+    moved = scores[pos][perm]
+    if (np.signbit(moved) != np.signbit(scores[pos])).any():
+        scores = scores.copy()  # may be the caller's array
+        scores[pos] = moved
+    return order, scores
 
 
 def _rank_order(query: np.ndarray, score: np.ndarray, doc: np.ndarray | None,
@@ -341,6 +394,16 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndar
 
 def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """The order when each query is one contiguous segment with non-increasing scores."""
+    segments = _segments(query, score)
+    if segments is None:
+        return None
+    shift, seg_len = segments
+    return np.repeat(shift, seg_len) + np.arange(len(query))
+
+
+def _segments(query: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a file of contiguous query segments with non-increasing scores, the segments in
+    query order: ``(shift, length)``, ``shift`` being how far each one moves back."""
     change = np.flatnonzero(query[1:] != query[:-1]) + 1
     starts = np.concatenate(([0], change))
     seg_query = query[starts]
@@ -354,7 +417,7 @@ def _segment_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     by_query = np.argsort(seg_query)
     seg_len, seg_start = lengths[by_query], starts[by_query]
     shift = seg_start - np.concatenate(([0], np.cumsum(seg_len)[:-1]))
-    return np.repeat(shift, seg_len) + np.arange(len(query))
+    return shift, seg_len
 
 
 def _sorted_order(query: np.ndarray, score: np.ndarray) -> np.ndarray | None:
@@ -380,14 +443,23 @@ def _repair_ties(order: np.ndarray, query: np.ndarray, score: np.ndarray,
     del q, s
     if not tied_next.any():
         return
-    in_run = np.zeros(len(order), dtype=bool)
+    pos, sub, perm = _tie_permutation(tied_next, order, doc, vocab)
+    order[pos] = sub[perm]
+
+
+def _tie_permutation(tied_next: np.ndarray, order: np.ndarray | None, doc: np.ndarray | None,
+                     vocab: np.ndarray | pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(pos, sub, perm)``: rank positions of the tied entries, their entries (``order[pos]``;
+    ``pos`` when ``order`` is None) and the permutation ``perm`` putting each tied run in
+    doc-descending order: ``order[pos] = sub[perm]``."""
+    in_run = np.zeros(len(tied_next) + 1, dtype=bool)
     in_run[:-1] |= tied_next
     in_run[1:] |= tied_next
     pos = np.flatnonzero(in_run)
     starts_run = np.ones(len(pos), dtype=bool)  # a tied run starts where i - 1 isn't tied to i
     starts_run[1:] = ~tied_next[pos[1:] - 1]
-    sub = order[pos]
+    sub = pos if order is None else order[pos]
     n = len(sub)
     rank = _doc_rank(vocab, sub if doc is None else doc[sub])
     key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - rank)
-    order[pos] = sub[np.argsort(key)]
+    return pos, sub, np.argsort(key)

@@ -56,12 +56,13 @@ def read_run(
 
     path = rewindable(path)
     src = source_name(path)
-    query_ids, doc_ids, scores = _read_table(
+    columns = list(_read_table(
         path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
-        min_fields=6, what="run", lazy_docs=True)
+        min_fields=6, what="run", lazy_docs=True))
     tag = _first_tag(path)
-    run = Run.from_columns(query_ids, doc_ids, scores, name=name or tag or Path(src).name,
-                           keep=keep, source=src, describe_line=_line_finder(path, src))
+    # the run takes the columns out of the list: each is freed once used
+    run = Run._consume(columns, name=name or tag or Path(src).name, keep=keep, source=src,
+                       describe_line=_line_finder(path, src))
     run.metadata["tag"] = tag
     return run
 
@@ -123,7 +124,9 @@ def _read_table(
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
     doc_ids = Strings(concat_strings(doc_chunks), valid=valid) if lazy_docs else \
         Interned(*docs.finish(), valid=valid)
-    return Interned(*queries.finish(), valid=valid), doc_ids, np.concatenate(values)
+    scores = np.concatenate(values)
+    values.clear()
+    return Interned(*queries.finish(), valid=valid), doc_ids, scores
 
 
 def _refuse_cr_line_endings(block: bytes, src: str) -> None:

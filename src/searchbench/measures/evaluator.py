@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ..data._arrow import from_numpy
+from ..data._strings import IdFilter
 from ..data.ids import as_arrow_strings, lookup
 from ..data.qrels import Qrels
 from ..data.run import Run
@@ -102,6 +104,7 @@ class Evaluator:
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
         self._doc_vocab = as_arrow_strings(qrels.doc_vocab).combine_chunks()
+        self._doc_filter: IdFilter | None = None  # built for the first run read from a file
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -147,8 +150,13 @@ class Evaluator:
         ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
-        if doc_map is None:
-            docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))
+        if doc_map is None:  # ids that may be judged at all, then the exact lookup
+            ids = run.doc_ids_arrow().slice(a, b - a)
+            if self._doc_filter is None:
+                self._doc_filter = IdFilter(self._doc_vocab)
+            maybe = self._doc_filter.candidates(ids)
+            docs = np.full(b - a, -1, dtype=np.int32)
+            docs[maybe] = lookup(self._doc_vocab, ids.take(from_numpy(maybe)))
         else:
             docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0) + a

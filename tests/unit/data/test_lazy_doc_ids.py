@@ -105,6 +105,17 @@ def test_has_duplicates_is_exact(seed: int, keys: str, monkeypatch: pytest.Monke
     assert got == want
 
 
+def test_id_filter_keeps_every_member() -> None:
+    rng = random.Random(1)
+    members = rng.sample(TRICKY, 12)
+    probe = [rng.choice(TRICKY) + rng.choice(["", "x"]) for _ in range(400)]
+    got = _strings.IdFilter(pa.array(members)).candidates(pa.array(probe)).tolist()
+    assert {i for i, p in enumerate(probe) if p in members} <= set(got)
+    assert got == sorted(set(got))
+    assert _strings.IdFilter(pa.nulls(0, pa.string())).candidates(pa.array(probe)).tolist() \
+        == []
+
+
 # -- reading -------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("keys", ["real", "constant"])
@@ -225,9 +236,13 @@ def test_large_string_ids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 22])
-def test_evaluating_lazy_runs_in_chunks_equals_eager(chunk: int,
+@pytest.mark.parametrize("passing", ["filtered", "all"])
+def test_evaluating_lazy_runs_in_chunks_equals_eager(chunk: int, passing: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evaluator_module, "CHUNK_ENTRIES", chunk)
+    if passing == "all":  # the filter lets everything through: the exact lookup decides
+        monkeypatch.setattr(_strings.IdFilter, "candidates",
+                            lambda self, arr: np.arange(len(arr), dtype=np.int64))
     rows = random_rows(7, n=400)
     rng = random.Random(7)
     qrels = sb.Qrels.from_dict({q: {d: rng.randrange(3) for _, d, _ in rows[:150]}
