@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ._arrow import from_numpy
+from ._arrow import from_numpy, to_numpy
 
-__all__ = ["IdFilter", "concat_strings", "doc_keys", "encode_strings", "has_duplicates"]
+__all__ = ["IdIndex", "concat_strings", "doc_keys", "encode_strings", "has_duplicates",
+           "string_keys"]
 
 CHUNK = 1 << 15  # entries hashed per step: small temporaries stay in cache and are reused
 
@@ -164,39 +166,81 @@ def has_duplicates(query_codes: np.ndarray, arr: pa.Array) -> bool:
     return len(np.unique(pairs)) < len(pairs)
 
 
-class IdFilter:
-    """Which entries of a string array may hold one of a set of ids (no false negatives).
+class IdIndex:
+    """Codes of ids in a fixed vocabulary of unique ids, looked up by 64-bit keys.
 
-    A bit table indexed by the top bits of each id's hash, sized about 32 bits per id of
-    the set, so about 3 % of absent ids pass; the caller checks the passing ones exactly.
-    Looking an id up in a large Arrow hash table costs a few cache misses; this costs one.
+    ``pc.index_in`` rebuilds its hash table from the vocabulary on every call, which for
+    a large qrels vocabulary and a run evaluated chunk by chunk costs more than the
+    lookups. Here the vocabulary's keys are sorted once. An entry is first tested against
+    a bit table (about 32 bits per id, so about 3 % of absent ids pass), then its key is
+    searched among the sorted keys, and a match is confirmed on the strings themselves:
+    exact, whatever collides. Should two vocabulary ids share a key, or the vocabulary be
+    under ``SMALL`` ids (its hash table is then built in no time and stays in cache),
+    lookups go through ``pc.index_in`` instead.
     """
 
-    def __init__(self, ids: pa.Array) -> None:
-        bits = min(max(len(ids).bit_length() + 5, 16), 30)
+    SMALL = 1 << 16
+
+    def __init__(self, vocab: pa.Array) -> None:
+        self._vocab = vocab
+        self._small = len(vocab) < self.SMALL
+        if self._small:
+            return
+        bits = min(max(len(vocab).bit_length() + 5, 16), 30)
         self._shift = np.uint64(64 - bits)
         self._table = np.zeros(1 << (bits - 3), dtype=np.uint8)
-        for _, slots in self._slots(ids):
-            np.bitwise_or.at(self._table, slots >> np.uint64(3),
-                             np.left_shift(1, slots & np.uint64(7)).astype(np.uint8))
+        keys = string_keys(vocab)
+        slots = keys >> self._shift
+        np.bitwise_or.at(self._table, slots >> np.uint64(3),
+                         np.left_shift(1, slots & np.uint64(7)).astype(np.uint8))
+        del slots
+        order = np.argsort(keys)
+        self._keys, self._codes = keys[order], order.astype(np.int32)
+        self._unique = not bool((self._keys[1:] == self._keys[:-1]).any())
 
-    def _slots(self, arr: pa.Array):
+    def candidates(self, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """``(index, key)`` of the entries of ``arr`` that may be in the vocabulary."""
         offsets, data = _offsets(arr), _data(arr)
+        found, found_keys = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.uint64)]
         for lo in range(0, len(arr), CHUNK):
-            hi = min(lo + CHUNK, len(arr))
-            h = _string_hash(offsets[lo:hi + 1], data)
-            h *= _C3
-            h >>= self._shift
-            yield lo, h
-
-    def candidates(self, arr: pa.Array) -> np.ndarray:
-        """Indices of the entries of ``arr`` whose id may be in the set (int64, ascending)."""
-        found = [np.zeros(0, dtype=np.int64)]
-        for lo, slots in self._slots(arr):
+            keys = _string_hash(offsets[lo:min(lo + CHUNK, len(arr)) + 1], data)
+            keys *= _C3
+            slots = keys >> self._shift
             byte = self._table[slots >> np.uint64(3)]
-            hit = (byte >> (slots & np.uint64(7)).astype(np.uint8)) & np.uint8(1)
-            found.append(np.flatnonzero(hit) + lo)
-        return np.concatenate(found)
+            hit = np.flatnonzero((byte >> (slots & np.uint64(7)).astype(np.uint8)) & 1)
+            found.append(hit + lo)
+            found_keys.append(keys[hit])
+        return np.concatenate(found), np.concatenate(found_keys)
+
+    def codes(self, arr: pa.Array) -> np.ndarray:
+        """The code of every entry of ``arr`` in the vocabulary (int32), -1 where absent."""
+        from .ids import lookup
+
+        if self._small:
+            return lookup(self._vocab, arr)
+        out = np.full(len(arr), -1, dtype=np.int32)
+        index, keys = self.candidates(arr)
+        if not self._unique:
+            out[index] = lookup(self._vocab, arr.take(from_numpy(index)))
+            return out
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        match = self._keys[at] == keys
+        index, code = index[match], self._codes[at[match]]
+        vocab = self._vocab if self._vocab.type == arr.type else self._vocab.cast(arr.type)
+        same = to_numpy(pc.equal(arr.take(from_numpy(index)), vocab.take(from_numpy(code))))
+        out[index[same]] = code[same]
+        return out
+
+
+def string_keys(arr: pa.Array) -> np.ndarray:
+    """A uint64 key per string from its bytes alone (as :class:`IdIndex` uses them)."""
+    offsets, data = _offsets(arr), _data(arr)
+    out = np.empty(len(arr), dtype=np.uint64)
+    for lo in range(0, len(arr), CHUNK):
+        hi = min(lo + CHUNK, len(arr))
+        out[lo:hi] = _string_hash(offsets[lo:hi + 1], data)
+    out *= _C3
+    return out
 
 
 def encode_strings(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data._arrow import from_numpy
-from ..data._strings import IdFilter
+from ..data._strings import IdIndex
 from ..data.ids import as_arrow_strings, lookup
 from ..data.qrels import Qrels
 from ..data.run import Run
@@ -104,7 +103,7 @@ class Evaluator:
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
         self._doc_vocab = as_arrow_strings(qrels.doc_vocab).combine_chunks()
-        self._doc_filter: IdFilter | None = None  # built for the first run read from a file
+        self._doc_index: IdIndex | None = None  # built for the first run read from a file
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -150,13 +149,10 @@ class Evaluator:
         ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
-        if doc_map is None:  # ids that may be judged at all, then the exact lookup
-            ids = run.doc_ids_arrow().slice(a, b - a)
-            if self._doc_filter is None:
-                self._doc_filter = IdFilter(self._doc_vocab)
-            maybe = self._doc_filter.candidates(ids)
-            docs = np.full(b - a, -1, dtype=np.int32)
-            docs[maybe] = lookup(self._doc_vocab, ids.take(from_numpy(maybe)))
+        if doc_map is None:
+            if self._doc_index is None:
+                self._doc_index = IdIndex(self._doc_vocab)
+            docs = self._doc_index.codes(run.doc_ids_arrow().slice(a, b - a))
         else:
             docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0) + a

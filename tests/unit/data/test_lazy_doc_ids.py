@@ -17,6 +17,7 @@ import pytest
 
 import searchbench as sb
 from searchbench.data import _strings, _text
+from searchbench.data.ids import lookup
 from searchbench.errors import DataFormatError
 from searchbench.measures import evaluator as evaluator_module
 
@@ -105,15 +106,37 @@ def test_has_duplicates_is_exact(seed: int, keys: str, monkeypatch: pytest.Monke
     assert got == want
 
 
-def test_id_filter_keeps_every_member() -> None:
+@pytest.mark.parametrize("keys", ["real", "constant"])
+def test_id_index_codes_are_exact(keys: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codes equal index_in's, with real keys, with every key equal (the vocabulary's keys
+    collide: the index_in path) and with a bit table letting everything through."""
     rng = random.Random(1)
-    members = rng.sample(TRICKY, 12)
-    probe = [rng.choice(TRICKY) + rng.choice(["", "x"]) for _ in range(400)]
-    got = _strings.IdFilter(pa.array(members)).candidates(pa.array(probe)).tolist()
-    assert {i for i, p in enumerate(probe) if p in members} <= set(got)
-    assert got == sorted(set(got))
-    assert _strings.IdFilter(pa.nulls(0, pa.string())).candidates(pa.array(probe)).tolist() \
-        == []
+    vocab = pa.array(rng.sample(TRICKY, 12))
+    probe = pa.array([rng.choice(TRICKY) + rng.choice(["", "", "x"]) for _ in range(400)])
+    want = lookup(vocab, probe).tolist()
+    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
+    if keys == "constant":
+        monkeypatch.setattr(_strings, "_C3", np.uint64(0))
+    index = _strings.IdIndex(vocab)
+    assert index.codes(probe).tolist() == want
+    assert index.codes(probe.cast(pa.large_string())).tolist() == want
+    index._table[:] = 255  # every entry a candidate: only the key and string checks decide
+    assert index.codes(probe).tolist() == want
+    assert _strings.IdIndex(pa.nulls(0, pa.string())).codes(probe).tolist() == [-1] * 400
+
+
+def test_id_index_with_keys_colliding_across_vocab_and_probe(monkeypatch) -> None:
+    """A probe id whose key equals a vocabulary id's key but whose string differs is absent."""
+    vocab = pa.array(["a", "bb"])
+    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
+    index = _strings.IdIndex(vocab)
+    monkeypatch.setattr(_strings.IdIndex, "candidates",
+                        lambda self, arr: (np.arange(len(arr), dtype=np.int64),
+                                           np.repeat(index._keys[:1], len(arr))))
+    probe = ["zz", "a", "bb", "a"]
+    first = int(index._codes[0])  # every probe's key matches this vocabulary id's key
+    want = [first if p == vocab[first].as_py() else -1 for p in probe]
+    assert index.codes(pa.array(probe)).tolist() == want
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -240,9 +263,9 @@ def test_large_string_ids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def test_evaluating_lazy_runs_in_chunks_equals_eager(chunk: int, passing: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evaluator_module, "CHUNK_ENTRIES", chunk)
-    if passing == "all":  # the filter lets everything through: the exact lookup decides
-        monkeypatch.setattr(_strings.IdFilter, "candidates",
-                            lambda self, arr: np.arange(len(arr), dtype=np.int64))
+    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
+    if passing == "all":  # every key collides: the exact lookup decides
+        monkeypatch.setattr(_strings, "_C3", np.uint64(0))
     rows = random_rows(7, n=400)
     rng = random.Random(7)
     qrels = sb.Qrels.from_dict({q: {d: rng.randrange(3) for _, d, _ in rows[:150]}
