@@ -197,6 +197,13 @@ class IdIndex:
         order = np.argsort(keys)
         self._keys, self._codes = keys[order], order.astype(np.int32)
         self._unique = not bool((self._keys[1:] == self._keys[:-1]).any())
+        # sorted keys in about as many buckets as ids (by their top bits): bucket b holds
+        # self._keys[start[b]:start[b + 1]], so a search is a bucket lookup and a short scan
+        self._bucket_shift = np.uint64(64 - len(vocab).bit_length())
+        counts = np.bincount((self._keys >> self._bucket_shift).astype(np.int64),
+                             minlength=1 << len(vocab).bit_length())
+        self._start = np.zeros(len(counts) + 1, dtype=np.int32)  # vocabularies < 2**31 ids
+        np.cumsum(counts, out=self._start[1:])
 
     def candidates(self, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """``(index, key)`` of the entries of ``arr`` that may be in the vocabulary."""
@@ -223,13 +230,28 @@ class IdIndex:
         if not self._unique:
             out[index] = lookup(self._vocab, arr.take(from_numpy(index)))
             return out
-        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        match = self._keys[at] == keys
+        at = self._find(keys)
+        match = at >= 0
         index, code = index[match], self._codes[at[match]]
         vocab = self._vocab if self._vocab.type == arr.type else self._vocab.cast(arr.type)
         same = to_numpy(pc.equal(arr.take(from_numpy(index)), vocab.take(from_numpy(code))))
         out[index[same]] = code[same]
         return out
+
+
+    def _find(self, keys: np.ndarray) -> np.ndarray:
+        """Position of each key among the sorted vocabulary keys, -1 where absent."""
+        bucket = (keys >> self._bucket_shift).astype(np.int64)
+        lo, hi = self._start[bucket].astype(np.int64), self._start[bucket + 1]
+        at = np.full(len(keys), -1, dtype=np.int64)
+        todo = np.flatnonzero(hi > lo)
+        pos = lo[todo]
+        while len(todo):  # as many rounds as the fullest bucket holds keys
+            hit = self._keys[pos] == keys[todo]
+            at[todo[hit]] = pos[hit]
+            more = ~hit & (pos + 1 < hi[todo])
+            todo, pos = todo[more], pos[more] + 1
+        return at
 
 
 def string_keys(arr: pa.Array) -> np.ndarray:
