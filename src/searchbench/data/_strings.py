@@ -167,51 +167,50 @@ def has_duplicates(query_codes: np.ndarray, arr: pa.Array) -> bool:
 
 
 class IdIndex:
-    """Codes of ids in a fixed vocabulary of unique ids, looked up by 64-bit keys.
+    """Positions of (tag, id) pairs in a fixed list of unique pairs, found by 64-bit keys.
 
-    ``pc.index_in`` rebuilds its hash table from the vocabulary on every call, which for
-    a large qrels vocabulary and a run evaluated chunk by chunk costs more than the
-    lookups. Here the vocabulary's keys are sorted once. An entry is first tested against
-    a bit table (about 32 bits per id, so about 3 % of absent ids pass), then its key is
-    searched among the sorted keys, and a match is confirmed on the strings themselves:
-    exact, whatever collides. Should two vocabulary ids share a key, or the vocabulary be
-    under ``SMALL`` ids (its hash table is then built in no time and stays in cache),
-    lookups go through ``pc.index_in`` instead.
+    The evaluator's list is the qrels: (query code, doc id) per judgement. ``pc.index_in``
+    would rebuild its hash table on every call and look up ids only; here the pairs' keys
+    are sorted once. An entry is first tested against a bit table (about 32 bits per
+    pair, so about 3 % of absent pairs pass), then its key is searched among the sorted
+    keys (in buckets by their top bits), and a match is confirmed on the tag and the
+    string themselves: exact, whatever collides. Should two listed pairs share a key,
+    lookups go through an exact dictionary encoding instead.
     """
 
-    SMALL = 1 << 16
-
-    def __init__(self, vocab: pa.Array) -> None:
-        self._vocab = vocab
-        self._small = len(vocab) < self.SMALL
-        if self._small:
-            return
-        bits = min(max(len(vocab).bit_length() + 5, 16), 30)
+    def __init__(self, ids: pa.Array, tags: np.ndarray | None = None) -> None:
+        self._ids = ids
+        self._tags = np.zeros(len(ids), dtype=np.int64) if tags is None else \
+            tags.astype(np.int64)
+        bits = min(max(len(ids).bit_length() + 5, 16), 30)
         self._shift = np.uint64(64 - bits)
         self._table = np.zeros(1 << (bits - 3), dtype=np.uint8)
-        keys = string_keys(vocab)
+        keys = _tagged(string_keys(ids), self._tags)
         slots = keys >> self._shift
         np.bitwise_or.at(self._table, slots >> np.uint64(3),
                          np.left_shift(1, slots & np.uint64(7)).astype(np.uint8))
         del slots
         order = np.argsort(keys)
-        self._keys, self._codes = keys[order], order.astype(np.int32)
+        self._keys, self._codes = keys[order], order.astype(np.int64)
         self._unique = not bool((self._keys[1:] == self._keys[:-1]).any())
-        # sorted keys in about as many buckets as ids (by their top bits): bucket b holds
+        # sorted keys in about as many buckets as pairs (by their top bits): bucket b holds
         # self._keys[start[b]:start[b + 1]], so a search is a bucket lookup and a short scan
-        self._bucket_shift = np.uint64(64 - len(vocab).bit_length())
+        width = max(len(ids).bit_length(), 1)
+        self._bucket_shift = np.uint64(64 - width)
         counts = np.bincount((self._keys >> self._bucket_shift).astype(np.int64),
-                             minlength=1 << len(vocab).bit_length())
-        self._start = np.zeros(len(counts) + 1, dtype=np.int32)  # vocabularies < 2**31 ids
+                             minlength=1 << width)
+        self._start = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=self._start[1:])
 
-    def candidates(self, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """``(index, key)`` of the entries of ``arr`` that may be in the vocabulary."""
+    def candidates(self, arr: pa.Array, tags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(index, key)`` of the entries of ``arr`` that may be listed."""
         offsets, data = _offsets(arr), _data(arr)
         found, found_keys = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.uint64)]
         for lo in range(0, len(arr), CHUNK):
-            keys = _string_hash(offsets[lo:min(lo + CHUNK, len(arr)) + 1], data)
+            hi = min(lo + CHUNK, len(arr))
+            keys = _string_hash(offsets[lo:hi + 1], data)
             keys *= _C3
+            keys = _tagged(keys, tags[lo:hi])
             slots = keys >> self._shift
             byte = self._table[slots >> np.uint64(3)]
             hit = np.flatnonzero((byte >> (slots & np.uint64(7)).astype(np.uint8)) & 1)
@@ -219,30 +218,30 @@ class IdIndex:
             found_keys.append(keys[hit])
         return np.concatenate(found), np.concatenate(found_keys)
 
-    def codes(self, arr: pa.Array) -> np.ndarray:
-        """The code of every entry of ``arr`` in the vocabulary (int32), -1 where absent."""
-        from .ids import lookup
-
-        if self._small:
-            return lookup(self._vocab, arr)
-        out = np.full(len(arr), -1, dtype=np.int32)
-        index, keys = self.candidates(arr)
-        if not self._unique:
-            out[index] = lookup(self._vocab, arr.take(from_numpy(index)))
+    def find(self, arr: pa.Array, tags: np.ndarray | None = None) -> np.ndarray:
+        """Position in the list of each (tag, id) entry of ``arr`` (int64), -1 where absent."""
+        tags = np.zeros(len(arr), dtype=np.int64) if tags is None else tags.astype(np.int64)
+        out = np.full(len(arr), -1, dtype=np.int64)
+        if len(self._ids) == 0 or len(arr) == 0:
             return out
-        at = self._find(keys)
+        index, keys = self.candidates(arr, tags)
+        if not self._unique:
+            out[index] = self._exact(arr.take(from_numpy(index)), tags[index])
+            return out
+        at = self._search(keys)
         match = at >= 0
         index, code = index[match], self._codes[at[match]]
-        vocab = self._vocab if self._vocab.type == arr.type else self._vocab.cast(arr.type)
-        same = to_numpy(pc.equal(arr.take(from_numpy(index)), vocab.take(from_numpy(code))))
+        same = self._tags[code] == tags[index]
+        index, code = index[same], code[same]
+        ids = self._ids if self._ids.type == arr.type else self._ids.cast(arr.type)
+        same = to_numpy(pc.equal(arr.take(from_numpy(index)), ids.take(from_numpy(code))))
         out[index[same]] = code[same]
         return out
 
-
-    def _find(self, keys: np.ndarray) -> np.ndarray:
-        """Position of each key among the sorted vocabulary keys, -1 where absent."""
+    def _search(self, keys: np.ndarray) -> np.ndarray:
+        """Position of each key among the sorted keys, -1 where absent."""
         bucket = (keys >> self._bucket_shift).astype(np.int64)
-        lo, hi = self._start[bucket].astype(np.int64), self._start[bucket + 1]
+        lo, hi = self._start[bucket], self._start[bucket + 1]
         at = np.full(len(keys), -1, dtype=np.int64)
         todo = np.flatnonzero(hi > lo)
         pos = lo[todo]
@@ -252,6 +251,28 @@ class IdIndex:
             more = ~hit & (pos + 1 < hi[todo])
             todo, pos = todo[more], pos[more] + 1
         return at
+
+    def _exact(self, arr: pa.Array, tags: np.ndarray) -> np.ndarray:
+        """:meth:`find` by one dictionary encoding of the listed ids and ``arr`` together."""
+        both = pa.chunked_array([self._ids.cast(pa.large_string()),
+                                 arr.cast(pa.large_string())])
+        codes, vocab = encode_strings(both)
+        width = max(len(vocab), 1)
+        listed = self._tags * width + codes[:len(self._ids)]
+        order = np.argsort(listed)
+        listed = listed[order]
+        probe = tags * width + codes[len(self._ids):]
+        at = np.minimum(np.searchsorted(listed, probe), len(listed) - 1)
+        return np.where(listed[at] == probe, order[at], -1)
+
+
+def _tagged(keys: np.ndarray, tags: np.ndarray) -> np.ndarray:
+    """Keys mixed with an integer tag per key (a new array)."""
+    mixed = tags.astype(np.uint64) * _C1
+    mixed ^= keys
+    mixed *= _C2
+    mixed ^= mixed >> _S
+    return mixed
 
 
 def string_keys(arr: pa.Array) -> np.ndarray:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data._arrow import from_numpy
 from ..data._strings import IdIndex
 from ..data.ids import as_arrow_strings, lookup
 from ..data.qrels import Qrels
@@ -21,6 +22,7 @@ __all__ = ["EvalResult", "Evaluator", "SearchbenchWarning", "evaluate"]
 
 MISSING_POLICIES = ("zero", "skip")
 CHUNK_ENTRIES = 1 << 22
+PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
 
 
 class SearchbenchWarning(UserWarning):
@@ -103,7 +105,7 @@ class Evaluator:
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
         self._doc_vocab = as_arrow_strings(qrels.doc_vocab).combine_chunks()
-        self._doc_index: IdIndex | None = None  # built for the first run read from a file
+        self._pairs: IdIndex | None = None  # built for the first run read from a file
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -149,10 +151,16 @@ class Evaluator:
         ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
-        if doc_map is None:
-            if self._doc_index is None:
-                self._doc_index = IdIndex(self._doc_vocab)
-            docs = self._doc_index.codes(run.doc_ids_arrow().slice(a, b - a))
+        if doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
+            # a small qrels vocabulary: index_in's hash table is built at once and in cache
+            docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))
+        elif doc_map is None:  # (qrels query, doc id) of each entry found among the qrels'
+            if self._pairs is None:
+                self._pairs = IdIndex(self._doc_vocab.take(from_numpy(self.qrels.doc_codes)),
+                                      self.qrels.query_codes())
+            query = np.repeat(run_to_qrels[lo:hi], np.diff(run.offsets[lo:hi + 1]))
+            at = self._pairs.find(run.doc_ids_arrow().slice(a, b - a), query)
+            docs = np.where(at >= 0, self.qrels.doc_codes[at], -1)
         else:
             docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0) + a

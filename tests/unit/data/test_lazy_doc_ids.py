@@ -107,36 +107,45 @@ def test_has_duplicates_is_exact(seed: int, keys: str, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("keys", ["real", "constant"])
-def test_id_index_codes_are_exact(keys: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Codes equal index_in's, with real keys, with every key equal (the vocabulary's keys
-    collide: the index_in path) and with a bit table letting everything through."""
+def test_id_index_finds_exactly(keys: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions equal a dictionary's, with real keys, with every key equal (the listed
+    pairs collide: the exact-encoding path) and with a bit table letting all through."""
     rng = random.Random(1)
-    vocab = pa.array(rng.sample(TRICKY, 12))
-    probe = pa.array([rng.choice(TRICKY) + rng.choice(["", "", "x"]) for _ in range(400)])
-    want = lookup(vocab, probe).tolist()
-    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
+    listed = [(rng.randrange(4), rng.choice(TRICKY)) for _ in range(40)]
+    listed = list(dict.fromkeys(listed))  # unique pairs, ids repeated across tags
+    probe = [(rng.randrange(5) - 1, rng.choice(TRICKY) + rng.choice(["", "", "x"]))
+             for _ in range(400)]
+    where = {pair: i for i, pair in enumerate(listed)}
+    want = [where.get(pair, -1) for pair in probe]
     if keys == "constant":
         monkeypatch.setattr(_strings, "_C3", np.uint64(0))
-    index = _strings.IdIndex(vocab)
-    assert index.codes(probe).tolist() == want
-    assert index.codes(probe.cast(pa.large_string())).tolist() == want
-    index._table[:] = 255  # every entry a candidate: only the key and string checks decide
-    assert index.codes(probe).tolist() == want
-    assert _strings.IdIndex(pa.nulls(0, pa.string())).codes(probe).tolist() == [-1] * 400
+        monkeypatch.setattr(_strings, "_C1", np.uint64(0))
+    index = _strings.IdIndex(pa.array([d for _, d in listed]),
+                             np.array([t for t, _ in listed]))
+    assert index._unique == (keys == "real")
+    tags = np.array([t for t, _ in probe])
+    ids = pa.array([d for _, d in probe])
+    assert index.find(ids, tags).tolist() == want
+    assert index.find(ids.cast(pa.large_string()), tags).tolist() == want
+    index._table[:] = 255  # every entry a candidate: only the key, tag and string decide
+    assert index.find(ids, tags).tolist() == want
+    empty = _strings.IdIndex(pa.nulls(0, pa.string()))
+    assert empty.find(ids).tolist() == [-1] * len(probe)
+    untagged = _strings.IdIndex(pa.array(TRICKY[:10]))  # ids alone
+    assert untagged.find(ids).tolist() == lookup(pa.array(TRICKY[:10]), ids).tolist()
 
 
-def test_id_index_with_keys_colliding_across_vocab_and_probe(monkeypatch) -> None:
-    """A probe id whose key equals a vocabulary id's key but whose string differs is absent."""
+def test_id_index_with_keys_colliding_across_list_and_probe(monkeypatch) -> None:
+    """A probe whose key equals a listed pair's key but whose string differs is absent."""
     vocab = pa.array(["a", "bb"])
-    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
     index = _strings.IdIndex(vocab)
     monkeypatch.setattr(_strings.IdIndex, "candidates",
-                        lambda self, arr: (np.arange(len(arr), dtype=np.int64),
-                                           np.repeat(index._keys[:1], len(arr))))
+                        lambda self, arr, tags: (np.arange(len(arr), dtype=np.int64),
+                                                 np.repeat(index._keys[:1], len(arr))))
     probe = ["zz", "a", "bb", "a"]
-    first = int(index._codes[0])  # every probe's key matches this vocabulary id's key
+    first = int(index._codes[0])  # every probe's key matches this listed id's key
     want = [first if p == vocab[first].as_py() else -1 for p in probe]
-    assert index.codes(pa.array(probe)).tolist() == want
+    assert index.find(pa.array(probe)).tolist() == want
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -259,13 +268,15 @@ def test_large_string_ids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 22])
-@pytest.mark.parametrize("passing", ["filtered", "all"])
+@pytest.mark.parametrize("passing", ["index_in", "filtered", "all"])
 def test_evaluating_lazy_runs_in_chunks_equals_eager(chunk: int, passing: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evaluator_module, "CHUNK_ENTRIES", chunk)
-    monkeypatch.setattr(_strings.IdIndex, "SMALL", 0)
-    if passing == "all":  # every key collides: the exact lookup decides
+    if passing != "index_in":  # the IdIndex of (query, doc) pairs, as for large qrels
+        monkeypatch.setattr(evaluator_module, "PAIR_INDEX_FROM", 0)
+    if passing == "all":  # every key collides: the exact encoding decides
         monkeypatch.setattr(_strings, "_C3", np.uint64(0))
+        monkeypatch.setattr(_strings, "_C1", np.uint64(0))
     rows = random_rows(7, n=400)
     rng = random.Random(7)
     qrels = sb.Qrels.from_dict({q: {d: rng.randrange(3) for _, d, _ in rows[:150]}
