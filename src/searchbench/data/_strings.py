@@ -35,8 +35,12 @@ def concat_strings(chunks: list[pa.Array]) -> pa.Array:
     n = sum(len(c) for c in chunks)
     total = sum(_data_bytes(c) for c in chunks)
     wide = total >= _LIMIT
-    offsets = np.empty(n + 1, dtype=np.int64 if wide else np.int32)
-    data = np.empty(max(total, 1), dtype=np.uint8)
+    kind = np.dtype(np.int64 if wide else np.int32)
+    # Arrow's pool, not numpy's: it reuses the memory of the chunks freed along the way
+    offsets_buf = pa.allocate_buffer((n + 1) * kind.itemsize)
+    data_buf = pa.allocate_buffer(max(total, 1))
+    offsets = np.frombuffer(offsets_buf, dtype=kind)
+    data = np.frombuffer(data_buf, dtype=np.uint8)
     offsets[0] = 0
     row = at = 0
     chunks.reverse()
@@ -48,9 +52,9 @@ def concat_strings(chunks: list[pa.Array]) -> pa.Array:
         offsets[row + 1:row + len(chunk) + 1] = own[1:].astype(offsets.dtype) - own[0] + at
         row, at = row + len(chunk), at + size
         del chunk, own
-    pa.default_memory_pool().release_unused()  # the chunks' memory, back to the system
-    kind = pa.large_string() if wide else pa.string()
-    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    del offsets, data
+    return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), n,
+                                 [None, offsets_buf, data_buf])
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:
