@@ -53,6 +53,7 @@ def concat_strings(chunks: list[pa.Array]) -> pa.Array:
         row, at = row + len(chunk), at + size
         del chunk, own
     del offsets, data
+    pa.default_memory_pool().release_unused()  # the chunks' memory, back to the system
     return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), n,
                                  [None, offsets_buf, data_buf])
 
