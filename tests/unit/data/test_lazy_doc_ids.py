@@ -313,3 +313,22 @@ def test_lazy_paths_leave_pandas_unimported(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("layout", ["in order", "segments moved", "shuffled"])
+def test_signed_zero_scores_stay_with_their_entries(layout: str) -> None:
+    """Tied 0.0 and -0.0 are re-sorted by doc id; each keeps its own sign."""
+    rows = [("a", "d1", 0.0), ("a", "d3", -0.0), ("a", "d2", 0.0), ("b", "x", 1.0),
+            ("b", "z", -0.0), ("b", "y", 0.0)]
+    if layout == "segments moved":
+        rows = rows[3:] + rows[:3]
+    elif layout == "shuffled":
+        random.Random(2).shuffle(rows)
+    run = read(run_text(rows))
+    eager = sb.Run.from_columns(*zip(*rows, strict=True))
+    sign = {(q, d): np.signbit(s) for q, d, s in rows}
+    for r in (run, eager):
+        for q in ("a", "b"):
+            got = r.ranking(q)
+            assert [d for d, _ in got] == [d for d, _ in reference(rows)[q]]
+            assert [bool(np.signbit(s)) for _, s in got] == [sign[q, d] for d, _ in got]
