@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "DataFormatError",
     "MissingDependencyError",
+    "OutputError",
     "SearchbenchError",
     "UnknownMeasureError",
 ]
@@ -39,6 +40,10 @@ class BackendError(SearchbenchError, RuntimeError):
 
 class ConfigError(SearchbenchError, ValueError):
     """A configuration value is unknown, missing or of the wrong type."""
+
+
+class OutputError(SearchbenchError, OSError):
+    """A file searchbench was asked to write cannot be written (``cannot write PATH: why``)."""
 
 
 def require(module: str, extra: str):

@@ -116,7 +116,7 @@ class _Workspace:
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
-        from ..retrieval.progress import progress
+        from .._util import progress
 
         cells = [c for c in self.cfg.cells() if c.evalset == self.spec]
         todo = []

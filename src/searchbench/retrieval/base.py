@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from .._util import progress
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import ConfigError
 from .chunking import Chunk, Chunker
-from .progress import progress
 
 __all__ = ["LEVELS", "Retriever", "Units", "build_units", "exact_topk"]
 

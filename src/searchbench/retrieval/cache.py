@@ -91,7 +91,7 @@ class EmbeddingCache:
               quiet: bool | None = None) -> np.ndarray:
         """Vectors of ``texts`` (float32, in order): cached ones are read, the rest are
         computed by ``fn`` in batches, each batch stored before the next starts."""
-        from .progress import progress
+        from .._util import progress
 
         keys = [text_key(t) for t in texts]
         have = self._load()

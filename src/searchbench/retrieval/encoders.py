@@ -133,7 +133,7 @@ class SentenceTransformerEncoder(Encoder):
 @contextmanager
 def _quiet_transformers(quiet: bool | None) -> Iterator[None]:
     """Hide transformers' weight-loading bar unless stderr is a terminal (restored after)."""
-    from .progress import _enabled
+    from .._util import progress_enabled as _enabled
 
     logging = require("transformers", "embeddings").utils.logging
     was = logging.is_progress_bar_enabled()

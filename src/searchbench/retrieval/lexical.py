@@ -61,7 +61,7 @@ class BM25(Retriever):
         bm25s = require("bm25s", "bm25")
         self._model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b)
         if texts:
-            from .progress import _enabled
+            from .._util import progress_enabled as _enabled
 
             self._model.index(self._tokenize(texts, True), show_progress=_enabled(self.quiet))
 

@@ -6,10 +6,10 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["progress"]
+__all__ = ["progress", "progress_enabled"]
 
 
-def _enabled(quiet: bool | None) -> bool:
+def progress_enabled(quiet: bool | None) -> bool:
     if quiet:
         return False
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
@@ -19,7 +19,7 @@ def _enabled(quiet: bool | None) -> bool:
 def progress(total: int, description: str,
              quiet: bool | None = None) -> Iterator[Callable[[int], None]]:
     """Yield ``advance(n)``; shows a bar on stderr only if it is a terminal."""
-    if not _enabled(quiet) or total <= 0:
+    if not progress_enabled(quiet) or total <= 0:
         yield lambda n: None
         return
     from rich.console import Console

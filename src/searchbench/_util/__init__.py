@@ -1,0 +1,30 @@
+"""The bottom layer: plumbing every other sub-package imports and nothing here imports them.
+
+One home each for: atomic writes with the right permissions (:mod:`.files`), library
+versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`)
+and Markdown rendering (:mod:`.markdown`). Only :mod:`searchbench.errors` lies beneath.
+"""
+
+from __future__ import annotations
+
+from .files import atomic_write, json_safe, public_mode, write_bytes, write_json, write_text
+from .markdown import md_table, md_text
+from .progress import progress, progress_enabled
+from .versions import LIBRARIES, library_versions, machine, utc_now
+
+__all__ = [
+    "LIBRARIES",
+    "atomic_write",
+    "json_safe",
+    "library_versions",
+    "machine",
+    "md_table",
+    "md_text",
+    "progress",
+    "progress_enabled",
+    "public_mode",
+    "utc_now",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]
