@@ -79,7 +79,7 @@ def run_searchbench(scores, pairs, n_perm: int, repeat: int):
 
 def run_compare(scores, n_perm: int, repeat: int):
     import searchbench as sb
-    from searchbench.stats import compare_results
+    from searchbench.comparison import compare_results
 
     qids = np.array([f"q{i}" for i in range(len(scores["a"][MEASURES[0]]))])
     results = {s: sb.EvalResult(s, MEASURES, qids, scores[s],

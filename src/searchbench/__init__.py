@@ -59,10 +59,10 @@ __all__ = [
 _LAZY_SUBPACKAGES = frozenset({"ann", "experiment", "retrieval"})
 # Public names whose modules load on first use, so `import searchbench` stays fast.
 _LAZY_NAMES = {
-    "Comparison": ".stats",
+    "Comparison": ".comparison",
     "EvalSet": ".data.evalset",
     "check_evalset": ".collections.check",
-    "compare": ".stats",
+    "compare": ".comparison",
     "load_evalset": ".collections.registry",
 }
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchbench.ann.groundtruth import GroundTruth
 from searchbench.cli.main import main
+from searchbench.knn import GroundTruth
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ann"))
 from ann_vectors import brute_force, clustered

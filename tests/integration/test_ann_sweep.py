@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchbench.ann.groundtruth import exact_knn
 from searchbench.ann.relevance import RelevanceContext
 from searchbench.ann.sweep import SweepResult, run_sweep
 from searchbench.data.qrels import Qrels
+from searchbench.knn import exact_knn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ann"))
 from ann_vectors import clustered

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 __all__ = ["md_table", "md_text"]
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")
+_BARE_PIPE = re.compile(r"(?<!\\)\|")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
@@ -29,8 +30,9 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[str]],
              align: str | None = None, *, escape: bool = True) -> str:
     """A GitHub pipe table. ``align`` holds one of ``l``/``r``/``c`` per column (default:
     all left). Cells are escaped with :func:`md_text` unless ``escape=False`` (for cells the
-    caller built from already-escaped parts, e.g. ``**0.5000**``)."""
-    cell = md_text if escape else (lambda v: str(v).replace("|", "\\|"))
+    caller built from already-escaped parts, e.g. ``**0.5000**`` or :func:`md_text` output):
+    then only a pipe not already escaped is escaped, so no cell can split a row."""
+    cell = md_text if escape else (lambda v: _BARE_PIPE.sub(r"\\|", str(v)))
     align = align or "l" * len(header)
     rule = {"l": "---", "r": "---:", "c": ":---:"}
     lines = ["| " + " | ".join(cell(h) for h in header) + " |",

@@ -1,15 +1,17 @@
 """ANN recall against exact search (DESIGN.md §1, §3).
 
 ``knn_recall`` measures agreement with exact search, not relevance (that is ``R@k``).
+Exact search itself lives in :mod:`searchbench.knn` (below retrieval and ann); its
+``exact_knn`` and ``GroundTruth`` are re-exported here.
 faiss, hnswlib, h5py, matplotlib and jinja2 are imported only by the functions that use
 them (``pip install 'searchbench[ann,report]'``).
 """
 
 from __future__ import annotations
 
+from ..knn import GroundTruth, exact_knn
 from .embed import EmbeddedSet, embed_evalset
 from .formats import read_ann_benchmarks, read_bigann_groundtruth, read_bin, read_vectors, write_bin
-from .groundtruth import GroundTruth, exact_knn
 from .indexes import INDEXES, make_index
 from .recall import KnnRecall, knn_recall, one_recall_at
 from .relevance import RelevanceContext, cheapest_lossless

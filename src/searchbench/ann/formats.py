@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataFormatError, require
-from ._metric import TIE_POLICY, check_metric
-from .groundtruth import GroundTruth
+from ..knn import TIE_POLICY, GroundTruth, check_metric
 
 __all__ = [
     "read_ann_benchmarks",

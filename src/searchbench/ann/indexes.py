@@ -2,7 +2,8 @@
 
 Parameters split into **build** parameters (one index per combination) and **search**
 parameters (looped over a built index). Distances come back in searchbench's convention
-(smaller = closer, see ``_metric``); cosine indexes are built on unit-normalised vectors.
+(smaller = closer, see :mod:`searchbench.knn.metric`); cosine indexes are built on
+unit-normalised vectors.
 faiss and hnswlib are imported only when an index is built.
 """
 

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
-from ._metric import exact_distances
-from .groundtruth import GroundTruth
+from ..knn import GroundTruth, exact_distances
 
 __all__ = ["KnnRecall", "knn_recall", "one_recall_at"]
 

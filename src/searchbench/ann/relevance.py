@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data.qrels import Qrels
 from ..data.run import Run
-from .groundtruth import GroundTruth
+from ..knn import GroundTruth
 
 __all__ = ["RelevanceContext", "cheapest_lossless"]
 

@@ -27,8 +27,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
-from ._metric import as_matrix, check_finite, check_metric, check_pair, normalize_rows
-from .groundtruth import GroundTruth, exact_knn
+from ..knn import (
+    GroundTruth,
+    as_matrix,
+    check_finite,
+    check_metric,
+    check_pair,
+    exact_knn,
+    normalize_rows,
+)
 from .indexes import AnnIndex, IndexSpec, make_index, spec
 from .recall import knn_recall, one_recall_at
 

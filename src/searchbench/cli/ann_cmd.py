@@ -50,7 +50,7 @@ def groundtruth_command(
     import time
 
     from ..ann.formats import read_vectors
-    from ..ann.groundtruth import exact_knn
+    from ..knn import exact_knn
 
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
@@ -91,9 +91,9 @@ def sweep_command(
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
     --param efSearch=16,32,64,128,256
     """
-    from ..ann.groundtruth import GroundTruth
     from ..ann.indexes import spec
     from ..ann.sweep import parse_param, run_sweep
+    from ..knn import GroundTruth
 
     params = dict(parse_param(p) for p in param or [])
     spec(index).check(list(params))  # unknown names fail before any embedding

@@ -26,7 +26,7 @@ DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@100"]
 
 
 class CompareFormat(StrEnum):
-    """Renderings of a comparison (``searchbench.report.comparison``)."""
+    """Renderings of a comparison (``searchbench.comparison.render``)."""
 
     table = "table"
     markdown = "markdown"
@@ -98,7 +98,7 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
 
 def _check_coverage(qrels, runs, missing: Missing | None) -> None:
     """Runs over different query sets need an explicit ``--missing`` policy."""
-    from ..stats.compare import coverage_message
+    from ..comparison import coverage_message
 
     message = coverage_message(qrels, runs) if missing is None else None
     if message:
@@ -110,9 +110,9 @@ def _check_coverage(qrels, runs, missing: Missing | None) -> None:
 def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
              missing: Missing | None, keep: Keep | None, quiet: bool, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
+    from ..comparison import compare
     from ..data.qrels import Qrels
     from ..data.run import Run
-    from ..stats.compare import compare
 
     policy = keep.value if keep else None
     with reported_warnings(quiet):
@@ -125,7 +125,7 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
 
 def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
             quiet: bool) -> None:
-    from ..report.comparison import render_terminal
+    from ..comparison import render_terminal
 
     if output_format is CompareFormat.table:
         render_terminal(cmp, console=None if not sys.stdout.isatty() else console(),

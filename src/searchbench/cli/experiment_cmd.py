@@ -76,7 +76,7 @@ def means_table(group, decimals: int) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..report.comparison import _mark, _num, legend
+    from ..comparison import format_number, legend, significance_mark
 
     cmp = group.comparison
     table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
@@ -87,9 +87,9 @@ def means_table(group, decimals: int) -> None:
     for s in cmp.systems:
         cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
         for m in cmp.measures:
-            text = _num(cmp.means[s][m], decimals)
+            text = format_number(cmp.means[s][m], decimals)
             text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
-            cells.append(text + (_mark(cmp, s, m) or " "))
+            cells.append(text + (significance_mark(cmp, s, m) or " "))
         table.add_row(*cells)
     console = Console(highlight=False, emoji=False,
                       width=None if sys.stdout.isatty() else 120)

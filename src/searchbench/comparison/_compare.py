@@ -34,9 +34,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
-from .corrections import correct, correction_name
-from .effects import effect_size, queries_for_power, wins_ties_losses
-from .paired import paired_test, test_name
+from ..stats import (
+    correct,
+    correction_name,
+    effect_size,
+    paired_test,
+    queries_for_power,
+    test_name,
+    wins_ties_losses,
+)
 
 __all__ = [
     "Comparison",
@@ -45,6 +51,7 @@ __all__ = [
     "compare_results",
     "coverage_message",
     "query_coverage",
+    "summary_rows",
 ]
 
 
@@ -189,20 +196,20 @@ class Comparison:
         if per_query:
             return pd.DataFrame(self.per_query_rows(),
                                 columns=["system", "query", "measure", "value"])
-        return pd.DataFrame(_summary_rows(self))
+        return pd.DataFrame(summary_rows(self))
 
     def to_csv(self, per_query: bool = False) -> str:
-        from ..report.comparison import render_csv
+        from .render import render_csv
 
         return render_csv(self, per_query=per_query)
 
     def to_markdown(self, decimals: int = 4) -> str:
-        from ..report.comparison import render_markdown
+        from .render import render_markdown
 
         return render_markdown(self, decimals=decimals)
 
     def to_latex(self, decimals: int = 4) -> str:
-        from ..report.comparison import render_latex
+        from .render import render_latex
 
         return render_latex(self, decimals=decimals)
 
@@ -215,7 +222,7 @@ class Comparison:
                 f"correction={self.correction!r}, queries={len(self.query_ids)})")
 
 
-def _summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
+def summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
     """A row per (system, measure); the baseline's rows carry no test statistics."""
     rows: list[dict[str, Any]] = []
     for s in cmp.systems:

@@ -1,4 +1,4 @@
-"""Renderers of a :class:`~searchbench.stats.compare.Comparison`.
+"""Renderers of a :class:`~searchbench.comparison.Comparison`.
 
 One table with a row per system and a column per measure: the baseline is marked, each
 candidate cell shows its mean followed by ``▲`` (significantly better than the baseline
@@ -15,17 +15,35 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ..stats.compare import Comparison, PairStat
+from .._util import md_table, md_text
+from ._compare import summary_rows
 
-__all__ = ["render_csv", "render_json", "render_latex", "render_markdown", "render_terminal"]
+if TYPE_CHECKING:
+    from ._compare import Comparison, PairStat
+
+__all__ = [
+    "DETAIL_HEADER",
+    "DOWN",
+    "UP",
+    "detail_cells",
+    "format_number",
+    "legend",
+    "render_csv",
+    "render_json",
+    "render_latex",
+    "render_markdown",
+    "render_terminal",
+    "significance_mark",
+    "tex_escape",
+]
 
 UP, DOWN = "▲", "▼"
 DETAIL_HEADER = ["system", "measure", "Δ", "Δ %", "CI", "p", "p adj", "W/T/L", "d_z", "n80"]
 
 
 # -- shared pieces --------------------------------------------------------------------------
-def _num(value: float | None, decimals: int) -> str:
+def format_number(value: float | None, decimals: int) -> str:
+    """``value`` rounded to ``decimals``; ``–`` for None/NaN, ``±∞`` for infinities."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–" if value is None or math.isnan(value) else ("∞" if value > 0 else "−∞")
     return f"{value:.{decimals}f}"
@@ -38,7 +56,8 @@ def _p(value: float, decimals: int) -> str:
     return f"<{floor:.{decimals}f}" if value < floor else f"{value:.{decimals}f}"
 
 
-def _mark(cmp: Comparison, system: str, measure: str) -> str:
+def significance_mark(cmp: Comparison, system: str, measure: str) -> str:
+    """``▲``/``▼`` when ``system`` is significantly better/worse than the baseline, else ``""``."""
     if system == cmp.baseline:
         return ""
     return {1: UP, -1: DOWN, 0: ""}[cmp.stat(system, measure).direction]
@@ -59,34 +78,36 @@ def legend(cmp: Comparison) -> str:
             f"CI: {cmp.confidence:.0%} interval of Δ; n80: queries for 80 % power.")
 
 
-def _detail_cells(row: PairStat, decimals: int) -> list[str]:
-    rel = _num(100 * row.relative, max(decimals - 2, 1)) if math.isfinite(row.relative) else "–"
-    ci = f"[{_num(row.ci_low, decimals)}, {_num(row.ci_high, decimals)}]"
+def detail_cells(row: PairStat, decimals: int) -> list[str]:
+    """The cells of one row of the details table (unescaped text)."""
+    rel = (format_number(100 * row.relative, max(decimals - 2, 1))
+           if math.isfinite(row.relative) else "–")
+    ci = f"[{format_number(row.ci_low, decimals)}, {format_number(row.ci_high, decimals)}]"
     n80 = "–" if row.queries_needed is None else str(row.queries_needed)
     return [row.system, row.measure, f"{row.delta:+.{decimals}f}", rel, ci,
             _p(row.p_value, decimals), _p(row.p_adjusted, decimals),
-            f"{row.wins}/{row.ties}/{row.losses}", _num(row.effect_size, 2), n80]
+            f"{row.wins}/{row.ties}/{row.losses}", format_number(row.effect_size, 2), n80]
 
 
 # -- markdown -------------------------------------------------------------------------------
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-
 def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
-    """GitHub Markdown: the means table, the details table, the legend and notes."""
-    lines = [_md_row(["system", *cmp.measures]),
-             "|" + "---|" + "---:|" * len(cmp.measures)]
+    """GitHub Markdown: the means table, the details table, the legend and notes. Run and
+    measure names and notes are inert text (:func:`~searchbench._util.md_text`)."""
+    means = []
     for s in cmp.systems:
-        cells = [_label(cmp, s)]
+        cells = [md_text(_label(cmp, s))]
         for m in cmp.measures:
-            text = _num(cmp.means[s][m], decimals)
-            cells.append((f"**{text}**" if s in cmp.best(m) else text) + _mark(cmp, s, m))
-        lines.append(_md_row(cells))
-    lines += ["", _md_row(DETAIL_HEADER), "|" + "---|" * 2 + "---:|" * 8]
-    lines += [_md_row(_detail_cells(r, decimals)) for r in cmp.stats]
-    lines += ["", legend(cmp)]
-    lines += [f"Note: {n}" for n in cmp.notes]
+            text = format_number(cmp.means[s][m], decimals)
+            cells.append((f"**{text}**" if s in cmp.best(m) else text)
+                         + significance_mark(cmp, s, m))
+        means.append(cells)
+    header = ["system", *(md_text(m) for m in cmp.measures)]
+    details = [[md_text(c) if i < 2 else c for i, c in enumerate(detail_cells(r, decimals))]
+               for r in cmp.stats]
+    lines = [md_table(header, means, "l" + "r" * len(cmp.measures), escape=False), "",
+             md_table(DETAIL_HEADER, details, "ll" + "r" * 8, escape=False), "",
+             md_text(legend(cmp))]
+    lines += [f"Note: {md_text(n)}" for n in cmp.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -102,10 +123,10 @@ def tex_escape(text: str) -> str:
 
 
 def _tex_cell(cmp: Comparison, s: str, m: str, decimals: int) -> str:
-    text = _num(cmp.means[s][m], decimals)
+    text = format_number(cmp.means[s][m], decimals)
     if s in cmp.best(m):
         text = rf"\textbf{{{text}}}"
-    mark = _mark(cmp, s, m)
+    mark = significance_mark(cmp, s, m)
     if mark:
         text += r"$^{\uparrow}$" if mark == UP else r"$^{\downarrow}$"
     return text
@@ -133,15 +154,13 @@ def render_latex(cmp: Comparison, decimals: int = 4) -> str:
 def render_csv(cmp: Comparison, per_query: bool = False) -> str:
     """CSV, unrounded: a row per (system, measure) with its statistics, or the long
     per-query format ``system,query,measure,value``."""
-    from ..stats.compare import _summary_rows
-
     buf = io.StringIO()
     if per_query:
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["system", "query", "measure", "value"])
         writer.writerows((s, q, m, repr(v)) for s, q, m, v in cmp.per_query_rows())
         return buf.getvalue()
-    rows = _summary_rows(cmp)
+    rows = summary_rows(cmp)
     fields = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -161,7 +180,7 @@ def render_json(cmp: Comparison, indent: int | None = 2) -> str:
 
 # -- terminal -------------------------------------------------------------------------------
 def _all_details(cmp: Comparison, decimals: int) -> list[list[str]]:
-    return [_detail_cells(r, decimals) for r in cmp.stats]
+    return [detail_cells(r, decimals) for r in cmp.stats]
 
 
 def _natural_width(rows: list[list[str]]) -> int:
@@ -190,7 +209,7 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
         label = escape(_label(cmp, s))
         cells = [f"[dim]{label}[/dim]" if s == cmp.baseline else label]
         for m in cmp.measures:
-            text, mark = _num(cmp.means[s][m], decimals), _mark(cmp, s, m)
+            text, mark = format_number(cmp.means[s][m], decimals), significance_mark(cmp, s, m)
             if s in cmp.best(m):
                 text = f"[bold green]{text}[/bold green]"
             colour = "green" if mark == UP else "red"

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
-from ._metric import (
+from .metric import (
     TIE_POLICY,
     as_matrix,
     check_finite,
@@ -504,12 +504,13 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: in
 
 def _provenance(base: np.ndarray, queries: np.ndarray, metric: str, k: int, extra: int,
                 dtype: type, faiss: Any) -> dict[str, Any]:
-    from .. import __version__
+    from .._util import library_versions
 
+    version = library_versions(("searchbench",))["searchbench"]
     engine = (f"faiss {faiss.__version__} knn, float32" if faiss is not None
               else f"numpy {np.__version__} matmul, {np.dtype(dtype).name}")
     return {
-        "library": f"searchbench {__version__} ({engine} candidates, verified in float64)",
+        "library": f"searchbench {version} ({engine} candidates, verified in float64)",
         "engine": "numpy" if faiss is None else "faiss",
         "dtype": np.dtype(dtype).name,
         "metric": metric,

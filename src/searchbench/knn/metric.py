@@ -1,6 +1,6 @@
-"""Metrics and input checks shared by ground truth, recall and sweeps.
+"""Metrics and input checks shared by exact k-NN, ANN recall and sweeps.
 
-Every distance in ``searchbench.ann`` is **smaller = closer**:
+Every distance in ``searchbench.knn`` and ``searchbench.ann`` is **smaller = closer**:
 
 - ``ip``:     d(q, x) = −⟨q, x⟩
 - ``cosine``: d(q, x) = 1 − ⟨q, x⟩ / (‖q‖ ‖x‖)   (ann-benchmarks' "angular")

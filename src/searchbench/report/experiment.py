@@ -1,7 +1,7 @@
 """The report of an experiment, read from the results store: data, Markdown and JSON.
 
 :func:`experiment_report` gathers, per evaluation set and level, the stored cells, the
-comparison against the baseline (:func:`searchbench.stats.compare_results` on the stored
+comparison against the baseline (:func:`searchbench.comparison.compare_results` on the stored
 per-query scores), per-query wins and losses, Recall@K curves, context size and timings,
 plus the provenance recorded at run time. :meth:`ExperimentReport.write` writes the HTML
 (:mod:`searchbench.report.html`), Markdown and JSON files.
@@ -293,8 +293,8 @@ def _baseline(cells: list[Any], cfg: dict[str, Any]) -> str:
 
 
 def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any]) -> Any:
+    from ..comparison import compare_results
     from ..measures.evaluator import EvalResult
-    from ..stats import compare_results
 
     if len(cells) < 2 or len(qids) < 2:
         return None

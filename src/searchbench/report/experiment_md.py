@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .comparison import render_markdown as comparison_markdown
+from ..comparison import render_markdown as comparison_markdown
 
 __all__ = ["render_markdown", "timing_rows"]
 

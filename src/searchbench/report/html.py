@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..comparison import DETAIL_HEADER, detail_cells, format_number, legend, significance_mark
 from ..errors import require
 from . import plots
-from .comparison import DETAIL_HEADER, _detail_cells, _mark, _num, legend
 from .experiment_md import TIMING_HEADER, timing_rows
 
 __all__ = ["SECTIONS", "render_html"]
@@ -28,12 +28,12 @@ def _means_table(group: Any, decimals: int) -> dict[str, Any]:
     for s in cmp.systems:
         cells = []
         for m in cmp.measures:
-            mark = _mark(cmp, s, m)
-            cells.append({"text": _num(cmp.means[s][m], decimals), "mark": mark,
+            mark = significance_mark(cmp, s, m)
+            cells.append({"text": format_number(cmp.means[s][m], decimals), "mark": mark,
                           "best": s in cmp.best(m),
                           "cls": {"▲": "up", "▼": "down"}.get(mark, "")})
         rows.append({"system": s, "baseline": s == cmp.baseline, "cells": cells})
-    details = [_detail_cells(r, decimals) for r in cmp.stats]
+    details = [detail_cells(r, decimals) for r in cmp.stats]
     return {"measures": cmp.measures, "rows": rows, "detail_header": DETAIL_HEADER,
             "details": details, "legend": legend(cmp), "notes": cmp.notes}
 
@@ -73,7 +73,7 @@ def render_html(report: Any, decimals: int = 4) -> str:
     jinja2 = require("jinja2", "report")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = lambda v, d=decimals: _num(v, d)
+    env.filters["num"] = lambda v, d=decimals: format_number(v, d)
     template = env.get_template("experiment.html.j2")
     return template.render(
         report=report, cfg=report.config, prov=report.provenance,

@@ -6,7 +6,7 @@ Metrics: ``ip`` (inner product), ``cos`` (inner product of L2-normalised vectors
 and each block's top k is merged exactly (DESIGN §2 ties).
 
 Backends for unpooled search (documents, or chunks at chunk level): ``auto``/``kernel``
-take candidates from :func:`searchbench.ann.groundtruth.exact_knn` (``faiss.knn`` when
+take candidates from :func:`searchbench.knn.exact_knn` (``faiss.knn`` when
 faiss is installed, else threaded blocked sgemm), ``faiss`` from a faiss flat index; both
 re-rank the candidates with this retriever's scores and ties, and rescore in full any
 query whose tie at the cut may reach past the candidates. ``numpy`` (and every doc-level
@@ -126,9 +126,9 @@ class Dense(Retriever):
         return self._kernel_topk(q, k)
 
     def _kernel_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates from the ANN module's exact kernel (:func:`exact_knn`), re-ranked
+        """Candidates from the exact k-NN kernel (:func:`exact_knn`), re-ranked
         by this retriever's scores and DESIGN §2 ties; rows with ties at the cut rescored."""
-        from ..ann.groundtruth import exact_knn
+        from ..knn import exact_knn
 
         units = self._require_index()
         emb = self.embeddings

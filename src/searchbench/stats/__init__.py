@@ -1,10 +1,11 @@
-"""stats layer (see DESIGN.md §1): paired tests, resampling, corrections, comparisons.
+"""stats layer (see DESIGN.md §1): paired tests, resampling, corrections, effect sizes.
+
+Comparing runs (evaluate, then test) is :mod:`searchbench.comparison`, one layer up.
 
 Imports numpy and scipy only (scipy lazily, inside the functions that need it).
 """
 
-from .compare import Comparison, PairStat, compare, compare_results
-from .corrections import benjamini_hochberg, bonferroni, correct, holm
+from .corrections import CORRECTIONS, benjamini_hochberg, bonferroni, correct, correction_name, holm
 from .effects import effect_size, paired_t_power, queries_for_power, wins_ties_losses
 from .paired import (
     TESTS,
@@ -14,20 +15,19 @@ from .paired import (
     paired_test,
     randomization,
     t_interval,
+    test_name,
     wilcoxon,
 )
 
 __all__ = [
+    "CORRECTIONS",
     "TESTS",
-    "Comparison",
-    "PairStat",
     "PairedTestResult",
     "benjamini_hochberg",
     "bonferroni",
     "bootstrap",
-    "compare",
-    "compare_results",
     "correct",
+    "correction_name",
     "effect_size",
     "holm",
     "paired_t",
@@ -36,6 +36,7 @@ __all__ = [
     "queries_for_power",
     "randomization",
     "t_interval",
+    "test_name",
     "wilcoxon",
     "wins_ties_losses",
 ]

@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from searchbench.ann.groundtruth import GroundTruth, exact_knn
 from searchbench.ann.recall import knn_recall, one_recall_at
 from searchbench.errors import ConfigError
+from searchbench.knn import GroundTruth, exact_knn
 
 
 def _gt(ids, dist, k):

@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from searchbench.ann.groundtruth import GroundTruth
 from searchbench.ann.relevance import RelevanceContext, cheapest_lossless
 from searchbench.data.qrels import Qrels
+from searchbench.knn import GroundTruth
 
 DOCS = ["d0", "d1", "d2", "d3"]
 

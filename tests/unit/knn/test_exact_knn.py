@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from searchbench.ann.groundtruth import GroundTruth, exact_knn
 from searchbench.errors import ConfigError, DataFormatError
+from searchbench.knn import GroundTruth, exact_knn
 
-from .ann_vectors import brute_force, clustered
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ann"))
+from ann_vectors import brute_force, clustered
 
 
 @pytest.mark.parametrize("metric", ["ip", "cosine", "l2"])

@@ -26,3 +26,11 @@ def test_markup_characters_are_escaped():
 def test_numbers_stay_readable():
     assert md_text(0.5) == "0.5"
     assert md_table(["m"], [["**0.5000**"]], escape=False).splitlines()[2] == "| **0.5000** |"
+
+
+def test_unescaped_table_keeps_escaped_pipes_single() -> None:
+    """md_text output in an escape=False table: its ``\\|`` stays one escaped pipe (a second
+    backslash would escape the backslash and let the pipe split the row); a bare pipe is
+    escaped."""
+    row = md_table(["a", "b"], [[md_text("x|y"), "p|q"]], escape=False).splitlines()[2]
+    assert row == r"| x\|y | p\|q |"

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
 from rich.console import Console
 
 import searchbench as sb
-from searchbench.report.comparison import (
+from searchbench.comparison import (
+    compare_results,
     render_latex,
     render_markdown,
     render_terminal,
     tex_escape,
 )
-from searchbench.stats import compare_results
 
 QIDS = np.array([f"q{i:02d}" for i in range(20)])
 
@@ -39,12 +40,25 @@ def test_markdown_marks_best_and_rounding() -> None:
     md = render_markdown(_cmp())
     lines = md.splitlines()
     assert lines[0] == "| system | nDCG@10 | RR@10 |"
-    assert lines[2].startswith("| base_line (baseline) | 0.4000 |")
+    assert lines[2].startswith(r"| base\_line (baseline) | 0.4000 |")  # _ is markup
     assert "| better | **0.6000**▲ |" in lines[3]
     assert "| worse | 0.2765▼ |" in lines[4]  # 0.4 − 0.123456, 4 decimals, only here
     assert "| worse | nDCG@10 | -0.1235 | -30.86 |" in md
     assert "bonferroni correction" in md
     assert "0.27654" in render_markdown(_cmp(), decimals=5)
+
+
+def test_markdown_run_names_are_inert_text() -> None:
+    """A run named like markup or a table cell stays one cell of plain text."""
+    cmp = _cmp()
+    odd = "a|b <img src=x> *c*"
+    cmp.systems = [odd if s == "better" else s for s in cmp.systems]
+    cmp.means[odd] = cmp.means.pop("better")
+    cmp.stats = [dataclasses.replace(r, system=odd) if r.system == "better" else r
+                 for r in cmp.stats]
+    row = render_markdown(cmp).splitlines()[3]
+    assert row.startswith(r"| a\|b &lt;img src=x&gt; \*c\* | ")
+    assert row.replace("\\|", "").count("|") == len(cmp.measures) + 2
 
 
 def test_ties_are_all_best_and_unmarked_when_not_significant() -> None:

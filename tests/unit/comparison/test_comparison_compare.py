@@ -12,8 +12,9 @@ import pytest
 from scipy import stats
 
 import searchbench as sb
+from searchbench.comparison import compare
 from searchbench.errors import ConfigError, DataFormatError
-from searchbench.stats import compare, holm
+from searchbench.stats import holm
 
 N_Q = 24
 MEASURES = ["nDCG@10", "RR@10", "R@5"]
@@ -36,7 +37,7 @@ def _run(name: str, seed: int, n_q: int = N_Q, boost: float = 0.0) -> sb.Run:
 
 
 @pytest.fixture(scope="module")
-def cmp() -> sb.stats.Comparison:
+def cmp() -> sb.Comparison:
     runs = [_run("bm25", 1), _run("dense", 2, boost=0.6), _run("noise", 3)]
     return compare(_qrels(), runs, ["ndcg_cut.10", "RR@10", "recall.5"], baseline="bm25",
                    test="t", correction="holm")
@@ -153,7 +154,7 @@ def test_different_query_sets_zero_scores_0_skip_uses_common_queries() -> None:
 
 
 def test_results_over_different_queries_under_zero_are_an_error() -> None:
-    from searchbench.stats import compare_results
+    from searchbench.comparison import compare_results
 
     qids = np.array(["q1", "q2", "q3"])
     full = sb.EvalResult("a", ["RR"], qids, {"RR": np.array([1.0, 0.5, 0.0])}, {"RR": 0.5})
