@@ -131,7 +131,7 @@ def main() -> None:
     ap.add_argument("--texts", type=int, default=256)
     ap.add_argument("--skip-embed", action="store_true")
     args = ap.parse_args()
-    from searchbench.retrieval.provenance import library_versions
+    from searchbench._util import library_versions
 
     vers = ", ".join(f"{k} {v}" for k, v in library_versions().items() if v)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, load average "

@@ -7,13 +7,23 @@ and Markdown rendering (:mod:`.markdown`). Only :mod:`searchbench.errors` lies b
 
 from __future__ import annotations
 
-from .files import atomic_write, json_safe, public_mode, write_bytes, write_json, write_text
+from .files import (
+    atomic_path,
+    atomic_write,
+    json_safe,
+    public_mode,
+    replace,
+    write_bytes,
+    write_json,
+    write_text,
+)
 from .markdown import md_table, md_text
 from .progress import progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, utc_now
 
 __all__ = [
     "LIBRARIES",
+    "atomic_path",
     "atomic_write",
     "json_safe",
     "library_versions",
@@ -23,6 +33,7 @@ __all__ = [
     "progress",
     "progress_enabled",
     "public_mode",
+    "replace",
     "utc_now",
     "write_bytes",
     "write_json",

@@ -28,7 +28,15 @@ from typing import IO, Any
 
 from ..errors import OutputError
 
-__all__ = ["atomic_write", "public_mode", "write_bytes", "write_json", "write_text"]
+__all__ = [
+    "atomic_path",
+    "atomic_write",
+    "public_mode",
+    "replace",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]
 
 
 def public_mode(folder: bool = False) -> int:
@@ -109,6 +117,38 @@ def atomic_write(path: str | os.PathLike[str], *, binary: bool = False,
     except BaseException:
         _remove(tmp)
         raise
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an unused temporary name beside ``path`` for a writer that wants a name, not a
+    file object (a library's ``save_pretrained``, an ONNX exporter): whatever the block
+    creates there (a file or a folder) is renamed to ``path`` when it succeeds, and removed
+    when it fails. A folder replaces only a missing or empty ``path``."""
+    target = Path(path)
+    _mkdir(target.parent, target)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        yield tmp
+        replace(tmp, target)
+    finally:
+        if tmp.is_dir() and not tmp.is_symlink():
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            _remove(str(tmp))
+
+
+def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+    """Rename a finished file or folder onto ``target`` in one step (``os.replace``): the
+    last step of a write that had to build its result elsewhere (a resumed download, a
+    folder of several files). Errors are :class:`OutputError` naming ``target``."""
+    try:
+        os.replace(source, target)
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {_why(exc)}") from exc
+    return Path(target)
 
 
 def _publish(tmp: str, target: Path, overwrite: bool) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._util import atomic_write
 from ..errors import DataFormatError, require
 from ..knn import TIE_POLICY, GroundTruth, check_metric
 
@@ -53,7 +54,7 @@ def write_bin(path: str | os.PathLike[str], x: np.ndarray) -> None:
     dtype = _BIN_DTYPES.get(path.suffix)
     if dtype is None or x.ndim != 2:
         raise DataFormatError(f"{path}: expected a 2-D array and one of {', '.join(_BIN_DTYPES)}")
-    with open(path, "wb") as fh:
+    with atomic_write(path, binary=True, compress=False) as fh:
         np.array(x.shape, dtype="<u4").tofile(fh)
         np.ascontiguousarray(x, dtype=dtype).tofile(fh)
 

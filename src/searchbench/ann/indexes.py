@@ -197,13 +197,10 @@ class HnswlibIndex(AnnIndex):
         return ids.astype(np.int64), dist
 
     def memory_bytes(self) -> int:
-        fd, path = tempfile.mkstemp(suffix=".hnswlib")
-        os.close(fd)
-        try:
+        with tempfile.TemporaryDirectory() as scratch:  # a private scratch file, not output
+            path = os.path.join(scratch, "index.hnswlib")
             self.index.save_index(path)
             return os.path.getsize(path)
-        finally:
-            os.unlink(path)
 
 
 def make_index(name: str, metric: str, build: dict[str, int] | None = None) -> AnnIndex:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import write_text
 from ..errors import ConfigError, DataFormatError
 from ..knn import (
     GroundTruth,
@@ -56,7 +57,7 @@ class SweepResult:
         return {"format": FORMAT, **self.meta, "points": self.points}
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+        write_text(path, json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SweepResult:

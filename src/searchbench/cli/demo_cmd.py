@@ -23,13 +23,13 @@ def _config_file(out: Path) -> Path:
     """The packaged demo config, copied into ``out`` (refreshed if the package changed)."""
     from importlib.resources import files
 
+    from .._util import write_text
+
     text = files("searchbench.experiment").joinpath("demo.toml").read_text(encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "demo.toml"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        tmp = out / ".demo.toml.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_text(path, text)
     return path
 
 

@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .._util import public_mode, replace, write_text
 from ..errors import BackendError, ConfigError
 
 __all__ = ["BEIR_MD5", "beir_folder", "cache_root"]
@@ -172,7 +173,7 @@ def _download(url: str, zip_path: Path, quiet: bool | None = None) -> None:
         raise BackendError(f"{url}: download failed ({exc}); the partial file is kept and the "
                            "next run resumes it; offline: use --data-dir / "
                            "SEARCHBENCH_DATA_DIR with a local copy") from None
-    os.replace(part, zip_path)
+    replace(part, zip_path)
 
 
 @contextlib.contextmanager
@@ -202,10 +203,10 @@ def _extract(zip_path: Path, dest: Path, md5: str) -> None:
                     raise BackendError(f"{zip_path}: member {member!r} escapes the folder")
             zf.extractall(tmp)
         top = _set_folder(tmp, zip_path)
-        (top / MARKER).write_text(md5 + "\n")
+        write_text(top / MARKER, md5 + "\n")
         if dest.exists():
             shutil.rmtree(dest)
-        os.replace(top, dest)
+        replace(top, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -218,6 +219,7 @@ def _set_folder(tmp: Path, zip_path: Path) -> Path:
     if len(entries) == 1 and entries[0].is_dir():
         return entries[0]
     inner = Path(tempfile.mkdtemp(prefix="set.", dir=tmp))
+    os.chmod(inner, public_mode(folder=True))  # it becomes the set's folder: not 0700
     for p in entries:
-        os.replace(p, inner / p.name)
+        replace(p, inner / p.name)
     return inner

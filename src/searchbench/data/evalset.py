@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .._util import public_mode, replace, write_text
 from ..errors import DataFormatError
-from ._files import public_mode
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -314,7 +314,7 @@ def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool 
     """Write ``es`` as a native folder, atomically per file.
 
     Files are written into a temporary sibling folder first; a new folder is renamed into
-    place in one step, an existing one has each file replaced with ``os.replace``.
+    place in one step, an existing one has each file replaced in one step (a rename).
     """
     target = Path(folder)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -325,13 +325,13 @@ def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool 
         os.chmod(tmp, public_mode(folder=True))  # mkdtemp's 0700 would stay on the set
         names = _write_files(es, tmp, compress)
         if not target.exists():
-            os.replace(tmp, target)
+            replace(tmp, target)
             return target
         for stale in {*NATIVE_FILES, "corpus.jsonl.gz", PROVENANCE}:
             if stale not in names and (target / stale).exists():
                 (target / stale).unlink()
         for n in names:
-            os.replace(tmp / n, target / n)
+            replace(tmp / n, target / n)
         tmp.rmdir()
     finally:
         if tmp.exists():
@@ -351,7 +351,7 @@ def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:
     saved = {"name": es.name, "content_hash": es.content_hash(), "provenance": es.provenance,
              "exclude_unjudged": es.exclude_unjudged,
              "ignore_identical_ids": es.ignore_identical_ids}
-    (folder / PROVENANCE).write_text(json.dumps(saved, indent=1, default=str) + "\n")
+    write_text(folder / PROVENANCE, json.dumps(saved, indent=1, default=str) + "\n")
     return [*names, PROVENANCE]
 
 

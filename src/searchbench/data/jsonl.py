@@ -15,8 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .._util import atomic_write
 from ..errors import DataFormatError
-from ._files import PathOrFile, atomic_write, describe, open_text
+from ._files import PathOrFile, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = [

@@ -15,8 +15,9 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from .._util import atomic_write
 from ..errors import DataFormatError
-from ._files import PathOrFile, atomic_write, describe, open_text
+from ._files import PathOrFile, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = ["SmartRecord", "iter_smart", "read_smart_docs", "read_smart_queries", "write_smart"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from .._util import atomic_write
 from ..errors import DataFormatError
 from ._arrow import to_numpy
 from ._columns import Interned, Strings
@@ -331,33 +331,11 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str = "tr
     _atomic_write_lines(path, lines, header=header)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _atomic_write_lines(path: str | os.PathLike[str], lines: pa.Array,
                         header: str | None = None) -> None:
-    """Write lines to a temp file beside ``path`` and rename it into place (.gz if named so)."""
-    import gzip
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" \
-                else raw
-            if header:
-                out.write(header.encode() + b"\n")
-            if len(lines):
-                out.write("\n".join(lines.to_pylist()).encode("utf-8") + b"\n")
-            if out is not raw:
-                out.close()
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``header`` and ``lines``, one per line, atomically (gzip if named ``.gz``)."""
+    with atomic_write(path, binary=True) as out:
+        if header:
+            out.write(header.encode() + b"\n")
+        if len(lines):
+            out.write("\n".join(lines.to_pylist()).encode("utf-8") + b"\n")

@@ -20,8 +20,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .._util import atomic_write
 from ..errors import DataFormatError
-from ._files import PathOrFile, atomic_write, describe, open_text
+from ._files import PathOrFile, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = ["iter_trec_docs", "read_trec_docs", "read_trec_topics", "write_trec_docs",

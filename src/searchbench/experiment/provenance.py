@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
-import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["git_state", "library_versions", "run_provenance"]
+from .._util import library_versions, machine, utc_now
 
-LIBRARIES = ("searchbench", "numpy", "scipy", "pyarrow", "bm25s", "PyStemmer", "torch",
-             "sentence-transformers", "transformers", "model2vec", "faiss-cpu")
-
-
-def library_versions() -> dict[str, str | None]:
-    """Installed versions of the libraries a run can depend on (None: not installed)."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in LIBRARIES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+__all__ = ["git_state", "run_provenance"]
 
 
 def git_state(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -46,8 +31,5 @@ def git_state(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 def run_provenance(config_dir: Path) -> dict[str, Any]:
     """Versions, machine and git state at the start of a run."""
-    return {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "libraries": library_versions(),
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                        "processor": platform.machine()},
+    return {"started": utc_now(), "libraries": library_versions(), "machine": machine(),
             "git": git_state(config_dir)}

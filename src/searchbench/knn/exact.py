@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import atomic_write
 from ..errors import ConfigError, DataFormatError
 from .metric import (
     TIE_POLICY,
@@ -84,7 +85,7 @@ class GroundTruth:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``.npz`` with ``ids``, ``distances`` and a JSON ``provenance`` entry."""
         meta = dict(self.provenance, format=FORMAT, metric=self.metric, k=self.k)
-        with open(path, "wb") as fh:
+        with atomic_write(path, binary=True, compress=False) as fh:
             np.savez(fh, ids=self.ids, distances=self.distances,
                      provenance=np.array(json.dumps(meta, sort_keys=True)))
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import json_safe, write_text
 from ..errors import ConfigError
 
 __all__ = ["ExperimentReport", "Group", "experiment_report"]
@@ -144,7 +145,7 @@ class ExperimentReport:
                 "missing_cells": self.missing, "groups": [g.to_dict() for g in self.groups]}
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(_clean(self.to_dict()), indent=indent, ensure_ascii=False)
+        return json.dumps(json_safe(self.to_dict()), indent=indent, ensure_ascii=False)
 
     def to_markdown(self, decimals: int = 4) -> str:
         from .experiment_md import render_markdown
@@ -168,7 +169,7 @@ class ExperimentReport:
         paths = {}
         for kind, text in texts.items():
             paths[kind] = out / f"{stem}{suffix[kind]}"
-            _atomic_write(paths[kind], text)
+            write_text(paths[kind], text)
         return paths
 
 
@@ -176,28 +177,6 @@ def _slug(text: str) -> str:
     import re
 
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "report"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _clean(obj: Any) -> Any:
-    """JSON-safe: non-finite floats become null, numpy scalars plain numbers."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 # -- building ---------------------------------------------------------------------------------

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from .._util import atomic_write, write_text
 from ..errors import BackendError
 
 __all__ = ["EmbeddingCache", "default_cache_dir", "text_key"]
@@ -71,21 +71,13 @@ class EmbeddingCache:
 
     def _write(self, keys: list[str], vectors: np.ndarray) -> None:
         """Write one shard atomically (temporary file + rename)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         ident = self.folder / "identity.txt"
         if not ident.exists():
-            ident.write_text(self.identity + "\n", encoding="utf-8")
+            write_text(ident, self.identity + "\n")
         name = f"shard-{time.time_ns()}-{os.getpid()}.npz"
-        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, keys=np.asarray(keys, dtype="S32"),
-                         vectors=np.asarray(vectors, dtype=np.float32))
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.folder / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(self.folder / name, binary=True, compress=False) as fh:
+            np.savez(fh, keys=np.asarray(keys, dtype="S32"),
+                     vectors=np.asarray(vectors, dtype=np.float32))
 
     def embed(self, texts: list[str], fn: Embed, description: str = "embedding",
               quiet: bool | None = None) -> np.ndarray:

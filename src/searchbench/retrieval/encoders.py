@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import atomic_path
 from ..errors import BackendError, ConfigError, require
 from .cache import EmbeddingCache, default_cache_dir
 
@@ -193,9 +194,8 @@ def distilled_static_path(cache_root: Path | None = None, pca_dims: int = 256) -
         return target
     distill = require("model2vec.distill", "embeddings")
     model = distill.distill(model_name=str(src), pca_dims=pca_dims, device="cpu")
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    model.save_pretrained(str(tmp))
-    os.replace(tmp, target)
+    with atomic_path(target) as tmp:
+        model.save_pretrained(str(tmp))
     return target
 
 

@@ -10,12 +10,12 @@ sentence-transformers pooling (mean or CLS, from ``1_Pooling/config.json``) and 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._util import atomic_path
 from ..errors import BackendError, ConfigError, require
 from .cache import default_cache_dir
 from .encoders import Encoder, minilm_path, weights_hash
@@ -52,9 +52,8 @@ def export_onnx(src: Path, quantized: bool = False, cache_root: Path | None = No
     int8 = folder / "model-int8.onnx"
     if not int8.is_file():
         quant = require("onnxruntime.quantization", "onnx")
-        tmp = folder / f"tmp-{os.getpid()}-int8.onnx"
-        quant.quantize_dynamic(str(fp32), str(tmp), weight_type=quant.QuantType.QInt8)
-        os.replace(tmp, int8)
+        with atomic_path(int8) as tmp:
+            quant.quantize_dynamic(str(fp32), str(tmp), weight_type=quant.QuantType.QInt8)
     return int8
 
 
@@ -67,7 +66,6 @@ def _export(src: Path, target: Path) -> None:
     names = [n for n in _INPUTS if n in sample]
     axes = {n: {0: "batch", 1: "seq"} for n in names}
     axes["last_hidden_state"] = {0: "batch", 1: "seq"}
-    tmp = target.with_name(f"tmp-{os.getpid()}-{target.name}")
 
     class _Wrapped(torch.nn.Module):
         def __init__(self) -> None:
@@ -77,11 +75,10 @@ def _export(src: Path, target: Path) -> None:
         def forward(self, *tensors: Any) -> Any:
             return self.inner(**dict(zip(names, tensors, strict=True))).last_hidden_state
 
-    with torch.no_grad():
+    with torch.no_grad(), atomic_path(target) as tmp:
         torch.onnx.export(_Wrapped(), tuple(sample[n] for n in names), str(tmp), dynamo=False,
                           input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes=axes, opset_version=17)
-    os.replace(tmp, target)
 
 
 class OnnxEncoder(Encoder):

@@ -11,7 +11,15 @@ import stat
 import numpy as np
 import pytest
 
-from searchbench._util import atomic_write, json_safe, write_bytes, write_json, write_text
+from searchbench._util import (
+    atomic_path,
+    atomic_write,
+    json_safe,
+    replace,
+    write_bytes,
+    write_json,
+    write_text,
+)
 from searchbench.errors import OutputError, SearchbenchError
 
 
@@ -92,3 +100,34 @@ def test_json_safe_and_non_finite(tmp_path):
                                              "c": np.arange(2), 3: [math.inf]})
     assert json.loads(path.read_text()) == {"a": None, "b": 1.5, "c": [0, 1], "3": [None]}
     assert json_safe((1, np.int64(2))) == [1, 2]
+
+
+def test_atomic_path_publishes_what_a_library_saved(tmp_path):
+    target = tmp_path / "models" / "m"
+    with atomic_path(target) as tmp:
+        assert tmp.parent == target.parent and not tmp.exists()
+        tmp.mkdir()
+        (tmp / "config.json").write_text("{}", encoding="utf-8")
+        assert not target.exists()  # nothing visible before the block ends
+    assert (target / "config.json").read_text(encoding="utf-8") == "{}"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m"]
+
+
+def test_atomic_path_removes_a_failed_folder(tmp_path):
+    target = tmp_path / "m"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.mkdir()
+        (tmp / "half.bin").write_bytes(b"x")
+        raise RuntimeError("export failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replace_errors_name_the_target(tmp_path):
+    target = tmp_path / "full"
+    target.mkdir()
+    (target / "keep").write_text("x", encoding="utf-8")
+    source = tmp_path / "new"
+    source.mkdir()
+    with pytest.raises(OutputError, match=r"cannot write .*full"):
+        replace(source, target)  # a folder never replaces a non-empty folder
+    assert (target / "keep").exists()
