@@ -1,8 +1,10 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`)
-and Markdown rendering (:mod:`.markdown`). Only :mod:`searchbench.errors` lies beneath.
+versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
+Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
+by name: ``from searchbench._util.plots import figure, save``). Only
+:mod:`searchbench.errors` lies beneath.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ the same tables for a README. Numbers are rounded here only, never in the librar
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
+from .._util import md_table, md_text
+from .._util.plots import figure, save, svg_element
 from ..errors import require
 from .relevance import cheapest_lossless
 from .sweep import SweepResult
@@ -38,41 +39,33 @@ def _params(p: dict[str, Any]) -> str:
 
 def plot_svg(result: SweepResult, qps: str = "qps_batch") -> str:
     """ann-benchmarks-style plot as an inline ``<svg>`` element."""
-    svg = plot(result, qps, "svg").decode()
-    return svg[svg.index("<svg"):]
+    return svg_element(plot(result, qps, "svg"))
 
 
 def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes:
     """knn_recall (x) vs QPS (y, log): all points faint, the Pareto frontier of each
     index family as a line, exact search as a dashed line; ``fmt`` svg, png or pdf."""
-    require("matplotlib", "report")
-    from matplotlib import rc_context
-    from matplotlib.figure import Figure
-
     k = result.meta.get("k", 10)
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "searchbench"}):
-        fig = Figure(figsize=(7.5, 4.8), dpi=110)
-        ax = fig.add_subplot()
-        for name in sorted({p["index"] for p in result.points}):
-            pts = [p for p in result.points if p["index"] == name]
-            ax.scatter([_recall(p) for p in pts], [p[qps] for p in pts], s=14, alpha=0.35)
-            front = pareto(pts, qps)
-            ax.plot([_recall(p) for p in front], [p[qps] for p in front], marker="o",
-                    color=ax.collections[-1].get_facecolor()[0][:3], label=name)
-        exact = result.meta.get("exact", {}).get("qps_batch")
-        if exact and qps == "qps_batch":
-            ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")
-        ax.set_yscale("log")
-        ax.set_xlabel(f"knn_recall@{k} (by id, mean over queries)")
-        threads = result.points[0].get("batch_threads") if result.points else "?"
-        mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
-        ax.set_ylabel(f"queries per second ({mode})")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(loc="lower left")
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-    return buf.getvalue()
+    fig = figure(7.5, 4.8, dpi=110, layout=None)
+    ax = fig.add_subplot()
+    for name in sorted({p["index"] for p in result.points}):
+        pts = [p for p in result.points if p["index"] == name]
+        ax.scatter([_recall(p) for p in pts], [p[qps] for p in pts], s=14, alpha=0.35)
+        front = pareto(pts, qps)
+        ax.plot([_recall(p) for p in front], [p[qps] for p in front], marker="o",
+                color=ax.collections[-1].get_facecolor()[0][:3], label=name)
+    exact = result.meta.get("exact", {}).get("qps_batch")
+    if exact and qps == "qps_batch":
+        ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"knn_recall@{k} (by id, mean over queries)")
+    threads = result.points[0].get("batch_threads") if result.points else "?"
+    mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
+    ax.set_ylabel(f"queries per second ({mode})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    return save(fig, fmt)
 
 
 def _count(value: int | None) -> str:
@@ -154,13 +147,16 @@ def _load(m: dict[str, Any]) -> str:
     return " / ".join(f"{x:.1f}" for x in load)
 
 
+_NAMED = ("index", "params")  # cells that come from the sweep file: inert text
+
+
 def _md_table(table: list[dict[str, str]]) -> str:
     if not table:
         return ""
     head = list(table[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r.get(h, "") for h in head) + " |" for r in table]
-    return "\n".join(lines)
+    cells = [[md_text(r.get(h, "")) if h in _NAMED else r.get(h, "") for h in head]
+             for r in table]
+    return md_table(head, cells, escape=False)
 
 
 def render_markdown(result: SweepResult) -> str:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._util import md_table, md_text
 from ..comparison import render_markdown as comparison_markdown
 
 __all__ = ["render_markdown", "timing_rows"]
 
 
-def _row(cells: list[Any]) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    return [_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows), ""]
+    """A pipe table and a blank line; cells are escaped by the caller (names, texts and ids
+    with :func:`md_text`), numbers are used as they are."""
+    return [md_table(header, rows, escape=False), ""]
 
 
 def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
@@ -43,7 +42,7 @@ def _wins_losses(group: Any, decimals: int) -> list[str]:
            f"on {group.main} (rank of the first relevant result in each):", ""]
     header = ["query", "text", "Δ", "rank (baseline)", f"rank ({best})"]
     for kind in ("wins", "losses"):
-        rows = [[r["query_id"], r["text"], f"{r['delta']:+.{decimals}f}",
+        rows = [[md_text(r["query_id"]), md_text(r["text"]), f"{r['delta']:+.{decimals}f}",
                  r["baseline_rank"] or "–", r["system_rank"] or "–"] for r in wl[kind]]
         out += [f"*{kind}*", "", *_table(header, rows)]
     return out
@@ -92,6 +91,6 @@ def render_markdown(report: Any, decimals: int = 4) -> str:
             lines += [comparison_markdown(g.comparison, decimals), ""]
             lines += _wins_losses(g, decimals)
         lines += ["### Latency, throughput and context size", ""]
-        lines += _table(TIMING_HEADER, timing_rows(g))
+        lines += _table(TIMING_HEADER, [[md_text(r[0]), *r[1:]] for r in timing_rows(g)])
     lines += _provenance(report)
     return "\n".join(lines)

@@ -1,15 +1,16 @@
 """Plots of the experiment report as inline SVG strings (matplotlib, no pyplot state).
 
 Each function takes a :class:`~searchbench.report.experiment.Group` and returns an
-``<svg>`` element; text stays text (``svg.fonttype = none``) so the page is searchable.
+``<svg>`` element; text stays text so the page is searchable (the setup is
+:mod:`searchbench._util.plots`, shared with the ANN report).
 """
 
 from __future__ import annotations
 
-import io
 import math
-import re
 from typing import Any
+
+from .._util.plots import figure, save, svg_element
 
 __all__ = ["chunking_svg", "delta_svg", "latency_svg", "main_measure_svg", "recall_svg"]
 
@@ -18,25 +19,11 @@ _PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#
 
 
 def _figure(width: float, height: float) -> Any:
-    from ..errors import require
-
-    require("matplotlib", "report")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    return fig
+    return figure(width, height)
 
 
 def _svg(fig: Any, label: str) -> str:
-    import matplotlib
-
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg")
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1)
-    return re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r"\1", text, count=1)
+    return svg_element(save(fig, "svg"), label, fixed_size=False)
 
 
 def _colours(names: list[str]) -> dict[str, str]:

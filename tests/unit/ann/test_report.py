@@ -49,3 +49,13 @@ def test_html_is_self_contained_with_plot_and_tables():
     assert "ivf M=8 efSearch=4 — 3,000 QPS" in html  # hnsw ef=8 loses, ivf is next fastest
     md = render_markdown(SweepResult(pts, meta))
     assert md.count("\n| hnsw") == 4  # two in the points table, two in the relevance table
+
+
+def test_markdown_index_names_from_the_sweep_file_are_inert():
+    """A sweep file is input: an index named like a cell break or HTML stays one cell."""
+    meta = {"metric": "ip", "k": 10, "n_base": 5, "n_queries": 3, "dim": 4,
+            "machine": {"cpu": "x", "cores": 2}}
+    md = render_markdown(SweepResult([_pt("a|b <b>x</b>", 8, 0.8, 5000)], meta))
+    header, rule, row = md.splitlines()[2:5]
+    assert row.startswith(r"| a\|b &lt;b&gt;x&lt;/b&gt; | M=8 efSearch=8 | ")
+    assert row.replace("\\|", "").count("|") == header.count("|") == rule.count("|")
