@@ -41,10 +41,12 @@ demo: install
 
 test: install-test browser
 	$(BIN)/ruff check src tests benchmarks
+	PYTHONPATH=src $(BIN)/lint-imports
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
 
 lint: install-test
 	$(BIN)/ruff check src tests benchmarks
+	PYTHONPATH=src $(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -9,11 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data._arrow import from_numpy
-from ..data._strings import IdIndex
-from ..data.ids import as_arrow_strings, lookup
-from ..data.qrels import Qrels
-from ..data.run import Run
+from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
 from ..errors import DataFormatError, user_stacklevel
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
