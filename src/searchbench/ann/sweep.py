@@ -11,7 +11,6 @@ measured from Python around one library call per query.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import itertools
 import json
@@ -26,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import write_text
+from .._util import library_versions, write_text
 from ..errors import ConfigError, DataFormatError
 from ..knn import (
     GroundTruth,
@@ -293,11 +292,6 @@ def machine_info(threads: int | None = None) -> dict[str, Any]:
                         if ln.startswith("model name")), cpu)
     except OSError:
         pass
-    from importlib import metadata
-
-    libs = {"numpy": np.__version__, "python": platform.python_version()}
-    for dist in ("faiss-cpu", "hnswlib"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            libs[dist] = metadata.version(dist)
+    libs = {k: v for k, v in library_versions(("numpy", "faiss-cpu", "hnswlib")).items() if v}
     return {"cpu": cpu, "cores": os.cpu_count(), "threads": threads,
             "load_average": list(os.getloadavg()), "libraries": libs}

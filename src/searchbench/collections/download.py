@@ -14,19 +14,16 @@ The MD5 sums are those BEIR publishes in its README for each zip.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
-import sys
 import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .._util import public_mode, replace, write_text
+from .._util import progress, public_mode, replace, write_text
 from ..errors import BackendError, ConfigError
 
 __all__ = ["BEIR_MD5", "beir_folder", "cache_root"]
@@ -160,7 +157,7 @@ def _download(url: str, zip_path: Path, quiet: bool | None = None) -> None:
             resumed = bool(offset) and resp.status == 206
             total = int(resp.headers.get("Content-Length") or 0) + (offset if resumed else 0)
             with open(part, "ab" if resumed else "wb") as out, \
-                    _progress(total, zip_path.name, quiet) as advance:
+                    progress(total, f"downloading {zip_path.name}", quiet, unit="bytes") as advance:
                 advance(offset if resumed else 0)
                 for block in iter(lambda: resp.read(CHUNK), b""):
                     out.write(block)
@@ -174,21 +171,6 @@ def _download(url: str, zip_path: Path, quiet: bool | None = None) -> None:
                            "next run resumes it; offline: use --data-dir / "
                            "SEARCHBENCH_DATA_DIR with a local copy") from None
     replace(part, zip_path)
-
-
-@contextlib.contextmanager
-def _progress(total: int, label: str, quiet: bool | None) -> Iterator[Callable[[int], None]]:
-    """``advance(n_bytes)``; a rich bar on stderr only when it is a terminal."""
-    if quiet or total <= 0 or not getattr(sys.stderr, "isatty", lambda: False)():
-        yield lambda n: None
-        return
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    with Progress(f"downloading {label}", DownloadColumn(), TransferSpeedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda n: bar.advance(task, n)
 
 
 def _extract(zip_path: Path, dest: Path, md5: str) -> None:

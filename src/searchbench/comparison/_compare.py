@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
 from ..stats import (
     correct,
@@ -84,15 +85,7 @@ class PairStat:
         return 1 if self.delta > 0 else -1
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _jsonable(v) for k, v in asdict(self).items()}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    return value
+        return {k: json_safe(v) for k, v in asdict(self).items()}
 
 
 @dataclass
@@ -182,7 +175,7 @@ class Comparison:
         """Plain data: settings, systems, means, pair statistics and notes."""
         return {**self.settings(), "systems": list(self.systems),
                 "measures": list(self.measures),
-                "means": {s: {m: _jsonable(v) for m, v in d.items()}
+                "means": {s: {m: json_safe(v) for m, v in d.items()}
                           for s, d in self.means.items()},
                 "comparisons": [r.to_dict() for r in self.stats], "notes": list(self.notes)}
 

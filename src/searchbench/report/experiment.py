@@ -107,12 +107,8 @@ def _cell_dict(group: Group, c: Any) -> dict[str, Any]:
     return {"system": c.system, "retriever": c.retriever, "chunker": c.chunker,
             "config": c.config, "run_path": c.run_path, "run_hash": c.run_hash,
             "timings": c.timings, "extras": c.extras, "provenance": c.provenance,
-            "main_mean": mean, "main_ci": [_finite(lo), _finite(hi)],
+            "main_mean": mean, "main_ci": json_safe([lo, hi]),
             "means": {m: float(np.mean(list(v.values()))) for m, v in c.scores.items()}}
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 @dataclass
