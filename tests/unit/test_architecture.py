@@ -155,9 +155,10 @@ def _strings(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 def test_one_markdown_table_emitter() -> None:
     row = re.compile(r"^\|[-: |]*-{3}|^\| $|^ \| $|^ \|$|\|---")
-    found = [f"{_where(path, line)}: {text!r}"
-             for _, path, tree in _modules() if _where_in_package(path) != "_util/markdown.py"
-             for line, text in _strings(tree) if row.search(text)]
+    found = sorted({f"{_where(path, line)}: {text!r}"
+                    for _, path, tree in _modules()
+                    if _where_in_package(path) != "_util/markdown.py"
+                    for line, text in _strings(tree) if row.search(text)})
     assert not found, ("Markdown tables built outside searchbench._util.markdown (use "
                        "md_table / md_text):\n  " + "\n  ".join(found))
 
