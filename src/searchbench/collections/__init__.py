@@ -1,4 +1,4 @@
-"""collections layer (see DESIGN.md §1): named evaluation sets and their checks.
+"""collections layer (see ARCHITECTURE §1): named evaluation sets and their checks.
 
 :func:`load_evalset` resolves a spec (``beir:scifact``, ``cranfield``, a folder) to an
 :class:`~searchbench.data.EvalSet`, downloading pinned BEIR zips when allowed;

@@ -1,4 +1,4 @@
-"""data layer (see DESIGN.md §1): qrels, runs, texts and evaluation sets, and their files.
+"""data layer (see ARCHITECTURE §1): qrels, runs, texts and evaluation sets, and their files.
 
 The public surface is this ``__init__``: the data model (:class:`Qrels`, :class:`Run`,
 :class:`Corpus`, :class:`Queries`, :class:`EvalSet`), the readers and writers of every file

@@ -1,4 +1,4 @@
-"""report layer (see DESIGN.md §1): the experiment report as HTML, Markdown and JSON.
+"""report layer (see ARCHITECTURE §1): the experiment report as HTML, Markdown and JSON.
 
 :func:`experiment_report` reads an experiment from the results store into an
 :class:`ExperimentReport` (one :class:`Group` per evaluation set and level, each with its

@@ -1,4 +1,4 @@
-"""stats layer (see DESIGN.md §1): paired tests, resampling, corrections, effect sizes.
+"""stats layer (see ARCHITECTURE §1): paired tests, resampling, corrections, effect sizes.
 
 Comparing runs (evaluate, then test) is :mod:`searchbench.comparison`, one layer up.
 
