@@ -21,7 +21,7 @@ from .files import (
 )
 from .markdown import md_table, md_text
 from .progress import progress, progress_enabled
-from .versions import LIBRARIES, library_versions, machine, utc_now
+from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
 __all__ = [
     "LIBRARIES",
@@ -32,6 +32,7 @@ __all__ = [
     "machine",
     "md_table",
     "md_text",
+    "package_version",
     "progress",
     "progress_enabled",
     "public_mode",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import time
 from typing import Any
 
-__all__ = ["LIBRARIES", "library_versions", "machine", "utc_now"]
+__all__ = ["LIBRARIES", "library_versions", "machine", "package_version", "utc_now"]
 
 #: Every library whose version can change a result searchbench writes.
 LIBRARIES = ("searchbench", "numpy", "scipy", "pyarrow", "bm25s", "PyStemmer", "torch",
@@ -17,15 +18,21 @@ LIBRARIES = ("searchbench", "numpy", "scipy", "pyarrow", "bm25s", "PyStemmer", "
 
 def library_versions(packages: tuple[str, ...] = LIBRARIES) -> dict[str, str | None]:
     """``{"python": "3.11.7", "numpy": "2.1.0", ..., "torch": None}`` (None: not installed)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    out.update((name, package_version(name)) for name in packages)
+    return out
+
+
+@functools.cache
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (None: not installed); looked up once
+    per process (a metadata scan costs about a millisecond)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in packages:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def machine() -> dict[str, Any]:

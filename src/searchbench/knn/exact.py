@@ -505,9 +505,9 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: in
 
 def _provenance(base: np.ndarray, queries: np.ndarray, metric: str, k: int, extra: int,
                 dtype: type, faiss: Any) -> dict[str, Any]:
-    from .._util import library_versions
+    from .._util import package_version
 
-    version = library_versions(("searchbench",))["searchbench"]
+    version = package_version("searchbench")
     engine = (f"faiss {faiss.__version__} knn, float32" if faiss is not None
               else f"numpy {np.__version__} matmul, {np.dtype(dtype).name}")
     return {

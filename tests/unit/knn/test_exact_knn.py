@@ -107,3 +107,14 @@ def test_same_result_for_any_thread_count(threads):
     ids, dist = brute_force(base, queries, 20, "ip")
     np.testing.assert_array_equal(gt.ids, ids)
     np.testing.assert_allclose(gt.distances, dist, atol=1e-6, rtol=0)
+
+
+def test_ann_keeps_exporting_the_exact_search():
+    """Exact search moved below retrieval and ann; ``searchbench.ann`` still offers it."""
+    import searchbench as sb
+    from searchbench import knn
+
+    assert sb.ann.exact_knn is knn.exact_knn and sb.ann.GroundTruth is knn.GroundTruth
+    base, queries = clustered(200, 5, 8)
+    library = exact_knn(base, queries, 3).provenance["library"]
+    assert library.startswith(f"searchbench {sb.__version__} (")
