@@ -39,7 +39,8 @@ def test_check_valid_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "s: 2 documents, 2 queries (2 judged), 4 judgments, 1 evidence quotes" in out
     assert "queries: real 100%, synthetic 0%, verified 50% (curated 1, human 1)" in out
     assert "warning [small-set]: only 2 judged queries" in out
-    assert out.rstrip().endswith("OK: 0 error(s), 1 warning(s)")
+    assert "warning [partial-evidence]: 1 queries have evidence quotes" in out
+    assert out.rstrip().endswith("OK: 0 error(s), 2 warning(s)")
 
 
 BROKEN = {

@@ -10,7 +10,10 @@ Warnings: every query synthetic; exactly one relevant document for every query (
 then never exceed 1/k); fewer than 50 judged queries, with the smallest nDCG@10
 difference such a set can detect (paired t-test, see :func:`detectable_difference`; a
 single judged query can show no difference at all);
-evidence quotes for unjudged pairs or with another grade than the judgment.
+evidence quotes for unjudged pairs or with another grade than the judgment; *partial
+evidence*, a query with quotes for some relevant documents but not others (chunk-level
+judgments then leave the unquoted ones unjudged, see
+:func:`searchbench.retrieval.chunk_qrels`).
 """
 
 from __future__ import annotations
@@ -189,6 +192,28 @@ def _evidence_warnings(es: EvalSet, report: CheckReport) -> None:
         report.warnings.append(Finding(
             "evidence-grade", f"{len(other)} evidence quotes have a grade other than their "
             f"judgment's: {_examples([f'{e.query_id}/{e.doc_id}' for e in other])}"))
+    partial = _partial_evidence(judged, es.evidence)
+    if partial:
+        pairs = [f"{q}/{d}" for q, docs in partial.items() for d in docs]
+        report.warnings.append(Finding(
+            "partial-evidence", f"{len(partial)} queries have evidence quotes for some "
+            f"relevant documents but not for {len(pairs)} others ({_examples(pairs)}): at "
+            "chunk level those documents are left unjudged (their chunks count as unjudged; "
+            "Judged@k shows it); quote the answer in them too, or judge them non-relevant"))
+
+
+def _partial_evidence(judged: dict[str, dict[str, int]],
+                      evidence: Any) -> dict[str, list[str]]:
+    """Query id -> its relevant documents without quotes, for queries quoting others."""
+    quoted: dict[str, set[str]] = {}
+    for ev in evidence:
+        quoted.setdefault(ev.query_id, set()).add(ev.doc_id)
+    out: dict[str, list[str]] = {}
+    for qid, docs in quoted.items():
+        missing = sorted(d for d, g in judged.get(qid, {}).items() if g > 0 and d not in docs)
+        if missing:
+            out[qid] = missing
+    return out
 
 
 def _needed(sd: float, target: float = 0.05) -> int | str:

@@ -121,8 +121,8 @@ def resolve_duplicates(
         d = id_at(g.doc_vocab, int(g.doc_codes[second]))
         raise DataFormatError(
             f"{describe_line(second)}: duplicate (query, doc) pair ({q!r}, {d!r}), first seen at "
-            f"{describe_line(first)}; expected each pair once, or pass keep='max'|'first' "
-            f"(CLI: --keep max|first)"
+            f"{describe_line(first)}; expected each pair once: remove one of the lines (to "
+            "evaluate anyway, pass keep='max'|'first'; eval and compare: --keep max|first)"
         )
     is_first = np.ones(len(keys), dtype=bool)
     is_first[dup + 1] = False

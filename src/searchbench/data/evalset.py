@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -206,30 +207,75 @@ def read_evidence(
 ) -> tuple[Evidence, ...]:
     """Read ``evidence.jsonl`` and resolve each quote to offsets in its document's text.
 
+    A quote matches where the document holds the same words separated by any run of
+    whitespace (a line break in the document may be a space in the quote, or two spaces
+    one); see :func:`find_quote`. The resolved :class:`Evidence` keeps the document's own
+    text of the span, so ``corpus[doc_id].text[start:end] == quote`` always holds.
+
     Quotes not found (or unknown docs) raise one :class:`DataFormatError` listing every
-    (query, doc) concerned, or are recorded in ``issues`` and skipped.
+    (query, doc) concerned with the closest passage of the document, or are recorded in
+    ``issues`` and skipped.
     """
     out: list[Evidence] = []
     problems: list[str] = []
     for where, obj in iter_jsonl(source):
         ev = _evidence(obj, where)
         doc = corpus.get(ev.doc_id)
-        start = doc.text.find(ev.quote) if doc is not None else -1
-        if start < 0:
+        span = find_quote(doc.text, ev.quote) if doc is not None else None
+        if span is None:
             why = "unknown document" if doc is None else "quote not found in the document text"
+            hint = "" if doc is None else \
+                f" (closest passage: {closest_passage(doc.text, ev.quote)!r})"
             problems.append(f"{where}: query {ev.query_id!r}, doc {ev.doc_id!r}: {why}: "
-                            f"{ev.quote[:50]!r}")
+                            f"{_preview(ev.quote)!r}{hint}")
             continue
-        out.append(Evidence(ev.query_id, ev.doc_id, ev.grade, ev.quote, start,
-                            start + len(ev.quote)))
+        start, end = span
+        out.append(Evidence(ev.query_id, ev.doc_id, ev.grade, doc.text[start:end], start, end))
     if problems and issues is None:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         raise DataFormatError(
-            f"{len(problems)} evidence quote(s) not found; expected exact substrings of the "
-            f"document text: " + "; ".join(problems[:5]) + more)
+            f"{len(problems)} evidence quote(s) not found; expected substrings of the "
+            "document text (whitespace runs may differ): " + "; ".join(problems[:5]) + more)
     if issues is not None:
         issues.extend(Issue("quote-not-found", p) for p in problems)
     return tuple(out)
+
+
+def find_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the first place where ``text`` holds ``quote``'s words separated
+    by whitespace runs of any length and kind, or ``None``.
+
+    Exact matches are found first; otherwise the quote's words are matched literally
+    (``re.escape``) with ``\\s+`` between them. Case, punctuation and Unicode form must
+    agree: only whitespace is tolerant.
+    """
+    start = text.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    words = quote.split()
+    if not words:
+        return None
+    found = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return (found.start(), found.end()) if found else None
+
+
+def closest_passage(text: str, quote: str, width: int = 60) -> str:
+    """The passage of ``text`` sharing the longest run of characters with ``quote``
+    (whitespace collapsed), at most ``width`` characters: what a user probably meant."""
+    import difflib
+
+    flat = " ".join(text.split())
+    wanted = " ".join(quote.split())
+    match = difflib.SequenceMatcher(None, flat, wanted, autojunk=False).find_longest_match(
+        0, len(flat), 0, len(wanted))
+    if match.size == 0:
+        return ""
+    begin = max(0, match.a - match.b)
+    return flat[begin:begin + min(width, max(len(wanted), 1))]
+
+
+def _preview(quote: str, n: int = 50) -> str:
+    return quote if len(quote) <= n else quote[:n] + "…"
 
 
 def _evidence(obj: dict[str, Any], where: str) -> Evidence:

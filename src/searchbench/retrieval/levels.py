@@ -2,7 +2,9 @@
 
 - :func:`chunk_qrels`: a chunk is judged by overlap with the resolved evidence spans of
   its (query, document): grade = the highest grade of a span it overlaps, 0 if none.
-  A (query, document) pair without evidence passes its grade to every chunk.
+  A (query, document) pair without evidence passes its grade to every chunk, unless the
+  query has evidence for other documents (*partial evidence*): then a relevant document
+  without quotes is left unjudged at chunk level (see :func:`chunk_qrels`).
 - :func:`doc_run`: a chunk run turned into a doc run, a document ranking at its best chunk.
 - :func:`context_tokens` / :func:`budget_run`: tokens returned in the top K, and the
   longest prefix of each ranking that fits a token budget.
@@ -29,7 +31,21 @@ def overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
 
 
 def chunk_qrels(chunks: Sequence[Chunk], qrels: Qrels, evidence: Iterable[Any] = ()) -> Qrels:
-    """Judgments for every chunk of every judged document (see module docstring)."""
+    """Judgments for the chunks of every judged document.
+
+    - A (query, doc) pair with evidence: each chunk gets the highest grade of the evidence
+      spans it overlaps, or ``min(doc grade, 0)`` if it overlaps none.
+    - A pair without evidence in a query without any evidence: every chunk inherits the
+      document's grade (the judge said the document answers, not where).
+    - *Partial evidence*, a relevant pair (grade > 0) without evidence in a query that has
+      evidence for other documents: the pair is left unjudged at chunk level. Inheriting
+      the grade would give that document as many relevant chunks as it has chunks (126
+      against the quoted answer's 1 in one real set), so recall would be dominated by the
+      unquoted documents and capped far below 1 for a perfect system; leaving them unjudged
+      keeps R the number of located answers, and Judged@k shows when a system retrieves
+      their chunks. ``evalset check`` warns about such queries. Non-relevant pairs
+      (grade ≤ 0) always pass their grade to every chunk.
+    """
     by_doc: dict[str, list[Chunk]] = {}
     for c in chunks:
         by_doc.setdefault(c.doc_id, []).append(c)
@@ -39,15 +55,19 @@ def chunk_qrels(chunks: Sequence[Chunk], qrels: Qrels, evidence: Iterable[Any] =
             raise ConfigError(f"evidence for query {ev.query_id!r}, doc {ev.doc_id!r} has no "
                               "resolved span; load the evaluation set with its loader")
         spans.setdefault((ev.query_id, ev.doc_id), []).append((ev.start, ev.end, ev.grade))
+    with_evidence = {qid for qid, _ in spans}
     qs: list[str] = []
     ds: list[str] = []
     gs: list[int] = []
     for qid, docs in qrels.to_dict().items():
         for did, grade in docs.items():
+            pair_spans = spans.get((qid, did))
+            if pair_spans is None and grade > 0 and qid in with_evidence:
+                continue  # partial evidence: unjudged at chunk level
             for c in by_doc.get(did, ()):
                 qs.append(qid)
                 ds.append(c.id)
-                gs.append(_chunk_grade(c, grade, spans.get((qid, did))))
+                gs.append(_chunk_grade(c, grade, pair_spans))
     return Qrels.from_columns(qs, ds, np.asarray(gs, dtype=np.int64), source="chunk-qrels")
 
 

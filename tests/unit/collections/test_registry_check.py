@@ -135,3 +135,26 @@ def test_list_datasets_expands_a_tilde_in_the_cache_variable(
     assert cache_root() == tmp_path / "sbcache"
     [row] = [r for r in list_datasets() if r["spec"] == f"beir-download:{name}"]
     assert row["available"] is True
+
+
+def _evidence_set(evidence_docs: list[str]):
+    from searchbench.data.evalset import EvalSet, Evidence
+    from searchbench.data.qrels import Qrels
+    from searchbench.data.texts import Corpus, Document, Queries, Query
+
+    corpus = Corpus([Document("a", "the answer is here"), Document("b", "also relevant"),
+                     Document("c", "off topic")])
+    ev = tuple(Evidence("q1", d, 1, corpus[d].text[:4], 0, 4) for d in evidence_docs)
+    return EvalSet(corpus, Queries([Query("q1", "x"), Query("q2", "y")]),
+                   Qrels.from_dict({"q1": {"a": 1, "b": 2, "c": 0}, "q2": {"a": 1, "b": 1}}),
+                   ev)
+
+
+def test_partial_evidence_is_warned_with_the_unquoted_documents() -> None:
+    [msg] = [w.message for w in check_evalset(_evidence_set(["a"])).warnings
+             if w.kind == "partial-evidence"]
+    assert msg.startswith("1 queries have evidence quotes for some relevant documents but not "
+                          "for 1 others ('q1/b')")
+    for complete in (["a", "b"], []):  # every relevant doc quoted, or no evidence at all
+        kinds = [w.kind for w in check_evalset(_evidence_set(complete)).warnings]
+        assert "partial-evidence" not in kinds

@@ -158,3 +158,32 @@ def test_written_set_follows_the_umask(tmp_path: Path) -> None:
     assert {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()} == dict.fromkeys(
         ["corpus.jsonl", "queries.jsonl", "qrels.tsv", "evidence.jsonl", "provenance.json"],
         0o644)
+
+
+@pytest.mark.parametrize("quote", ["sorted()  to get", "sorted()\nto\tget", " sorted() to get ",
+                                   "Use sorted()\r\nto"])
+def test_quotes_match_modulo_whitespace_runs(tmp_path: Path, quote: str) -> None:
+    folder = make_set(tmp_path, [{"query_id": "q1", "doc_id": "d1", "grade": 2,
+                                  "quote": quote}])
+    [ev] = read_native(folder).evidence
+    text = "Use sorted() to get a new sorted list."
+    assert text[ev.start:ev.end] == ev.quote            # exact offsets, the document's text
+    assert " ".join(ev.quote.split()) == " ".join(quote.split())
+
+
+def test_whitespace_tolerance_stops_at_words(tmp_path: Path) -> None:
+    for quote in ("sorted () to", "Sorted() to", "sortedto", "sorted() to  get  an"):
+        folder = make_set(tmp_path / quote, [{"query_id": "q1", "doc_id": "d1", "grade": 2,
+                                              "quote": quote}])
+        with pytest.raises(DataFormatError, match="quote not found"):
+            read_native(folder)
+
+
+def test_quote_not_found_names_the_quote_and_the_closest_passage(tmp_path: Path) -> None:
+    folder = make_set(tmp_path, [{"query_id": "q1", "doc_id": "d1", "grade": 2,
+                                  "quote": "to get a brand new sorted list"}])
+    with pytest.raises(DataFormatError) as err:
+        read_native(folder)
+    msg = str(err.value)
+    assert "'to get a brand new sorted list'" in msg
+    assert "closest passage: '" in msg and "to get a new sorted list" in msg

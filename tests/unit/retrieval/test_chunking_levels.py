@@ -85,11 +85,14 @@ def test_chunk_qrels_by_overlap_with_evidence_spans():
     qrels = sb.Qrels.from_dict({"q": {"a": 1, "b": 2}})
     chunks = SentenceChunker(1).split("a", corpus["a"].text) + SentenceChunker(1).split("b", text)
     got = chunk_qrels(chunks, qrels, ev).to_dict()["q"]
-    by_text = {c.text: got[c.id] for c in chunks}
+    by_text = {c.text: got.get(c.id) for c in chunks}
     assert by_text["cats purr and purr."] == 2      # overlaps the quote
     assert by_text["the cat sat."] == 0             # same doc, outside the quote
     assert by_text["cats sleep."] == 0
-    assert by_text["cats purr softly."] == 1        # doc without evidence: inherits its grade
+    assert by_text["cats purr softly."] is None     # relevant doc without evidence in a query
+    # with evidence (partial evidence): unjudged at chunk level
+    alone = chunk_qrels(chunks, sb.Qrels.from_dict({"r": {"a": 1}}), ev).to_dict()["r"]
+    assert alone == {c.id: 1 for c in chunks if c.doc_id == "a"}  # no evidence: inherits
 
 
 def test_overlap_is_half_open():
@@ -107,3 +110,17 @@ def test_context_tokens_and_budget():
     cut = budget_run(run, counts, 300)
     assert [d for d, _ in cut.ranking("q")] == ["a"]   # a+b = 350 > 300
     assert len(budget_run(run, counts, 400).ranking("q")) == 3
+
+
+def test_partial_evidence_leaves_unquoted_relevant_documents_unjudged():
+    corpus = sb.Corpus.from_dict({"a": "one two three four five six", "b": "x y z w v u",
+                                  "c": "p q r s t o"})
+    chunks = [c for d in corpus for c in TokenChunker(2).split(d.id, d.text)]
+    qrels = sb.Qrels.from_dict({"q1": {"a": 2, "b": 1, "c": 0}, "q2": {"b": 1}})
+    ev = [Evidence("q1", "a", 2, "three", 8, 13)]
+    got = chunk_qrels(chunks, qrels, ev).to_dict()
+    # q1 quotes a: a's chunks graded by overlap; b (relevant, unquoted) left unjudged;
+    # c (judged non-relevant) passes 0 to each chunk. q2 has no evidence: b inherits.
+    assert got["q1"] == {"a#0-7": 0, "a#8-18": 2, "a#19-27": 0,
+                         "c#0-3": 0, "c#4-7": 0, "c#8-11": 0}
+    assert got["q2"] == {"b#0-3": 1, "b#4-7": 1, "b#8-11": 1}
