@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..vocab import MAX_RESAMPLES, TESTS, canonical_test
 
 __all__ = [
     "MAX_RESAMPLES",
@@ -53,15 +54,9 @@ __all__ = [
     "wilcoxon",
 ]
 
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-_ALIASES = {
-    "fisher": "randomization", "randomisation": "randomization", "permutation": "randomization",
-    "student": "t", "ttest": "t", "t-test": "t", "paired-t": "t", "signed-rank": "wilcoxon",
-}
 _CHUNK_ELEMENTS = 1 << 21  # sign/count matrix entries per chunk (16 MB as float64)
 _TIE_TOL = 1e-9
 MAX_EXACT_QUERIES = 24
-MAX_RESAMPLES = 10**7  # permutations or bootstrap resamples (time grows linearly with B)
 
 
 @dataclass(frozen=True)
@@ -77,11 +72,7 @@ class PairedTestResult:
 
 def test_name(name: str) -> str:
     """Canonical test name, or :class:`ConfigError` listing the known tests."""
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in TESTS:
-        raise ConfigError(f"unknown test {name!r}; expected one of: {', '.join(TESTS)}")
-    return key
+    return canonical_test(name)
 
 
 def _as_matrix(diffs: np.ndarray) -> np.ndarray:
