@@ -55,7 +55,10 @@ def test_stdout_when_no_output(capsys):
 @pytest.mark.parametrize("args, needle", [
     (["--retriever", "dense", "--model", "no-such-model"], "available: minilm"),
     (["--chunk", "pages:3"], "expected tokens:SIZE"),
-    (["--level", "page"], "doc"),
+    (["--k1", "nan"], "--k1 is nan; expected a finite number >= 0"),
+    (["--b", "1.5"], "--b is 1.5; expected a finite number >= 0 and <= 1"),
+    (["--rrf-k", "-1", "-r", "hybrid"], "--rrf-k is -1.0; expected a finite number >= 0"),
+    (["-r", "hybrid", "--fusion", "weighted", "--weight", "nan"], "--weight is nan"),
 ])
 def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):
     rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
@@ -113,3 +116,20 @@ def test_openai_endpoint_run_and_failure(tmp_path, capsys, monkeypatch):
         assert len(err) == 1 and "failed after" in err[0] and "sk-cli-secret" not in err[0]
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--level", "page"], "unknown level 'page'; expected one of doc, chunk"),
+    (["--metric", "hamming"], "unknown metric 'hamming'"),
+    (["--fusion", "borda"], "unknown fusion 'borda'"),
+    (["--norm", "l2"], "unknown normalisation 'l2'"),
+    (["--bm25-method", "magic"], "unknown BM25 method 'magic'"),
+    (["--stemmer", "klingon"], "unknown stemmer 'klingon'"),
+    (["--stopwords", "klingon"], "unknown stop words 'klingon'"),
+    (["--retriever", "sparse-magic"], "unknown retriever type"),
+])
+def test_unknown_names_are_usage_errors_listing_valid_values(tmp_path, capsys, args, needle):
+    rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
+    err = " ".join(capsys.readouterr().err.replace("│", " ").split())
+    assert rc == 2 and needle in err and "Traceback" not in err
+    assert not (tmp_path / "x.trec").exists()
