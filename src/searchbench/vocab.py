@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -185,8 +185,8 @@ def canonical(concept: str, value: Any, key: str | None = None) -> str:
         low = _ALIASES[concept].get(low, low)
         if low in _VALUES[concept]:
             return low
-    where = f" for {key}" if key and key != concept else ""
-    raise ConfigError(f"unknown {concept} {value!r}{where}; expected one of "
+    where = f"{key}: " if key else ""
+    raise ConfigError(f"{where}unknown {concept} {value!r}; expected one of "
                       f"{valid_values(concept)}")
 
 
@@ -330,23 +330,25 @@ class StatsSettings:
     seed: int = 0
     n_permutations: int = 10_000
 
-    def validated(self, where: str = "") -> StatsSettings:
-        """A copy with canonical names, or ConfigError naming the bad setting."""
-        pre = f"{where}: " if where else ""
-        check_probability(self.alpha, f"{pre}alpha")
-        check_probability(self.confidence, f"{pre}confidence")
-        check_positive_int(self.seed, f"{pre}seed", minimum=0)
-        check_positive_int(self.n_permutations, f"{pre}n_permutations", MAX_RESAMPLES)
-        return StatsSettings(canonical_test(self.test, f"{pre}test"),
-                             canonical_correction(self.correction, f"{pre}correction"),
+    def validated(self, key: Callable[[str], str] = str) -> StatsSettings:
+        """A copy with canonical names, or ConfigError naming the bad setting as
+        ``key(name)``."""
+        check_probability(self.alpha, key("alpha"))
+        check_probability(self.confidence, key("confidence"))
+        check_positive_int(self.seed, key("seed"), minimum=0)
+        check_positive_int(self.n_permutations, key("n_permutations"), MAX_RESAMPLES)
+        return StatsSettings(canonical_test(self.test, None if key is str else key("test")),
+                             canonical_correction(self.correction,
+                                                  None if key is str else key("correction")),
                              float(self.alpha), float(self.confidence), self.seed,
                              self.n_permutations)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], where: str = "") -> StatsSettings:
+    def from_mapping(cls, data: Mapping[str, Any],
+                     key: Callable[[str], str] = str) -> StatsSettings:
         """Settings from a mapping (missing keys take the defaults), validated."""
         names = ("test", "correction", "alpha", "confidence", "seed", "n_permutations")
-        return cls(**{n: data[n] for n in names if n in data}).validated(where)
+        return cls(**{n: data[n] for n in names if n in data}).validated(key)
 
 
 DEFAULT_STATS = StatsSettings()

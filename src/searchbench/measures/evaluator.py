@@ -89,7 +89,7 @@ class Evaluator:
 
     def __init__(self, qrels: Qrels, measures: str | Measure | Sequence[str | Measure],
                  *, missing: str = "zero", depth: int | None = None) -> None:
-        missing = canonical_missing(missing, "missing")
+        missing = canonical_missing(missing)
         if depth is not None and depth <= 0:
             raise DataFormatError(f"depth {depth} must be a positive integer")
         self.qrels = qrels

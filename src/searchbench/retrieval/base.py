@@ -272,7 +272,7 @@ def doc_aligned_blocks(doc_starts: np.ndarray, n_units: int, size: int) -> list[
 
 def _check_level(level: str, k: int) -> str:
     """The canonical level; ConfigError for an unknown level or k <= 0."""
-    level = canonical_level(level, "level")
+    level = canonical_level(level)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k <= 0:
         raise ConfigError(f"k={k!r}: expected a positive number of results per query")
     return level

@@ -51,8 +51,8 @@ class Dense(Retriever):
                  with_title: bool = True) -> None:
         super().__init__()
         self.encoder = make_encoder(encoder)
-        self.metric = canonical_metric(metric, "metric")
-        backend = canonical_backend(backend, "backend")
+        self.metric = canonical_metric(metric)
+        backend = canonical_backend(backend)
         self.backend, self.block_size, self.with_title = backend, block_size, with_title
         self.embeddings: np.ndarray | None = None
         self._sq_norms: np.ndarray | None = None

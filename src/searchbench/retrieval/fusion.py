@@ -64,7 +64,7 @@ def rrf(runs: Sequence[Run], k: float = 60.0, name: str = "rrf") -> Run:
 
 def _normalise(run: Run, norm: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-query normalised scores: ``(query_ids, doc_ids, normalised, per-query min)``."""
-    norm = canonical_norm(norm, "norm")
+    norm = canonical_norm(norm)
     q, d, s, _ = _flatten(run)
     codes = run.query_codes()
     n = run.n_queries
@@ -116,7 +116,7 @@ def fuse(runs: Sequence[Run], method: str = "rrf", *, rrf_k: float = 60.0,
          weights: Sequence[float] | None = None, norm: str = "minmax",
          name: str | None = None) -> Run:
     """``rrf`` or ``weighted`` fusion of ``runs`` (see module docstring)."""
-    method = canonical_fusion(method, "fusion")
+    method = canonical_fusion(method)
     if method == "rrf":
         return rrf(runs, rrf_k, name=name or "rrf")
     if method == "weighted":
@@ -139,7 +139,7 @@ class Hybrid(Retriever):
         super().__init__()
         if len(retrievers) < 2:
             raise ConfigError("Hybrid needs at least two retrievers to fuse")
-        fusion, norm = canonical_fusion(fusion, "fusion"), canonical_norm(norm, "norm")
+        fusion, norm = canonical_fusion(fusion), canonical_norm(norm)
         rrf_k = check_finite(rrf_k, "rrf_k", minimum=0)
         if weights is not None:
             weights = check_weights(weights, len(retrievers))

@@ -34,9 +34,9 @@ class BM25(Retriever):
         super().__init__()
         self.k1 = check_finite(k1, "k1", minimum=0)
         self.b = check_finite(b, "b", minimum=0, maximum=1)
-        self.method = canonical_bm25_method(method, "method")
-        self.stopwords = canonical_stopwords(stopwords, "stopwords")
-        self.stemmer_name = canonical_stemmer(stemmer, "stemmer")
+        self.method = canonical_bm25_method(method)
+        self.stopwords = canonical_stopwords(stopwords)
+        self.stemmer_name = canonical_stemmer(stemmer)
         if not isinstance(with_title, bool):
             raise ConfigError(f"with_title is {with_title!r}; expected true or false")
         self.with_title = with_title

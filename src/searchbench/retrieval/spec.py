@@ -55,12 +55,16 @@ __all__ = [
     "RetrieverSpec",
     "bind_chunker",
     "build_retriever",
+    "chunker_for",
     "chunking_label",
     "context_token_counts",
     "counting_encoder",
+    "counting_spec",
+    "encoder_for",
     "retriever_spec",
     "spec_to_dict",
     "token_unit",
+    "unit_label",
 ]
 
 WORDS = "whitespace-separated words"
@@ -234,7 +238,7 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
         bm25.quiet = quiet
         return bm25
     if isinstance(spec, DenseSpec):
-        enc = _encoder(spec, encoders if encoders is not None else {}, quiet, encoder_options)
+        enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
         dense = Dense(enc, metric=spec.metric, backend=spec.backend,
                       with_title=spec.with_title)
         dense.quiet = quiet
@@ -246,8 +250,9 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                   norm=spec.norm)
 
 
-def _encoder(spec: DenseSpec, cache: dict[Any, Any], quiet: bool | None,
-             options: dict[str, Any]) -> Any:
+def encoder_for(spec: DenseSpec, cache: dict[Any, Any], quiet: bool | None = None,
+                **options: Any) -> Any:
+    """The encoder of ``spec`` from ``cache`` (made and cached on first use)."""
     from .encoders import encoder
 
     key = (spec.model, spec.query_prefix, spec.doc_prefix)
@@ -273,39 +278,60 @@ def counting_encoder(retriever: Any) -> Any:
     return None
 
 
+def counting_spec(spec: RetrieverSpec) -> DenseSpec | None:
+    """The spec whose model counts tokens for ``spec`` (the spec-level twin of
+    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None."""
+    if isinstance(spec, DenseSpec):
+        return spec
+    if isinstance(spec, HybridSpec):
+        return next((p for p in spec.parts if isinstance(p, DenseSpec)), None)
+    return None
+
+
 def token_unit(retriever: Any) -> str:
     """What a token is for ``retriever`` (see the module docstring)."""
-    enc = counting_encoder(retriever)
-    return f"model tokens of {enc.name}" if enc is not None else WORDS
+    return unit_label(counting_encoder(retriever))
+
+
+def unit_label(encoder: Any) -> str:
+    """``model tokens of NAME`` for an encoder, the word unit for None."""
+    return f"model tokens of {encoder.name}" if encoder is not None else WORDS
 
 
 def bind_chunker(chunk: str | Chunker | None, retriever: Any) -> Chunker | None:
     """The chunker ``chunk`` (a spec such as ``tokens:256:32``, or a chunker) counting in
     ``retriever``'s token unit (see the module docstring)."""
+    return chunker_for(chunk, counting_encoder(retriever))
+
+
+def chunker_for(chunk: str | Chunker | None, encoder: Any) -> Chunker | None:
+    """The chunker ``chunk`` counting ``encoder``'s tokens (None: whitespace words)."""
     chunker = parse_chunker(chunk) if chunk is None or isinstance(chunk, str) else chunk
     if chunker is None or not hasattr(chunker, "with_tokenizer"):
         return chunker
-    enc = counting_encoder(retriever)
-    if enc is None:
+    if encoder is None:
         return chunker.with_tokenizer(whitespace_offsets, "words")
-    return chunker.with_tokenizer(enc.token_offsets, enc.name)
+    return chunker.with_tokenizer(encoder.token_offsets, encoder.name)
 
 
-def chunking_label(chunk: str | None, retriever: Any) -> str:
-    """``tokens:256 (model tokens of all-MiniLM-L6-v2)``, ``none (whole documents)`` …"""
+def chunking_label(chunk: str | None, retriever: Any = None, *,
+                   encoder: Any = None) -> str:
+    """``tokens:256 (model tokens of all-MiniLM-L6-v2)``, ``none (whole documents)`` …
+    (the unit of ``retriever``, or of ``encoder`` when no retriever is given)."""
     if not chunk or chunk == "none":
         return "none (whole documents)"
     if chunk.startswith("sentences"):
         return f"{chunk} (sentences)"
-    return f"{chunk} ({token_unit(retriever)})"
+    enc = counting_encoder(retriever) if retriever is not None else encoder
+    return f"{chunk} ({unit_label(enc)})"
 
 
 def context_token_counts(texts: Mapping[str, str], ids: Sequence[str] | np.ndarray,
-                         retriever: Any) -> dict[str, int]:
+                         retriever: Any = None, *, encoder: Any = None) -> dict[str, int]:
     """Tokens of the context text of every id in ``ids`` (``texts`` as
-    :meth:`Retriever.context_texts` gives them), counted in ``retriever``'s token unit —
-    the one way context tokens and token budgets are counted."""
-    enc = counting_encoder(retriever)
+    :meth:`Retriever.context_texts` gives them), counted in ``retriever``'s token unit (or
+    ``encoder``'s) — the one way context tokens and token budgets are counted."""
+    enc = counting_encoder(retriever) if retriever is not None else encoder
     count = enc.token_offsets if enc is not None else whitespace_offsets
     return {i: len(count(texts[i])) for i in ids}
 
