@@ -164,6 +164,7 @@ def test_library_and_ann_accept_both_spellings_of_a_metric():
 
     class HashEncoder(Encoder):
         name = "hash"
+        identity = "hash:4"
 
         def _embed(self, texts):
             return np.ones((len(texts), 4), dtype=np.float32)
