@@ -33,7 +33,7 @@ def test_example_config_is_valid_and_expands(tmp_path):
     assert len(cells) == 16
     assert {c.level for c in cells} == {"doc", "chunk"}
     assert cfg.baseline_system() == "bm25/tokens:64:8"
-    assert cfg.measures == ["nDCG@10", "RR@10", "R@10", "R@100", "P@5"]
+    assert cfg.measures == ["nDCG@10", "RR@10", "R@10", "R@100", "AP", "P@10"]
 
 
 def test_unknown_top_level_key(tmp_path):
