@@ -103,7 +103,7 @@ def test_one_default_measure_list_everywhere():
 
     assert [m.name for m in parse_measures(list(vocab.DEFAULT_MEASURES))] == \
         list(vocab.DEFAULT_MEASURES)
-    assert eval_cmd.DEFAULT_MEASURES == list(vocab.DEFAULT_MEASURES)
+    assert list(vocab.DEFAULT_MEASURES) == eval_cmd.DEFAULT_MEASURES
     assert compare_cmd.DEFAULT_MEASURES == vocab.DEFAULT_MEASURES
     assert ExperimentConfig("x", ["pyref"], []).measures == list(vocab.DEFAULT_MEASURES)
 
