@@ -47,6 +47,7 @@ from .store import CellRecord, ResultsStore
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
 
 CURVE_DEPTH = 100
+HYBRID_DEPTH = 100  # a hybrid's parts are searched max(k, this) deep, as Hybrid does
 CONTEXT_CUTOFFS = (1, 3, 5, 10, 20)
 Log = Callable[[str], None]
 
@@ -123,7 +124,7 @@ class _Workspace:
         self.query_ids = self.queries.ids
         self.encoders: dict[tuple[str, str, str], Any] = {}
         self.indexes: dict[tuple[str, str, Any], Any] = {}
-        self.runs: dict[tuple[str, str, str, Any], Run] = {}
+        self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
         self.qrels: dict[tuple[str, str, Any], Qrels] = {}
 
     # -- the grid -----------------------------------------------------------------------------
@@ -188,7 +189,8 @@ class _Workspace:
         s, h = cell.retriever.settings, cell.retriever.spec
         parts = self.cfg.components(cell.retriever)
         unit = self.unit(cell.retriever)
-        runs = [self.search(p, cell.chunker, cell.level, unit) for p in parts]
+        depth = max(cell.k, HYBRID_DEPTH)  # as Hybrid.search: each part searched this deep
+        runs = [self.search(p, cell.chunker, cell.level, unit, depth) for p in parts]
         t0 = time.perf_counter()
         run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,  # type: ignore[union-attr]
                    norm=h.norm, name=cell.retriever.name).truncate(cell.k)  # type: ignore[union-attr]
@@ -218,13 +220,15 @@ class _Workspace:
         return spec
 
     def search(self, spec: RetrieverSpec, chunker: str, level: str,
-               unit: DenseSpec | None) -> Run:
-        """The run of a base retriever at (chunker, level, token unit), computed once."""
-        key = (spec.name, chunker, level, unit)
+               unit: DenseSpec | None, depth: int | None = None) -> Run:
+        """The run of a base retriever at (chunker, level, token unit), ``depth`` (default:
+        the config's k) results per query, computed once."""
+        depth = depth or self.cfg.k
+        key = (spec.name, chunker, level, unit, depth)
         if key not in self.runs:
             index = self.index(spec, chunker, unit)
             t0 = time.perf_counter()
-            run = index.search(self.queries, k=self.cfg.k, level=level)
+            run = index.search(self.queries, k=depth, level=level)
             self.say(f"  searched {spec.name} [{chunker}, {level}] in "
                      f"{time.perf_counter() - t0:.1f} s")
             self.runs[key] = run

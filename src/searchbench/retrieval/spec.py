@@ -250,20 +250,21 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                   norm=spec.norm)
 
 
-def encoder_for(spec: DenseSpec, cache: dict[Any, Any], quiet: bool | None = None,
+def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = None,
                 **options: Any) -> Any:
-    """The encoder of ``spec`` from ``cache`` (made and cached on first use)."""
+    """The encoder of ``spec`` from the ``encoders`` cache (made and cached on first use);
+    ``options`` go to :func:`~searchbench.retrieval.encoder` (``cache`` …)."""
     from .encoders import encoder
 
     key = (spec.model, spec.query_prefix, spec.doc_prefix)
-    if key not in cache:
+    if key not in encoders:
         kw = {k: v for k, v in options.items() if v is not None}
         if not spec.model.startswith("openai:"):
             for name in ("endpoint", "api_key_env", "retries"):
                 kw.pop(name, None)
-        cache[key] = encoder(spec.model, query_prefix=spec.query_prefix,
-                             doc_prefix=spec.doc_prefix, quiet=quiet, **kw)
-    return cache[key]
+        encoders[key] = encoder(spec.model, query_prefix=spec.query_prefix,
+                                doc_prefix=spec.doc_prefix, quiet=quiet, **kw)
+    return encoders[key]
 
 
 def counting_encoder(retriever: Any) -> Any:
