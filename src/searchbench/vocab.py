@@ -263,14 +263,17 @@ def canonical_stemmer(value: Any, key: str | None = None) -> str | None:
     return canonical("stemmer", value, key)
 
 
-def canonical_stopwords(value: Any, key: str | None = None) -> str | None:
-    """A bm25s stop-word list by language code (``en``, ``de``…, or the language name), or
-    None for none (``none``, ``false``, ``""``); ``true`` is the default, ``en``."""
+def canonical_stopwords(value: Any, key: str | None = None) -> str | tuple[str, ...] | None:
+    """A bm25s stop-word list by language code (``en``, ``de``…, or the language name), a
+    custom list of words (returned as a tuple), or None for none (``none``, ``false``,
+    ``""``); ``true`` is the default, ``en``."""
     if value is None or value is False or (isinstance(value, str) and value.strip().lower()
                                            in _OFF):
         return None
     if value is True:
         return "en"
+    if isinstance(value, list | tuple) and value and all(isinstance(w, str) for w in value):
+        return tuple(value)  # type: ignore[return-value]  # a custom list of stop words
     return canonical("stop words", value, key)
 
 

@@ -214,3 +214,16 @@ def test_hybrid_refuses_bad_settings_when_made(kwargs, needle):
 
     with pytest.raises(ConfigError, match=needle):
         Hybrid([BM25(), BM25()], **kwargs)
+
+
+def test_a_custom_stopword_list_is_kept_and_used():
+    import searchbench as sb
+    from searchbench.retrieval import BM25
+
+    assert vocab.canonical_stopwords(["the", "a"]) == ("the", "a")
+    with pytest.raises(ConfigError):
+        vocab.canonical_stopwords(["the", 3])
+    corpus = sb.Corpus.from_dict({"d1": "zebra stripes", "d2": "zebra zebra horse"})
+    run = BM25(stopwords=["zebra"], stemmer=None).index(corpus).search(
+        sb.Queries.from_dict({"q": "zebra"}), k=5)
+    assert len(run) == 0  # the only query word is a stop word: nothing matches

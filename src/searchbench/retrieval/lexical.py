@@ -58,7 +58,8 @@ class BM25(Retriever):
             except KeyError as exc:
                 raise ConfigError(f"stemmer {self.stemmer_name!r} is unknown; expected one of "
                                   f"{', '.join(stemmer_mod.algorithms())}") from exc
-        return bm25s.tokenize(texts, stopwords=self.stopwords or [], stemmer=self._stemmer,
+        stop = list(self.stopwords) if isinstance(self.stopwords, tuple) else self.stopwords
+        return bm25s.tokenize(texts, stopwords=stop or [], stemmer=self._stemmer,
                               return_ids=return_ids, show_progress=False)
 
     def _fit(self, texts: list[str]) -> None:

@@ -77,7 +77,7 @@ class BM25Spec:
     k1: float = 0.9
     b: float = 0.4
     method: Bm25Method = "lucene"
-    stopwords: str | None = "en"
+    stopwords: str | tuple[str, ...] | None = "en"
     stemmer: str | None = "english"
     with_title: bool = True
 
