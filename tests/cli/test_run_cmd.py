@@ -58,6 +58,8 @@ def test_stdout_when_no_output(capsys):
     (["--k1", "nan"], "--k1 is nan; expected a finite number >= 0"),
     (["--b", "1.5"], "--b is 1.5; expected a finite number >= 0 and <= 1"),
     (["--rrf-k", "-1", "-r", "hybrid"], "--rrf-k is -1.0; expected a finite number >= 0"),
+    (["--rrf-k", "nan"], "--rrf-k is nan"),  # checked even when not used
+    (["--weight", "inf", "-r", "dense"], "--weight is inf"),
     (["-r", "hybrid", "--fusion", "weighted", "--weight", "nan"], "--weight is nan"),
 ])
 def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):

@@ -122,22 +122,19 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
     from searchbench.retrieval.spec import retriever_spec
-    from searchbench.vocab import check_finite
+    from searchbench.vocab import canonical_fusion, check_finite
 
     def key(name: str) -> str:
         return _FLAGS.get(name, f"--{name.replace('_', '-')}")
 
-    lexical = retriever_spec("bm25", bm25, key=key)
-    if kind == "bm25":
-        return lexical
+    lexical = retriever_spec("bm25", bm25, key=key)  # every flag is checked, used or not
     semantic = retriever_spec("dense", dense, key=key)
-    if kind == "dense":
-        return semantic
     settings = {n: v for n, v in hybrid.items() if n != "weight"}
-    if settings["fusion"] == "weighted":
-        w = check_finite(hybrid["weight"], "--weight")
+    w = check_finite(hybrid["weight"], "--weight")
+    if canonical_fusion(settings["fusion"]) == "weighted":
         settings["weights"] = [w, 1 - w]
-    return retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
+    fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
+    return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
 
 
 def token_unit_of(r: Any) -> str:
