@@ -71,7 +71,12 @@ def run_command(
     """
     import searchbench as sb
     from searchbench.retrieval import provenance as prov
-    from searchbench.retrieval.spec import bind_chunker, build_retriever, chunking_label
+    from searchbench.retrieval.spec import (
+        bind_chunker,
+        build_retriever,
+        chunking_label,
+        token_unit,
+    )
 
     chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
                                        "stopwords": stopwords, "stemmer": stemmer,
@@ -100,7 +105,7 @@ def run_command(
             context["within_budget"]["results"] = len(run) / max(run.n_queries, 1)
         scores = _score(es, r, run, level)
     run.metadata["context_tokens"] = context
-    run.metadata["token_unit"] = token_unit_of(r)
+    run.metadata["token_unit"] = token_unit(r)
     extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
     if sweep is not None:
         extra["weight_sweep"] = dataclasses.asdict(sweep)
@@ -135,12 +140,6 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
         settings["weights"] = [w, 1 - w]
     fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
     return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
-
-
-def token_unit_of(r: Any) -> str:
-    from searchbench.retrieval.spec import token_unit
-
-    return token_unit(r)
 
 
 def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:
