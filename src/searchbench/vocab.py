@@ -303,10 +303,10 @@ def check_positive_int(value: Any, key: str, maximum: int | None = None,
                        minimum: int = 1) -> int:
     """``value`` as an integer >= ``minimum`` (and <= ``maximum``), or ConfigError."""
     want = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum else "")
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum or \
-            (maximum is not None and value > maximum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+            int(value) < minimum or (maximum is not None and int(value) > maximum):
         raise ConfigError(f"{key} is {value!r}; expected {want}")
-    return value
+    return int(value)
 
 
 def check_probability(value: Any, key: str) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,8 @@ class BM25(Retriever):
     min_score = 0.0
 
     def __init__(self, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
-                 stopwords: str | bool | None = "en", stemmer: str | bool | None = "english",
+                 stopwords: str | bool | Sequence[str] | None = "en",
+                 stemmer: str | bool | None = "english",
                  with_title: bool = True) -> None:
         """``k1`` >= 0 and 0 <= ``b`` <= 1 (finite); ``method``, ``stopwords`` and ``stemmer``
         take the spellings of :mod:`searchbench.vocab` (None/False/"none": no stop words,
