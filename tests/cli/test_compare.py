@@ -116,7 +116,8 @@ def test_gate_passes_identical_runs_and_small_drops(files, capsys) -> None:
     ([], "runs cover different query sets: short.trec lacks 4 of 30 qrels queries "
          "(e.g. q26, q27, q28); 26 queries are answered by every run; choose a policy: "
          "--missing zero"),
-    (["--missing", "zero", "--alpha", "2"], "alpha must be in (0, 1)"),
+    (["--missing", "zero", "--alpha", "2"], "alpha is 2.0; expected a number strictly "
+                                             "between 0 and 1"),
     (["-m", "nDCG@x"], ""),
 ])
 def test_bad_input_one_line_exit_1(files, capsys, extra, message) -> None:

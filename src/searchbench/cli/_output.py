@@ -62,18 +62,27 @@ def fmt(value: float, decimals: int, is_count: bool = False) -> str:
     return str(round(value)) if is_count else f"{value:.{decimals}f}"
 
 
-class Missing(StrEnum):
-    """Policy for qrels queries absent from a run."""
+def vocab_option(default: str | None, *names: str, concept: str, help: str) -> Any:
+    """A typer option over a :mod:`searchbench.vocab` concept: canonical values and aliases
+    accepted (case-insensitive), the value passed on in its canonical spelling, an unknown
+    value a usage error (exit 2, Click's convention) listing the valid values and aliases."""
+    from ..errors import ConfigError
+    from ..vocab import canonical, values
 
-    zero = "zero"
-    skip = "skip"
+    def convert(ctx: Any, param: Any, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if concept in ("stemmer", "stop words") and value.strip().lower() in ("none", ""):
+            return "none"
+        try:
+            return canonical(concept, value)
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc)) from None
 
-
-class Keep(StrEnum):
-    """Policy for duplicate (query, doc) lines."""
-
-    max = "max"
-    first = "first"
+    shown = [*values(concept), *(("none",) if concept in ("stemmer", "stop words") else ())]
+    metavar = "[" + "|".join(shown) + "]" if len(shown) <= 8 else "NAME"
+    return typer.Option(default, *names, callback=convert, metavar=metavar, help=help,
+                        show_default=True)
 
 
 def run_name(path: Path, runs: list[Path]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from ._output import QUIET_OPTION, console, reported_warnings
+from ._output import QUIET_OPTION, console, reported_warnings, vocab_option
 from .main import app
 
 ann_app = typer.Typer(help="ANN index recall against exact search, sweeps and reports.",
@@ -30,7 +30,8 @@ def groundtruth_command(
                                  "ann-benchmarks .hdf5 (dataset 'train')."),
     queries: Path = typer.Option(..., "--queries", help="Query vectors: .npy, .fbin or "
                                  ".hdf5 (dataset 'test')."),
-    metric: str = typer.Option("cosine", "--metric", help="cosine, ip or l2 (squared)."),
+    metric: str = vocab_option("cosine", "--metric", concept="metric",
+                               help="cosine, ip or l2 (squared); aliases cos, dot, …"),
     k: int = typer.Option(100, "-k", min=1, help="Neighbours per query."),
     extra: int = typer.Option(10, "--extra", min=0,
                               help="Neighbours kept beyond k, to resolve ties at position k."),
@@ -71,7 +72,8 @@ def sweep_command(
     index: str = typer.Option("hnsw", "--index", help="hnsw, ivf, ivfpq (faiss) or hnswlib."),
     param: list[str] = typer.Option(None, "--param", help="NAME=V1,V2,… repeated, e.g. "
                                     "M=16,32 efSearch=16,64 nlist=256 nprobe=1,4 m=16 nbits=8."),
-    metric: str = typer.Option("cosine", "--metric", help="cosine, ip or l2."),
+    metric: str = vocab_option("cosine", "--metric", concept="metric",
+                               help="cosine, ip or l2; aliases cos, dot, …"),
     k: int = typer.Option(10, "-k", min=1, help="knn_recall@k."),
     vectors: Path = typer.Option(None, "--vectors", help="Raw corpus vectors instead of a set."),
     queries: Path = typer.Option(None, "--queries", help="Raw query vectors."),

@@ -9,20 +9,17 @@ from pathlib import Path
 import typer
 
 from ..errors import ConfigError
-from ..stats.paired import MAX_RESAMPLES
+from ..vocab import DEFAULT_MEASURES, DEFAULT_STATS, MAX_RESAMPLES
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
-    Keep,
-    Missing,
     console,
     print_json,
     reported_warnings,
     run_name,
+    vocab_option,
 )
 from .main import app
-
-DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@100"]
 
 
 class CompareFormat(StrEnum):
@@ -33,24 +30,6 @@ class CompareFormat(StrEnum):
     latex = "latex"
     json = "json"
     csv = "csv"
-
-
-class Test(StrEnum):
-    """Paired tests (``searchbench.stats.paired``)."""
-
-    randomization = "randomization"
-    t = "t"
-    wilcoxon = "wilcoxon"
-    bootstrap = "bootstrap"
-
-
-class Correction(StrEnum):
-    """Multiple-comparison corrections (``searchbench.stats.corrections``)."""
-
-    holm = "holm"
-    bonferroni = "bonferroni"
-    bh = "bh"
-    none = "none"
 
 
 def _measure_names(values: list[str] | None) -> list[str]:
@@ -96,7 +75,7 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
                       "pass one of the RUN files to --baseline")
 
 
-def _check_coverage(qrels, runs, missing: Missing | None) -> None:
+def _check_coverage(qrels, runs, missing: str | None) -> None:
     """Runs over different query sets need an explicit ``--missing`` policy."""
     from ..comparison import coverage_message
 
@@ -108,19 +87,19 @@ def _check_coverage(qrels, runs, missing: Missing | None) -> None:
 
 
 def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
-             missing: Missing | None, keep: Keep | None, quiet: bool, **settings):
+             missing: str | None, keep: str | None, quiet: bool, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
     from ..comparison import compare
     from ..data.qrels import Qrels
     from ..data.run import Run
 
-    policy = keep.value if keep else None
+    policy = keep
     with reported_warnings(quiet):
         judged = Qrels.from_file(qrels, keep=policy)
         loaded = {n: Run.from_file(p, name=n, keep=policy) for n, p in files.items()}
         _check_coverage(judged, loaded, missing)
         return compare(judged, loaded, measures,
-                       missing=missing.value if missing else "zero", **settings)
+                       missing=missing or "zero", **settings)
 
 
 def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
@@ -168,25 +147,28 @@ MEASURE_OPTION = typer.Option(
     None, "--measure", "-m",
     help="Measure(s), repeated or comma-separated, trec_eval names and cutoff lists (P.5,10) "
          f"included (default: {' '.join(DEFAULT_MEASURES)}).")
-TEST_OPTION = typer.Option(Test.randomization, "--test", "-t", case_sensitive=False,
+TEST_OPTION = vocab_option(DEFAULT_STATS.test, "--test", "-t", concept="test",
                            help="Paired test.")
-CORRECTION_OPTION = typer.Option(
-    Correction.holm, "--correction", "-c", case_sensitive=False,
+CORRECTION_OPTION = vocab_option(
+    DEFAULT_STATS.correction, "--correction", "-c", concept="correction",
     help="Multiple-comparison correction over all (system, measure) pairs.")
-ALPHA_OPTION = typer.Option(0.05, "--alpha", help="Significance level after correction.")
+ALPHA_OPTION = typer.Option(DEFAULT_STATS.alpha, "--alpha",
+                            help="Significance level after correction, in (0, 1).")
 PERMUTATIONS_OPTION = typer.Option(
-    10_000, "--permutations", "-n", min=1, max=MAX_RESAMPLES,
+    DEFAULT_STATS.n_permutations, "--permutations", "-n", min=1, max=MAX_RESAMPLES,
     help="Sign flips (randomization) or resamples (bootstrap).")
-SEED_OPTION = typer.Option(0, "--seed", min=0, help="Seed of the resampling tests.")
-MISSING_OPTION = typer.Option(
-    None, "--missing",
+SEED_OPTION = typer.Option(DEFAULT_STATS.seed, "--seed", min=0,
+                           help="Seed of the resampling tests.")
+MISSING_OPTION = vocab_option(
+    None, "--missing", concept="missing policy",
     help="Runs that lack qrels queries: 'zero' scores them 0 (trec_eval -c), 'skip' compares "
          "on the queries every run answers. Required when the runs cover different query "
          "sets; default otherwise: zero.")
 DEPTH_OPTION = typer.Option(None, "--depth", "-M", min=1,
                             help="Evaluate only the top N of each query.")
-KEEP_OPTION = typer.Option(None, "--keep", help="Duplicate (query, doc) lines: keep 'max' or "
-                                               "'first' instead of failing.")
+KEEP_OPTION = vocab_option(None, "--keep", concept="keep policy",
+                           help="Duplicate (query, doc) lines: keep 'max' or 'first' instead "
+                                "of failing.")
 FAIL_IF_WORSE_OPTION = typer.Option(
     None, "--fail-if-worse", help="Exit 1 if a candidate is significantly worse than the "
                                   "baseline on any of these measures (comma-separated).")
@@ -205,14 +187,14 @@ def compare_command(
     runs: list[Path] = RUNS_ARGUMENT,
     baseline: str | None = BASELINE_OPTION,
     measure: list[str] = MEASURE_OPTION,
-    test: Test = TEST_OPTION,
-    correction: Correction = CORRECTION_OPTION,
+    test: str = TEST_OPTION,
+    correction: str = CORRECTION_OPTION,
     alpha: float = ALPHA_OPTION,
     permutations: int = PERMUTATIONS_OPTION,
     seed: int = SEED_OPTION,
-    missing: Missing | None = MISSING_OPTION,
+    missing: str | None = MISSING_OPTION,
     depth: int | None = DEPTH_OPTION,
-    keep: Keep | None = KEEP_OPTION,
+    keep: str | None = KEEP_OPTION,
     fail_if_worse: list[str] = FAIL_IF_WORSE_OPTION,
     min_delta: float = MIN_DELTA_OPTION,
     per_query: bool = PER_QUERY_OPTION,
@@ -233,7 +215,7 @@ def compare_command(
     names = _run_names(runs)
     cmp = _compare(qrels, dict(zip(names, runs, strict=True)), measures, missing=missing,
                    keep=keep, quiet=quiet, baseline=_baseline_name(baseline, runs, names),
-                   test=test.value, correction=correction.value, alpha=alpha, seed=seed,
+                   test=test, correction=correction, alpha=alpha, seed=seed,
                    n_permutations=permutations, depth=depth)
     _render(cmp, output_format, decimals, per_query, quiet)
     if gate:

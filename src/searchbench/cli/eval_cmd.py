@@ -7,21 +7,21 @@ from pathlib import Path
 
 import typer
 
+from .. import vocab
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
-    Keep,
-    Missing,
     console,
     fmt,
     print_json,
     reported_warnings,
     run_name,
+    vocab_option,
 )
 from .main import app
 
-DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@10", "R@100", "AP", "P@10"]
+DEFAULT_MEASURES = list(vocab.DEFAULT_MEASURES)
 
 
 @app.command("eval")
@@ -36,17 +36,17 @@ def eval_command(
              f"Default: {' '.join(DEFAULT_MEASURES)}.",
     ),
     per_query: bool = typer.Option(False, "--per-query", help="Also print per-query values."),
-    missing: Missing = typer.Option(
-        Missing.zero, "--missing",
+    missing: str = vocab_option(
+        "zero", "--missing", concept="missing policy",
         help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
              "'skip' averages over queries in both (trec_eval's default).",
     ),
     depth: int | None = typer.Option(
         None, "--depth", "-M", min=1, help="Evaluate only the top N of each query (trec_eval -M)."
     ),
-    keep: Keep | None = typer.Option(
-        None, "--keep", help="Duplicate (query, doc) lines: keep 'max' or 'first' instead of "
-                             "failing."),
+    keep: str | None = vocab_option(
+        None, "--keep", concept="keep policy", help="Duplicate (query, doc) lines: keep 'max' "
+                                                    "or 'first' instead of failing."),
     output_format: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     trec_names: bool = typer.Option(False, "--trec-names",
                                     help="Print trec_eval's measure names (ndcg_cut_10, P_5)."),
@@ -62,10 +62,10 @@ def eval_command(
     from ..measures import Evaluator
     from ..measures.spec import trec_name
 
-    keep_policy = keep.value if keep else None
+    keep_policy = keep
     with reported_warnings(quiet):
         evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
-                              measure or DEFAULT_MEASURES, missing=missing.value, depth=depth)
+                              measure or DEFAULT_MEASURES, missing=missing, depth=depth)
         loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
                   for path in runs]
         results = [evaluator.evaluate(run) for run in loaded]

@@ -6,49 +6,51 @@ import dataclasses
 import sys
 import tempfile
 import time
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ._output import QUIET_OPTION, reported_warnings
+from ._output import QUIET_OPTION, reported_warnings, vocab_option
 from .main import app
-
-
-class RetrieverKind(StrEnum):
-    bm25 = "bm25"
-    dense = "dense"
-    hybrid = "hybrid"
 
 
 @app.command("run")
 def run_command(
     spec: str = typer.Argument(..., help="Evaluation set: pyref, beir:DIR, a native folder…"),
-    retriever: RetrieverKind = typer.Option(RetrieverKind.bm25, "--retriever", "-r"),
+    retriever: str = vocab_option("bm25", "--retriever", "-r", concept="retriever type",
+                                  help="bm25, dense or hybrid (bm25 + dense)."),
     model: str = typer.Option("minilm", "--model", help="Encoder: minilm, static, "
                               "sentence-transformers:/path, model2vec:/path, openai:NAME."),
-    metric: str = typer.Option("cos", "--metric", help="Dense similarity: cos, ip or l2."),
-    backend: str = typer.Option("auto", "--backend", help="Exact search: auto, numpy, kernel "
-                                "or faiss (same results up to float32 rounding)."),
-    fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf or weighted."),
-    rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k."),
-    weight: float = typer.Option(0.5, "--weight", help="Weighted fusion: weight of BM25."),
-    norm: str = typer.Option("minmax", "--norm", help="Weighted fusion: minmax or zscore."),
+    metric: str = vocab_option("cosine", "--metric", concept="metric",
+                               help="Dense similarity (aliases cos, dot, inner_product, …)."),
+    backend: str = vocab_option("auto", "--backend", concept="backend",
+                                help="Exact search (same results up to float32 rounding)."),
+    fusion: str = vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion."),
+    rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k (>= 0)."),
+    weight: float = typer.Option(0.5, "--weight", help="Weighted fusion: weight of BM25 "
+                                 "(dense gets 1 - weight)."),
+    norm: str = vocab_option("minmax", "--norm", concept="normalisation",
+                             help="Weighted fusion: score normalisation."),
     chunk: str | None = typer.Option(None, "--chunk", help="tokens:SIZE[:OVERLAP], "
-                                     "sentences:N[:OVERLAP] or recursive:MAX_TOKENS."),
-    level: str = typer.Option("doc", "--level", help="doc (a doc ranks at its best chunk) "
-                              "or chunk."),
+                                     "sentences:N[:OVERLAP] or recursive:MAX_TOKENS; tokens "
+                                     "are the model's tokens (dense, hybrid) or whitespace "
+                                     "words (bm25)."),
+    level: str = vocab_option("doc", "--level", concept="level",
+                              help="doc (a doc ranks at its best chunk) or chunk."),
     k: int = typer.Option(100, "-k", "--k", min=1, help="Results per query."),
     token_budget: int | None = typer.Option(None, "--token-budget", min=1, help="Cut each "
                                             "ranking to the results that fit N tokens."),
     output: Path | None = typer.Option(None, "-o", "--output", help="TREC run file to write "
                                        "(+ OUTPUT.json provenance); default: stdout."),
-    k1: float = typer.Option(0.9, "--k1"),
-    b: float = typer.Option(0.4, "--b"),
-    bm25_method: str = typer.Option("lucene", "--bm25-method"),
-    stopwords: str = typer.Option("en", "--stopwords", help="en or none."),
-    stemmer: str = typer.Option("english", "--stemmer", help="Snowball language or none."),
+    k1: float = typer.Option(0.9, "--k1", help="BM25 k1 (>= 0)."),
+    b: float = typer.Option(0.4, "--b", help="BM25 b (0 to 1)."),
+    bm25_method: str = vocab_option("lucene", "--bm25-method", concept="BM25 method",
+                                    help="BM25 variant."),
+    stopwords: str = vocab_option("en", "--stopwords", concept="stop words",
+                                  help="Stop-word list (language code) or none."),
+    stemmer: str = vocab_option("english", "--stemmer", concept="stemmer",
+                                help="Snowball language or none."),
     no_title: bool = typer.Option(False, "--no-title", help="Index text without title."),
     query_prefix: str = typer.Option("", "--query-prefix", help="e.g. 'query: '."),
     doc_prefix: str = typer.Option("", "--doc-prefix", help="e.g. 'passage: '."),
@@ -69,14 +71,30 @@ def run_command(
     """
     import searchbench as sb
     from searchbench.retrieval import provenance as prov
+    from searchbench.retrieval.spec import (
+        bind_chunker,
+        build_retriever,
+        chunking_label,
+        token_unit,
+    )
 
-    opts = locals()
+    chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
+                                       "stopwords": stopwords, "stemmer": stemmer,
+                                       "with_title": not no_title},
+                      dense={"model": model, "metric": metric, "backend": backend,
+                             "query_prefix": query_prefix, "doc_prefix": doc_prefix,
+                             "with_title": not no_title},
+                      hybrid={"fusion": fusion, "rrf_k": rrf_k, "weight": weight, "norm": norm})
+    chunker = sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
     with reported_warnings(quiet):
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
         queries = es.judged_queries if es.exclude_unjudged else es.queries
-        r = _build(opts)
-        r.index(es.corpus, chunker=sb.retrieval.parse_chunker(chunk))
+        r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
+                            api_key_env=api_key_env, retries=retries)
+        if not quiet:
+            typer.echo(f"chunks: {chunking_label(chunk, r)}", err=True)
+        r.index(es.corpus, chunker=bind_chunker(chunker, r))
         sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))
         counts = _token_counts(r, run, level)
@@ -87,12 +105,41 @@ def run_command(
             context["within_budget"]["results"] = len(run) / max(run.n_queries, 1)
         scores = _score(es, r, run, level)
     run.metadata["context_tokens"] = context
+    run.metadata["token_unit"] = token_unit(r)
     extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
     if sweep is not None:
         extra["weight_sweep"] = dataclasses.asdict(sweep)
         if not quiet:
             typer.echo(f"weight sweep: {sweep}")
     _write(run, output, prov.provenance(run, es, spec, extra), scores, context, quiet)
+
+
+_FLAGS = {"k1": "--k1", "b": "--b", "method": "--bm25-method", "stopwords": "--stopwords",
+          "stemmer": "--stemmer", "with_title": "--no-title", "model": "--model",
+          "metric": "--metric", "backend": "--backend", "query_prefix": "--query-prefix",
+          "doc_prefix": "--doc-prefix", "fusion": "--fusion", "rrf_k": "--rrf-k",
+          "weights": "--weight", "norm": "--norm"}
+
+
+def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
+             hybrid: dict[str, Any]) -> Any:
+    """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
+    spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
+    and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
+    from searchbench.retrieval.spec import retriever_spec
+    from searchbench.vocab import canonical_fusion, check_finite
+
+    def key(name: str) -> str:
+        return _FLAGS.get(name, f"--{name.replace('_', '-')}")
+
+    lexical = retriever_spec("bm25", bm25, key=key)  # every flag is checked, used or not
+    semantic = retriever_spec("dense", dense, key=key)
+    settings = {n: v for n, v in hybrid.items() if n != "weight"}
+    w = check_finite(hybrid["weight"], "--weight")
+    if canonical_fusion(settings["fusion"]) == "weighted":
+        settings["weights"] = [w, 1 - w]
+    fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
+    return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
 
 
 def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:
@@ -108,42 +155,14 @@ def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:
     return sweep
 
 
-def _build(o: dict[str, Any]) -> Any:
-    """The retriever the options describe."""
-    import searchbench as sb
-
-    bm25 = sb.retrieval.BM25(k1=o["k1"], b=o["b"], method=o["bm25_method"],
-                             stopwords=None if o["stopwords"] == "none" else o["stopwords"],
-                             stemmer=None if o["stemmer"] == "none" else o["stemmer"],
-                             with_title=not o["no_title"])
-    if o["retriever"] == RetrieverKind.bm25:
-        return bm25
-    kw: dict[str, Any] = {"query_prefix": o["query_prefix"], "doc_prefix": o["doc_prefix"],
-                          "quiet": o["quiet"] or None}
-    if o["cache_dir"]:
-        kw["cache"] = o["cache_dir"]
-    if o["model"].startswith("openai:"):
-        kw.update(endpoint=o["endpoint"], api_key_env=o["api_key_env"], retries=o["retries"])
-    dense = sb.retrieval.Dense(sb.retrieval.encoder(o["model"], **kw), metric=o["metric"],
-                               backend=o["backend"], with_title=not o["no_title"])
-    if o["retriever"] == RetrieverKind.dense:
-        return dense
-    return sb.retrieval.Hybrid([bm25, dense], fusion=o["fusion"], rrf_k=o["rrf_k"],
-                               weights=[o["weight"], 1 - o["weight"]], norm=o["norm"])
-
-
 def _token_counts(r: Any, run: Any, level: str) -> dict[str, int]:
-    """Tokens of every retrieved result (the encoder's tokenizer, else words)."""
+    """Tokens of every retrieved result, in the retriever's token unit."""
     import numpy as np
 
-    from searchbench.retrieval.chunking import whitespace_offsets
+    from searchbench.retrieval.spec import context_token_counts
 
-    enc = getattr(r, "encoder", None) or next(
-        (x.encoder for x in getattr(r, "retrievers", []) if hasattr(x, "encoder")), None)
-    count = enc.token_offsets if enc else whitespace_offsets
-    texts = r.context_texts(level)
     used = run.doc_vocab[np.unique(run.doc_codes)].astype(str).tolist()
-    return {i: len(count(texts[i])) for i in used}
+    return context_token_counts(r.context_texts(level), used, r)
 
 
 def _score(es: Any, r: Any, run: Any, level: str) -> dict[str, float]:
@@ -186,6 +205,7 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
     cut = (f"; within {meta['token_budget']} tokens: {budget['results']:.1f} results, "
            f"{budget['mean']:.0f} tokens" if budget else "")
     typer.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
+               f"({meta.get('token_unit', 'tokens')}) "
                f"per query in the top {context['k']} (mean){cut}  | index "
                f"{sum(v for n, v in meta['timings'].items() if n.startswith('index_s')):.1f}s, "
                f"search {meta['timings'].get('search_s', 0.0):.1f}s")

@@ -37,13 +37,12 @@ from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
 from ..stats import (
     correct,
-    correction_name,
     effect_size,
     paired_test,
     queries_for_power,
-    test_name,
     wins_ties_losses,
 )
+from ..vocab import DEFAULT_STATS, StatsSettings
 
 __all__ = [
     "Comparison",
@@ -346,12 +345,12 @@ def compare(
     measures: Sequence[str] | str,
     *,
     baseline: Any = None,
-    test: str = "randomization",
-    correction: str = "holm",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_permutations: int = 10_000,
+    test: str = DEFAULT_STATS.test,
+    correction: str = DEFAULT_STATS.correction,
+    alpha: float = DEFAULT_STATS.alpha,
+    confidence: float = DEFAULT_STATS.confidence,
+    seed: int = DEFAULT_STATS.seed,
+    n_permutations: int = DEFAULT_STATS.n_permutations,
     missing: str = "zero",
     depth: int | None = None,
 ) -> Comparison:
@@ -363,7 +362,8 @@ def compare(
     """
     from ..measures import Evaluator
 
-    test, correction = test_name(test), correction_name(correction)
+    StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
+                  n_permutations).validated()  # before any evaluation
     named = _named_runs(runs)
     base = _baseline_name(named, baseline)
     wanted = [measures] if isinstance(measures, str) else list(measures)
@@ -381,20 +381,20 @@ def compare_results(
     results: Mapping[str, Any],
     *,
     baseline: str | None = None,
-    test: str = "randomization",
-    correction: str = "holm",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_permutations: int = 10_000,
+    test: str = DEFAULT_STATS.test,
+    correction: str = DEFAULT_STATS.correction,
+    alpha: float = DEFAULT_STATS.alpha,
+    confidence: float = DEFAULT_STATS.confidence,
+    seed: int = DEFAULT_STATS.seed,
+    n_permutations: int = DEFAULT_STATS.n_permutations,
     missing: str = "zero",
     notes: Sequence[str] = (),
 ) -> Comparison:
     """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
     queries), see :func:`compare`."""
-    test, correction = test_name(test), correction_name(correction)
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    settings = StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
+                             n_permutations).validated()
+    test, correction, alpha = settings.test, settings.correction, settings.alpha
     named = _named_runs(results)
     base = _baseline_name(named, baseline)
     measures = list(named[base].measures)

@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import DataFormatError
+from ..vocab import KEEP_POLICIES as _KEEP
 from .ids import intern
 
-KEEP_POLICIES = (None, "max", "first")
+KEEP_POLICIES = (None, *_KEEP)
 
 
 @dataclass(frozen=True)

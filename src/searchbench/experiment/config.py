@@ -16,28 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
+from ..retrieval.spec import RetrieverSpec as RetrievalSpec
+from ..retrieval.spec import retriever_spec
+from ..vocab import (
+    DEFAULT_MEASURES,
+    DEFAULT_STATS,
+    RETRIEVER_TYPES,
+    StatsSettings,
+    canonical_level,
+    canonical_retriever_type,
+    check_positive_int,
+)
 
 __all__ = ["DEFAULT_MEASURES", "Cell", "ExperimentConfig", "RetrieverSpec", "expand_grid",
            "load_config", "parse_config"]
 
-DEFAULT_MEASURES = ["nDCG@10", "RR@10", "R@10", "R@100", "P@5"]
-LEVELS = ("doc", "chunk")
-RETRIEVER_TYPES = ("bm25", "dense", "hybrid")
-FUSIONS = ("rrf", "weighted")
-NORMALIZATIONS = ("minmax", "zscore")
-
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "evalset": (str, list), "k": int, "levels": list, "measures": list,
     "chunkers": list, "baseline": str, "test": str, "correction": str, "seed": int,
-    "alpha": float, "n_permutations": int, "runs_dir": str, "retrievers": list,
-}
-_RETRIEVER_KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "bm25": {"k1": (int, float), "b": (int, float), "method": str,
-             "stopwords": (str, bool), "stemmer": (str, bool), "with_title": bool},
-    "dense": {"model": str, "metric": str, "query_prefix": str, "doc_prefix": str,
-              "with_title": bool},
-    "hybrid": {"of": list, "fusion": str, "rrf_k": int, "weights": list,
-               "normalization": str},
+    "alpha": float, "confidence": float, "n_permutations": int, "runs_dir": str,
+    "retrievers": list,
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list",
                bool: "true or false"}
@@ -45,11 +43,15 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a l
 
 @dataclass(frozen=True)
 class RetrieverSpec:
-    """One ``[[retrievers]]`` table: a name, a type and its settings."""
+    """One ``[[retrievers]]`` table: a name, a type and its settings (the keys the table
+    gives, in canonical spelling; ``of`` names a hybrid's parts). ``spec`` is the validated
+    :data:`searchbench.retrieval.spec.RetrieverSpec` the builder takes — the same object
+    the ``run`` command's flags give."""
 
     name: str
     type: str
     settings: dict[str, Any] = field(default_factory=dict)
+    spec: RetrievalSpec | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, **self.settings}
@@ -98,11 +100,12 @@ class ExperimentConfig:
     k: int = 100
     measures: list[str] = field(default_factory=lambda: list(DEFAULT_MEASURES))
     baseline: str | None = None
-    test: str = "randomization"
-    correction: str = "holm"
-    seed: int = 0
-    alpha: float = 0.05
-    n_permutations: int = 10_000
+    test: str = DEFAULT_STATS.test
+    correction: str = DEFAULT_STATS.correction
+    seed: int = DEFAULT_STATS.seed
+    alpha: float = DEFAULT_STATS.alpha
+    n_permutations: int = DEFAULT_STATS.n_permutations
+    confidence: float = DEFAULT_STATS.confidence
     runs_dir: str = "runs"
     path: Path | None = None
     text: str = ""
@@ -143,6 +146,12 @@ class ExperimentConfig:
         out["retrievers"] = [r.to_dict() for r in self.retrievers]
         return out
 
+    @property
+    def stats(self) -> StatsSettings:
+        """The statistics settings (validated when the config was parsed)."""
+        return StatsSettings(self.test, self.correction, self.alpha,  # type: ignore[arg-type]
+                             self.confidence, self.seed, self.n_permutations)
+
 
 # -- parsing ----------------------------------------------------------------------------------
 def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
@@ -165,25 +174,41 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
 
 def parse_config(data: dict[str, Any], name: str = "experiment",
                  where: str = "config") -> ExperimentConfig:
-    """Validate a parsed TOML document (no file access, no model loading)."""
+    """Validate a parsed TOML document — every key, before any work (no file access, no
+    model loading). A problem raises one :class:`ConfigError` naming ``where`` (the file),
+    the key (``retrievers.bm25.k1``), the value found and the valid values."""
     _check_keys(data, _TOP_KEYS, where, "top-level")
+    try:
+        stats = StatsSettings.from_mapping(data, key=lambda k: f"key {k!r}")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     retrievers = _retrievers(data.get("retrievers", []), where)
     cfg = ExperimentConfig(
-        name=data.get("name", name), evalsets=_evalsets(data.get("evalset"), where),
+        name=_name(data.get("name", name), where), evalsets=_evalsets(data.get("evalset"), where),
         retrievers=retrievers, chunkers=_chunkers(data.get("chunkers", ["none"]), where),
         levels=_levels(data.get("levels", ["doc"]), where), k=_positive(data, "k", 100, where),
-        measures=_measures(data.get("measures", DEFAULT_MEASURES), where),
-        baseline=data.get("baseline"), seed=data.get("seed", 0),
-        test=_stat_name(data, "test", "randomization", where),
-        correction=_stat_name(data, "correction", "holm", where),
-        alpha=float(data.get("alpha", 0.05)),
-        n_permutations=_positive(data, "n_permutations", 10_000, where),
-        runs_dir=data.get("runs_dir", "runs"))
+        measures=_measures(data.get("measures", list(DEFAULT_MEASURES)), where),
+        baseline=data.get("baseline"), seed=stats.seed, test=stats.test,
+        correction=stats.correction, alpha=stats.alpha, confidence=stats.confidence,
+        n_permutations=stats.n_permutations, runs_dir=_runs_dir(data, where))
     if not cfg.cells():
         raise ConfigError(f"{where}: the grid is empty (retrievers × chunkers × levels gives "
                           "no cell); level 'chunk' needs a chunker other than 'none'")
     _check_baseline(cfg, where)
     return cfg
+
+
+def _name(value: str, where: str) -> str:
+    if not value.strip():
+        raise ConfigError(f"{where}: key 'name' is {value!r}; expected a non-empty name")
+    return value
+
+
+def _runs_dir(data: dict[str, Any], where: str) -> str:
+    value = data.get("runs_dir", "runs")
+    if not value.strip():
+        raise ConfigError(f"{where}: key 'runs_dir' is {value!r}; expected a folder name")
+    return value
 
 
 def _type_ok(value: Any, expected: type | tuple[type, ...]) -> bool:
@@ -224,11 +249,14 @@ def _evalsets(value: Any, where: str) -> list[str]:
 
 def _levels(value: Any, where: str) -> list[str]:
     items = _strings(value, "levels", where)
-    bad = [v for v in items if v not in LEVELS]
-    if bad or not items:
-        raise ConfigError(f"{where}: key 'levels' has {bad or items!r}; allowed values: "
-                          f"{', '.join(LEVELS)} (a non-empty list)")
-    return list(dict.fromkeys(items))
+    if not items:
+        raise ConfigError(f"{where}: key 'levels' is []; expected a non-empty list of doc, "
+                          "chunk")
+    try:
+        return list(dict.fromkeys(canonical_level(v, f"key 'levels[{i}]'")
+                                  for i, v in enumerate(items)))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _chunkers(value: Any, where: str) -> list[str]:
@@ -257,81 +285,78 @@ def _measures(value: Any, where: str) -> list[str]:
 
 
 def _positive(data: dict[str, Any], key: str, default: int, where: str) -> int:
-    value = data.get(key, default)
-    if value <= 0:
-        raise ConfigError(f"{where}: key {key!r} is {value}; expected a positive integer")
-    return value
-
-
-def _stat_name(data: dict[str, Any], key: str, default: str, where: str) -> str:
-    from ..stats.corrections import correction_name
-    from ..stats.paired import test_name
-
     try:
-        return (test_name if key == "test" else correction_name)(data.get(key, default))
-    except SearchbenchError as exc:
-        raise ConfigError(f"{where}: key {key!r}: {exc}") from None
+        return check_positive_int(data.get(key, default), f"key {key!r}")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _retrievers(items: Any, where: str) -> list[RetrieverSpec]:
     if not items:
         raise ConfigError(f"{where}: no [[retrievers]]: the grid is empty; add at least one "
                           f"table with type = one of {', '.join(RETRIEVER_TYPES)}")
-    out: list[RetrieverSpec] = []
-    for i, table in enumerate(items):
-        out.append(_retriever(table, f"{where}: retrievers[{i}]"))
-    names = [r.name for r in out]
+    tables = [_table(t, i, where) for i, t in enumerate(items)]
+    names = [n for n, _, _ in tables]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ConfigError(f"{where}: retriever names must be unique; repeated: {dup}")
-    for r in out:
-        _check_hybrid(r, out, where)
+    base = {n: _retriever(n, kind, t, {}, where) for n, kind, t in tables if kind != "hybrid"}
+    out = []
+    for n, kind, table in tables:
+        out.append(base[n] if n in base else _retriever(n, kind, table, base, where))
     return out
 
 
-def _retriever(table: Any, where: str) -> RetrieverSpec:
+def _table(table: Any, i: int, where: str) -> tuple[str, str, dict[str, Any]]:
+    """``(name, type, table)`` of ``retrievers[i]``, name and type checked."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table ([[retrievers]]), got {table!r}")
-    kind = table.get("type")
-    if kind not in RETRIEVER_TYPES:
-        raise ConfigError(f"{where}: key 'type' is {kind!r}; allowed values: "
-                          f"{', '.join(RETRIEVER_TYPES)}")
-    allowed = {"name": str, "type": str, **_RETRIEVER_KEYS[kind]}
-    _check_keys(table, allowed, where, f"{kind} retriever")
-    settings = {k: v for k, v in table.items() if k not in ("name", "type")}
-    if kind == "dense" and "model" not in settings:
-        raise ConfigError(f"{where}: a dense retriever needs key 'model'; allowed: "
-                          f"{', '.join(_model_names())}, sentence-transformers:/path, "
-                          "model2vec:/path")
-    default = (Path(settings["model"].split(":", 1)[-1]).name or settings["model"]
-               if kind == "dense" else kind)
+        raise ConfigError(f"{where}: retrievers[{i}]: expected a table ([[retrievers]]), "
+                          f"got {table!r}")
+    try:
+        kind = canonical_retriever_type(table.get("type"), f"key 'retrievers[{i}].type'")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    model = table.get("model", "")
+    default = (Path(model.split(":", 1)[-1]).name or model
+               if kind == "dense" and isinstance(model, str) and model else kind)
     name = table.get("name", default)
-    if "/" in name or not name:
-        raise ConfigError(f"{where}: key 'name' is {name!r}; expected a non-empty name "
-                          "without '/'")
-    return RetrieverSpec(name, kind, settings)
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise ConfigError(f"{where}: key 'retrievers[{i}].name' is {name!r}; expected a "
+                          "non-empty name without '/'")
+    if kind == "dense" and "model" not in table:
+        raise ConfigError(f"{where}: retrievers.{name}: a dense retriever needs key 'model'; "
+                          f"allowed: {', '.join(_model_names())}, sentence-transformers:/path, "
+                          "model2vec:/path, onnx:NAME, openai:MODEL")
+    return name, kind, table
 
 
-def _check_hybrid(r: RetrieverSpec, all_specs: list[RetrieverSpec], where: str) -> None:
-    if r.type != "hybrid":
-        return
-    s = r.settings
-    plain = [x.name for x in all_specs if x.type != "hybrid"]
-    parts = s.get("of", [])
-    if len(parts) < 2 or any(p not in plain for p in parts):
-        raise ConfigError(f"{where}: retriever {r.name!r}: key 'of' is {parts!r}; expected "
-                          f"at least 2 names of bm25/dense retrievers: {', '.join(plain)}")
-    if s.get("fusion", "rrf") not in FUSIONS:
-        raise ConfigError(f"{where}: retriever {r.name!r}: key 'fusion' is "
-                          f"{s['fusion']!r}; allowed values: {', '.join(FUSIONS)}")
-    if s.get("normalization", "minmax") not in NORMALIZATIONS:
-        raise ConfigError(f"{where}: retriever {r.name!r}: key 'normalization' is "
-                          f"{s['normalization']!r}; allowed values: {', '.join(NORMALIZATIONS)}")
-    weights = s.get("weights")
-    if weights is not None and (len(weights) != len(parts) or
-                                not all(_type_ok(w, float) for w in weights)):
-        raise ConfigError(f"{where}: retriever {r.name!r}: key 'weights' is {weights!r}; "
-                          f"expected {len(parts)} numbers, one per entry of 'of'")
+def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, RetrieverSpec],
+               where: str) -> RetrieverSpec:
+    """One validated table; a hybrid's ``of`` names retrievers of ``base``."""
+    settings = {k: v for k, v in table.items() if k not in ("name", "type")}
+    parts: list[Any] = []
+    if kind == "hybrid":
+        of = settings.get("of")
+        if not isinstance(of, list) or len(of) < 2 or \
+                any(not isinstance(p, str) or p not in base for p in of) or \
+                len(set(of)) != len(of):
+            raise ConfigError(f"{where}: key 'retrievers.{name}.of' is {of!r}; expected at least "
+                              f"2 different names of bm25/dense retrievers: "
+                              f"{', '.join(base) or '(none defined)'}")
+        parts = [base[p].spec for p in of]
+    try:
+        spec = retriever_spec(kind, settings, parts=parts,
+                              key=lambda k: f"key 'retrievers.{name}.{k}'")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    canon = {k: ("norm" if k in ("normalization", "normalisation") else k) for k in settings}
+    given = {canon[k]: (v if canon[k] == "of" else _plain(getattr(spec, canon[k])))
+             for k, v in settings.items()}
+    return RetrieverSpec(name, kind, given, spec)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _check_baseline(cfg: ExperimentConfig, where: str) -> None:

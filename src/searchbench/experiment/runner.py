@@ -2,9 +2,11 @@
 
 Per evaluation set and chunker, each base retriever (BM25, dense per model) is indexed
 once — one BM25 index and one embedding pass per model × chunking — and searched once per
-level; a hybrid cell fuses its components' runs. Every retriever of an experiment sees the
-same chunks (token windows count whitespace-separated words), so runs fuse and chunk-level
-judgments agree. A cell is stored when it is complete (run file written atomically, then
+level; a hybrid cell fuses its components' runs. Retrievers are built by the one builder
+(:mod:`searchbench.retrieval.spec`), so chunk sizes and context tokens count what they
+count in ``searchbench run``: model tokens for a retriever with a model (a hybrid: its first
+dense part's, for every part, so the fused runs share their chunks), whitespace words for
+BM25. A cell is stored when it is complete (run file written atomically, then
 one transaction); cells already in the store are skipped, so running again after a crash
 or ``kill -9`` redoes only unfinished cells (and cells stored without a measure the config
 now asks for).
@@ -28,6 +30,16 @@ from ..data.qrels import Qrels
 from ..data.run import Run
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
+from ..retrieval.spec import (
+    DenseSpec,
+    build_retriever,
+    chunker_for,
+    chunking_label,
+    context_token_counts,
+    counting_spec,
+    encoder_for,
+    unit_label,
+)
 from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
@@ -35,6 +47,7 @@ from .store import CellRecord, ResultsStore
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
 
 CURVE_DEPTH = 100
+HYBRID_DEPTH = 100  # a hybrid's parts are searched max(k, this) deep, as Hybrid does
 CONTEXT_CUTOFFS = (1, 3, 5, 10, 20)
 Log = Callable[[str], None]
 
@@ -110,9 +123,9 @@ class _Workspace:
         self.queries = es.judged_queries
         self.query_ids = self.queries.ids
         self.encoders: dict[tuple[str, str, str], Any] = {}
-        self.indexes: dict[tuple[str, str], Any] = {}
-        self.runs: dict[tuple[str, str, str], Run] = {}
-        self.qrels: dict[tuple[str, str], Qrels] = {}
+        self.indexes: dict[tuple[str, str, Any], Any] = {}
+        self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
+        self.qrels: dict[tuple[str, str, Any], Qrels] = {}
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
@@ -152,7 +165,7 @@ class _Workspace:
         if spec.type == "hybrid":
             run, timings, described = self.hybrid(cell)
         else:
-            run = self.search(spec, cell.chunker, cell.level)
+            run = self.search(spec, cell.chunker, cell.level, self.unit(spec))
             timings = dict(run.metadata.get("timings", {}))
             described = {k: v for k, v in run.metadata.items() if k != "timings"}
         run = self.es.prepare_run(run)
@@ -173,13 +186,14 @@ class _Workspace:
                         "evalset": self.spec}, scores=scores)
 
     def hybrid(self, cell: Cell) -> tuple[Run, dict[str, float], dict[str, Any]]:
-        s = cell.retriever.settings
+        s, h = cell.retriever.settings, cell.retriever.spec
         parts = self.cfg.components(cell.retriever)
-        runs = [self.search(p, cell.chunker, cell.level) for p in parts]
+        unit = self.unit(cell.retriever)
+        depth = max(cell.k, HYBRID_DEPTH)  # as Hybrid.search: each part searched this deep
+        runs = [self.search(p, cell.chunker, cell.level, unit, depth) for p in parts]
         t0 = time.perf_counter()
-        run = fuse(runs, s.get("fusion", "rrf"), rrf_k=s.get("rrf_k", 60),
-                   weights=s.get("weights"), norm=s.get("normalization", "minmax"),
-                   name=cell.retriever.name).truncate(cell.k)
+        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,  # type: ignore[union-attr]
+                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)  # type: ignore[union-attr]
         timings = {"fuse_s": time.perf_counter() - t0}
         for key in ("index_s", "search_s"):
             timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
@@ -188,65 +202,75 @@ class _Workspace:
                                     for r in runs]}
         return run, timings, described
 
-    def search(self, spec: RetrieverSpec, chunker: str, level: str) -> Run:
-        """The run of a base retriever at (chunker, level), computed once."""
-        key = (spec.name, chunker, level)
+    def unit(self, spec: RetrieverSpec) -> DenseSpec | None:
+        """The dense spec whose model counts the tokens of ``spec``'s cells (None: words)."""
+        return counting_spec(spec.spec)  # type: ignore[arg-type]
+
+    def encoder(self, unit: DenseSpec | None) -> Any:
+        """The encoder counting tokens in ``unit`` (shared with the dense retrievers)."""
+        if unit is None:
+            return None
+        return encoder_for(self._resolved(unit), self.encoders, self.quiet)
+
+    def _resolved(self, spec: Any) -> Any:
+        from dataclasses import replace
+
+        if isinstance(spec, DenseSpec):
+            return replace(spec, model=resolve_model(spec.model, self.cfg.base_dir))
+        return spec
+
+    def search(self, spec: RetrieverSpec, chunker: str, level: str,
+               unit: DenseSpec | None, depth: int | None = None) -> Run:
+        """The run of a base retriever at (chunker, level, token unit), ``depth`` (default:
+        the config's k) results per query, computed once."""
+        depth = depth or self.cfg.k
+        key = (spec.name, chunker, level, unit, depth)
         if key not in self.runs:
-            index = self.index(spec, chunker)
+            index = self.index(spec, chunker, unit)
             t0 = time.perf_counter()
-            run = index.search(self.queries, k=self.cfg.k, level=level)
+            run = index.search(self.queries, k=depth, level=level)
             self.say(f"  searched {spec.name} [{chunker}, {level}] in "
                      f"{time.perf_counter() - t0:.1f} s")
             self.runs[key] = run
         return self.runs[key]
 
-    def index(self, spec: RetrieverSpec, chunker: str) -> Any:
-        """The index of a base retriever over the corpus split by ``chunker``, built once."""
-        key = (spec.name, chunker)
+    def index(self, spec: RetrieverSpec, chunker: str, unit: DenseSpec | None) -> Any:
+        """The index of a base retriever over the corpus split by ``chunker`` counting in
+        ``unit``'s tokens, built once."""
+        key = (spec.name, chunker, unit)
         if key not in self.indexes:
             retriever = self.make(spec)
-            retriever.index(self.es.corpus, chunker=_chunker(chunker))
-            self.say(f"  indexed {spec.name} [{chunker}] in "
-                     f"{retriever.timings['index_s']:.1f} s")
+            counter = self.encoder(unit)
+            retriever.index(self.es.corpus, chunker=chunker_for(chunker, counter))
+            self.say(f"  indexed {spec.name} [chunks: {chunking_label(chunker, encoder=counter)}]"
+                     f" in {retriever.timings['index_s']:.1f} s")
             self.indexes[key] = retriever
         return self.indexes[key]
 
     def make(self, spec: RetrieverSpec) -> Any:
-        from ..retrieval import BM25, Dense
-
-        s = dict(spec.settings)
-        if spec.type == "bm25":
-            for k in ("stopwords", "stemmer"):
-                if s.get(k) is False:
-                    s[k] = None
-            return BM25(**s)
-        model = s.pop("model")
-        key = (model, s.pop("query_prefix", ""), s.pop("doc_prefix", ""))
-        if key not in self.encoders:
-            from ..retrieval import encoder
-
-            t0 = time.perf_counter()
-            self.encoders[key] = encoder(resolve_model(model, self.cfg.base_dir),
-                                         query_prefix=key[1], doc_prefix=key[2],
-                                         quiet=self.quiet)
-            self.say(f"  loaded model {model} in {time.perf_counter() - t0:.1f} s")
-        return Dense(self.encoders[key], **s)
+        """The (unindexed) bm25 or dense retriever of ``spec``, by the one builder."""
+        return build_retriever(self._resolved(spec.spec), encoders=self.encoders,
+                               quiet=self.quiet)
 
     # -- evaluation ---------------------------------------------------------------------------
+    def cell_index(self, cell: Cell) -> Any:
+        """An index holding the units of ``cell`` (its chunks, in its token unit)."""
+        return self.index(self._any_base(cell), cell.chunker, self.unit(cell.retriever))
+
     def judgments(self, cell: Cell) -> Qrels:
         if cell.level == "doc":
             return self.es.qrels
-        key = (cell.chunker, cell.level)
+        key = (cell.chunker, cell.level, self.unit(cell.retriever))
         if key not in self.qrels:
-            units = self.index(self._any_base(cell), cell.chunker).units
+            units = self.cell_index(cell).units
             self.qrels[key] = chunk_qrels(units.chunks or [], self.es.qrels, self.es.evidence)
         return self.qrels[key]
 
-    def lengths(self, cell: Cell) -> dict[str, int]:
-        if cell.level == "doc":
-            return {d.id: len(d.text.split()) + len(d.title.split()) for d in self.es.corpus}
-        units = self.index(self._any_base(cell), cell.chunker).units
-        return {c.id: len(c.text.split()) for c in units.chunks or []}
+    def lengths(self, cell: Cell, run: Run) -> dict[str, int]:
+        """Context tokens of every result of ``run`` (the one count, as ``run`` does)."""
+        used = run.doc_vocab[np.unique(run.doc_codes)].astype(str).tolist()
+        texts = self.cell_index(cell).context_texts(cell.level)
+        return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
         from ..measures import Evaluator
@@ -258,13 +282,14 @@ class _Workspace:
             result = Evaluator(self.judgments(cell), stored + curve).evaluate(run)
         qids = result.query_ids.tolist()
         scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
-        lengths = self.lengths(cell)
+        lengths = self.lengths(cell, run)
         ctx = {k: context_tokens(run, lengths, k)["mean"] for k in CONTEXT_CUTOFFS}
-        units = self.index(self._any_base(cell), cell.chunker).units
+        units = self.cell_index(cell).units
         words = [len(t.split()) for t in units.texts]
         extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
                   "recall_curve": [result.mean[m] for m in curve],
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
+                  "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
                   "judged_units": len(self.judgments(cell))}
         return scores, extras
@@ -279,15 +304,6 @@ class _Workspace:
         path = folder / f"{_safe(cell.system)}.trec"
         run.to_file(path, tag=_safe(cell.system))
         return path, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _chunker(spec: str) -> Any:
-    from ..retrieval.chunking import parse_chunker, whitespace_offsets
-
-    chunker = parse_chunker(spec)
-    if chunker is not None and hasattr(chunker, "with_tokenizer"):
-        chunker = chunker.with_tokenizer(whitespace_offsets)
-    return chunker
 
 
 def _mean(rec: CellRecord, measure: str) -> float:

@@ -14,18 +14,14 @@ import os
 import numpy as np
 
 from ..errors import ConfigError, DataFormatError
+from ..vocab import canonical_metric
 
-METRICS = ("cosine", "ip", "l2")
 TIE_POLICY = "distance ascending, then id ascending"
 
 
 def check_metric(metric: str) -> str:
     """Return the canonical metric name or raise :class:`ConfigError` listing the valid ones."""
-    name = {"inner_product": "ip", "dot": "ip", "angular": "cosine", "euclidean": "l2",
-            "l2sq": "l2"}.get(metric.lower(), metric.lower())
-    if name not in METRICS:
-        raise ConfigError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
-    return name
+    return canonical_metric(metric)
 
 
 def as_matrix(x: object, what: str) -> np.ndarray:

@@ -11,12 +11,12 @@ import numpy as np
 
 from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
 from ..errors import DataFormatError, user_stacklevel
+from ..vocab import canonical_missing
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
 
 __all__ = ["EvalResult", "Evaluator", "SearchbenchWarning", "evaluate"]
 
-MISSING_POLICIES = ("zero", "skip")
 CHUNK_ENTRIES = 1 << 22
 PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
 
@@ -85,8 +85,7 @@ class Evaluator:
 
     def __init__(self, qrels: Qrels, measures: str | Measure | Sequence[str | Measure],
                  *, missing: str = "zero", depth: int | None = None) -> None:
-        if missing not in MISSING_POLICIES:
-            raise DataFormatError(f"missing={missing!r} is not a policy; use 'zero' or 'skip'")
+        missing = canonical_missing(missing)
         if depth is not None and depth <= 0:
             raise DataFormatError(f"depth {depth} must be a positive integer")
         self.qrels = qrels

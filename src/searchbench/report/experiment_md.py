@@ -17,7 +17,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
-    """``system, index s, search s, latency ms, queries/s, context words@10`` per cell."""
+    """``system, index s, search s, latency ms, queries/s, context tokens@10`` per cell
+    (tokens in the cell's unit: model tokens, or words for BM25)."""
     rows = []
     for c in group.cells:
         t = c.timings
@@ -25,12 +26,13 @@ def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
         rows.append([c.system, f"{t.get('index_s', 0):.{decimals}f}",
                      f"{t.get('search_s', 0) + t.get('fuse_s', 0):.{decimals + 1}f}",
                      f"{t.get('latency_ms', 0):.{decimals + 1}f}", f"{t.get('qps', 0):.0f}",
-                     "–" if ctx is None else f"{ctx:.0f}"])
+                     "–" if ctx is None else
+                     f"{ctx:.0f} ({c.extras.get('token_unit', 'whitespace-separated words')})"])
     return rows
 
 
 TIMING_HEADER = ["system", "index s", "search s", "latency ms/query", "queries/s",
-                 "context words@10"]
+                 "context tokens@10"]
 
 
 def _wins_losses(group: Any, decimals: int) -> list[str]:

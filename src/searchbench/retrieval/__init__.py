@@ -23,25 +23,41 @@ from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
 from .http_encoder import OpenAIEncoder
 from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
 from .lexical import BM25
+from .spec import (
+    BM25Spec,
+    DenseSpec,
+    HybridSpec,
+    RetrieverSpec,
+    bind_chunker,
+    build_retriever,
+    retriever_spec,
+    token_unit,
+)
 
 __all__ = [
     "BM25",
     "LEVELS",
+    "BM25Spec",
     "Chunk",
     "Chunker",
     "Dense",
+    "DenseSpec",
     "EmbeddingCache",
     "Encoder",
     "Hybrid",
+    "HybridSpec",
     "OpenAIEncoder",
     "RecursiveChunker",
     "Retriever",
+    "RetrieverSpec",
     "RunRetriever",
     "SentenceChunker",
     "SweepResult",
     "TokenChunker",
     "available_models",
+    "bind_chunker",
     "budget_run",
+    "build_retriever",
     "chunk_qrels",
     "context_tokens",
     "doc_run",
@@ -49,8 +65,10 @@ __all__ = [
     "exact_topk",
     "fuse",
     "parse_chunker",
+    "retriever_spec",
     "rrf",
     "sweep_weights",
     "token_counts",
+    "token_unit",
     "weighted",
 ]

@@ -21,11 +21,10 @@ from .._util import progress
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import ConfigError
+from ..vocab import LEVELS, canonical_level
 from .chunking import Chunk, Chunker
 
 __all__ = ["LEVELS", "Retriever", "Units", "build_units", "exact_topk"]
-
-LEVELS = ("doc", "chunk")
 
 
 @dataclass
@@ -163,7 +162,7 @@ class Retriever:
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         """Rank the indexed units for every query; top ``k`` per query as a :class:`Run`."""
         units = self._require_index()
-        _check_level(level, k)
+        level = _check_level(level, k)
         t0 = time.perf_counter()
         qids = queries.ids
         codes, vals = self._topk(queries.texts(), k, level)
@@ -271,11 +270,12 @@ def doc_aligned_blocks(doc_starts: np.ndarray, n_units: int, size: int) -> list[
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _check_level(level: str, k: int) -> None:
-    if level not in LEVELS:
-        raise ConfigError(f"level {level!r} is unknown; expected one of {', '.join(LEVELS)}")
-    if k <= 0:
-        raise ConfigError(f"k={k}: expected a positive number of results per query")
+def _check_level(level: str, k: int) -> str:
+    """The canonical level; ConfigError for an unknown level or k <= 0."""
+    level = canonical_level(level)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k <= 0:
+        raise ConfigError(f"k={k!r}: expected a positive number of results per query")
+    return level
 
 
 def _to_run(qids: list[str], codes: np.ndarray, vals: np.ndarray, ids: list[str],

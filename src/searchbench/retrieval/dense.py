@@ -1,7 +1,8 @@
 """Exact dense retrieval: an encoder + brute-force search blocked over the corpus.
 
-Metrics: ``ip`` (inner product), ``cos`` (inner product of L2-normalised vectors) and
-``l2`` (score = −‖q − d‖², so higher is better). Scores are computed block by block
+Metrics (:data:`searchbench.vocab.METRICS`, aliases accepted): ``ip`` (inner product),
+``cosine`` (inner product of L2-normalised vectors; alias ``cos``) and ``l2``
+(score = −‖q − d‖², so higher is better). Scores are computed block by block
 (``block_size`` units at a time, blocks never split a document) with BLAS matrix products,
 and each block's top k is merged exactly (DESIGN §2 ties).
 
@@ -23,17 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, require
+from ..errors import require
+from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
 from .base import Retriever, doc_aligned_blocks, exact_topk
 from .chunking import Chunker, TokenChunker
 from .encoders import Encoder
 from .encoders import encoder as make_encoder
 
-__all__ = ["METRICS", "Dense", "normalize"]
+__all__ = ["BACKENDS", "METRICS", "Dense", "normalize"]
 
-METRICS = ("cos", "ip", "l2")
-BACKENDS = ("auto", "numpy", "kernel", "faiss")
-_ALIASES = {"cosine": "cos", "inner_product": "ip", "dot": "ip", "euclidean": "l2"}
 
 
 def normalize(x: np.ndarray) -> np.ndarray:
@@ -47,17 +46,13 @@ class Dense(Retriever):
 
     name = "dense"
 
-    def __init__(self, encoder: Encoder | str = "minilm", metric: str = "cos",
+    def __init__(self, encoder: Encoder | str = "minilm", metric: str = "cosine",
                  backend: str = "auto", block_size: int = 16384,
                  with_title: bool = True) -> None:
         super().__init__()
         self.encoder = make_encoder(encoder)
-        self.metric = _ALIASES.get(metric, metric)
-        if self.metric not in METRICS:
-            raise ConfigError(f"metric {metric!r} is unknown; expected one of cos, ip, l2")
-        if backend not in BACKENDS:
-            raise ConfigError(f"backend {backend!r} is unknown; expected one of "
-                              f"{', '.join(BACKENDS)}")
+        self.metric = canonical_metric(metric)
+        backend = canonical_backend(backend)
         self.backend, self.block_size, self.with_title = backend, block_size, with_title
         self.embeddings: np.ndarray | None = None
         self._sq_norms: np.ndarray | None = None
@@ -86,7 +81,7 @@ class Dense(Retriever):
 
     def _fit(self, texts: list[str]) -> None:
         emb = self.encoder.encode_documents(texts) if texts else np.empty((0, 0), np.float32)
-        if self.metric == "cos" and len(emb):
+        if self.metric == "cosine" and len(emb):
             emb = normalize(emb)
         self.embeddings = np.ascontiguousarray(emb, dtype=np.float32)
         self._sq_norms = (self.embeddings ** 2).sum(axis=1) if self.metric == "l2" else None
@@ -101,7 +96,7 @@ class Dense(Retriever):
 
     def _queries(self, query_texts: list[str]) -> np.ndarray:
         q = self.encoder.encode_queries(query_texts)
-        return normalize(q) if self.metric == "cos" else q.astype(np.float32, copy=False)
+        return normalize(q) if self.metric == "cosine" else q.astype(np.float32, copy=False)
 
     def _prepare(self, query_texts: list[str]) -> np.ndarray:
         return self._queries(query_texts)

@@ -20,13 +20,13 @@ from ..data.qrels import Qrels
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import ConfigError
-from .base import LEVELS, Retriever
+from ..vocab import FUSIONS, NORMS, canonical_fusion, canonical_norm, check_finite
+from .base import Retriever, _check_level
 from .chunking import Chunker
 
-__all__ = ["FUSIONS", "Hybrid", "SweepResult", "fuse", "rrf", "sweep_weights", "weighted"]
+__all__ = ["FUSIONS", "NORMS", "Hybrid", "SweepResult", "check_weights", "fuse", "rrf",
+           "sweep_weights", "weighted"]
 
-FUSIONS = ("rrf", "weighted")
-NORMS = ("minmax", "zscore")
 
 
 def _flatten(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -54,8 +54,7 @@ def _combine(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], name: str,
 
 def rrf(runs: Sequence[Run], k: float = 60.0, name: str = "rrf") -> Run:
     """Reciprocal rank fusion: ``Σ_i 1/(k + rank_i(d))``."""
-    if k < 0:
-        raise ConfigError(f"RRF k={k}: expected k >= 0 (60 is the usual choice)")
+    k = check_finite(k, "RRF k (60 is the usual choice)", minimum=0)
     parts = []
     for run in runs:
         q, d, _, r = _flatten(run)
@@ -65,6 +64,7 @@ def rrf(runs: Sequence[Run], k: float = 60.0, name: str = "rrf") -> Run:
 
 def _normalise(run: Run, norm: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-query normalised scores: ``(query_ids, doc_ids, normalised, per-query min)``."""
+    norm = canonical_norm(norm)
     q, d, s, _ = _flatten(run)
     codes = run.query_codes()
     n = run.n_queries
@@ -81,8 +81,8 @@ def _normalise(run: Run, norm: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         var = np.bincount(codes, weights=(s - mean[codes]) ** 2, minlength=n) / cnt
         sd = np.sqrt(var)[codes]
         out = np.where(sd > 0, (s - mean[codes]) / np.where(sd > 0, sd, 1), 0.0)
-    else:
-        raise ConfigError(f"normalisation {norm!r} is unknown; expected minmax or zscore")
+    else:  # pragma: no cover - canonical_norm returned one of NORMS
+        raise AssertionError(norm)
     low = np.full(n, np.inf)
     np.minimum.at(low, codes, out)
     return q, d, out, low
@@ -91,9 +91,8 @@ def _normalise(run: Run, norm: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 def weighted(runs: Sequence[Run], weights: Sequence[float] | None = None,
              norm: str = "minmax", name: str = "weighted") -> Run:
     """Weighted sum of per-query normalised scores (missing doc = run's lowest score)."""
-    weights = list(weights) if weights is not None else [1.0 / len(runs)] * len(runs)
-    if len(weights) != len(runs):
-        raise ConfigError(f"{len(weights)} weights for {len(runs)} runs; expected one each")
+    weights = check_weights(weights if weights is not None else [1.0 / len(runs)] * len(runs),
+                            len(runs))
     parts, base = [], {}
     for run, w in zip(runs, weights, strict=True):
         q, d, s, low = _normalise(run, norm)
@@ -104,15 +103,25 @@ def weighted(runs: Sequence[Run], weights: Sequence[float] | None = None,
     return _combine(parts, name, base)
 
 
+def check_weights(weights: Sequence[float], n_runs: int, key: str = "weights") -> list[float]:
+    """One finite weight per run, as floats (ConfigError otherwise)."""
+    weights = list(weights)
+    if len(weights) != n_runs:
+        raise ConfigError(f"{key} is {weights!r}: {len(weights)} weights for {n_runs} runs; "
+                          "expected one finite number per run")
+    return [check_finite(w, f"{key}[{i}]") for i, w in enumerate(weights)]
+
+
 def fuse(runs: Sequence[Run], method: str = "rrf", *, rrf_k: float = 60.0,
          weights: Sequence[float] | None = None, norm: str = "minmax",
          name: str | None = None) -> Run:
     """``rrf`` or ``weighted`` fusion of ``runs`` (see module docstring)."""
+    method = canonical_fusion(method)
     if method == "rrf":
         return rrf(runs, rrf_k, name=name or "rrf")
     if method == "weighted":
         return weighted(runs, weights, norm, name=name or f"weighted-{norm}")
-    raise ConfigError(f"fusion {method!r} is unknown; expected one of {', '.join(FUSIONS)}")
+    raise AssertionError(method)  # pragma: no cover - canonical_fusion returned one of FUSIONS
 
 
 class Hybrid(Retriever):
@@ -130,9 +139,10 @@ class Hybrid(Retriever):
         super().__init__()
         if len(retrievers) < 2:
             raise ConfigError("Hybrid needs at least two retrievers to fuse")
-        if fusion not in FUSIONS:
-            raise ConfigError(f"fusion {fusion!r} is unknown; expected one of "
-                              f"{', '.join(FUSIONS)}")
+        fusion, norm = canonical_fusion(fusion), canonical_norm(norm)
+        rrf_k = check_finite(rrf_k, "rrf_k", minimum=0)
+        if weights is not None:
+            weights = check_weights(weights, len(retrievers))
         self.retrievers = list(retrievers)
         self.fusion, self.rrf_k, self.weights, self.norm = fusion, rrf_k, weights, norm
         self.depth = depth
@@ -155,8 +165,7 @@ class Hybrid(Retriever):
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()
-        if level not in LEVELS or k <= 0:
-            raise ConfigError(f"level={level!r}, k={k}: expected doc|chunk and k > 0")
+        level = _check_level(level, k)
         depth = max(k, self.depth or 100)
         t0 = time.perf_counter()
         runs = [r.search(queries, depth, level) for r in self.retrievers]

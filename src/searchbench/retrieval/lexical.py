@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError, require
+from ..vocab import canonical_bm25_method, canonical_stemmer, canonical_stopwords, check_finite
 from .base import Retriever
 
 __all__ = ["BM25"]
-
-_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
 class BM25(Retriever):
@@ -27,14 +26,20 @@ class BM25(Retriever):
     min_score = 0.0
 
     def __init__(self, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
-                 stopwords: str | None = "en", stemmer: str | None = "english",
+                 stopwords: str | bool | Sequence[str] | None = "en",
+                 stemmer: str | bool | None = "english",
                  with_title: bool = True) -> None:
+        """``k1`` >= 0 and 0 <= ``b`` <= 1 (finite); ``method``, ``stopwords`` and ``stemmer``
+        take the spellings of :mod:`searchbench.vocab` (None/False/"none": no stop words,
+        no stemming)."""
         super().__init__()
-        if method not in _METHODS:
-            raise ConfigError(f"BM25 method {method!r} is unknown; expected one of "
-                              f"{', '.join(_METHODS)}")
-        self.k1, self.b, self.method = k1, b, method
-        self.stopwords, self.stemmer_name = stopwords, stemmer
+        self.k1 = check_finite(k1, "k1", minimum=0)
+        self.b = check_finite(b, "b", minimum=0, maximum=1)
+        self.method = canonical_bm25_method(method)
+        self.stopwords = canonical_stopwords(stopwords)
+        self.stemmer_name = canonical_stemmer(stemmer)
+        if not isinstance(with_title, bool):
+            raise ConfigError(f"with_title is {with_title!r}; expected true or false")
         self.with_title = with_title
         self._model: Any = None
         self._stemmer: Any = None
@@ -54,7 +59,8 @@ class BM25(Retriever):
             except KeyError as exc:
                 raise ConfigError(f"stemmer {self.stemmer_name!r} is unknown; expected one of "
                                   f"{', '.join(stemmer_mod.algorithms())}") from exc
-        return bm25s.tokenize(texts, stopwords=self.stopwords or [], stemmer=self._stemmer,
+        stop = list(self.stopwords) if isinstance(self.stopwords, tuple) else self.stopwords
+        return bm25s.tokenize(texts, stopwords=stop or [], stemmer=self._stemmer,
                               return_ids=return_ids, show_progress=False)
 
     def _fit(self, texts: list[str]) -> None:

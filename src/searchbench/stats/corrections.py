@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..vocab import canonical_correction
 
 __all__ = ["CORRECTIONS", "benjamini_hochberg", "bonferroni", "correct", "correction_name", "holm"]
 
@@ -61,18 +61,11 @@ CORRECTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "bh": benjamini_hochberg,
     "none": _none,
 }
-_ALIASES = {"benjamini-hochberg": "bh", "fdr": "bh", "fdr_bh": "bh", "benjamini_hochberg": "bh"}
 
 
 def correction_name(name: str) -> str:
     """Canonical correction name, or :class:`ConfigError` listing the known ones."""
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in CORRECTIONS:
-        raise ConfigError(
-            f"unknown correction {name!r}; expected one of: {', '.join(CORRECTIONS)}"
-        )
-    return key
+    return canonical_correction(name)
 
 
 def correct(p_values: np.ndarray, method: str = "holm") -> np.ndarray:

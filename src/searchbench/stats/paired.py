@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..vocab import DEFAULT_STATS, MAX_RESAMPLES, TESTS, canonical_test
 
 __all__ = [
     "MAX_RESAMPLES",
@@ -53,15 +54,9 @@ __all__ = [
     "wilcoxon",
 ]
 
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-_ALIASES = {
-    "fisher": "randomization", "randomisation": "randomization", "permutation": "randomization",
-    "student": "t", "ttest": "t", "t-test": "t", "paired-t": "t", "signed-rank": "wilcoxon",
-}
 _CHUNK_ELEMENTS = 1 << 21  # sign/count matrix entries per chunk (16 MB as float64)
 _TIE_TOL = 1e-9
 MAX_EXACT_QUERIES = 24
-MAX_RESAMPLES = 10**7  # permutations or bootstrap resamples (time grows linearly with B)
 
 
 @dataclass(frozen=True)
@@ -77,11 +72,7 @@ class PairedTestResult:
 
 def test_name(name: str) -> str:
     """Canonical test name, or :class:`ConfigError` listing the known tests."""
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in TESTS:
-        raise ConfigError(f"unknown test {name!r}; expected one of: {', '.join(TESTS)}")
-    return key
+    return canonical_test(name)
 
 
 def _as_matrix(diffs: np.ndarray) -> np.ndarray:
@@ -155,7 +146,7 @@ def wilcoxon(diffs: np.ndarray) -> np.ndarray | float:
 
 
 def t_interval(
-    diffs: np.ndarray, confidence: float = 0.95
+    diffs: np.ndarray, confidence: float = DEFAULT_STATS.confidence
 ) -> tuple[np.ndarray | float, np.ndarray | float]:
     """Student's interval of the mean difference: ``d̄ ± t_{(1+c)/2, n−1} · s_d / √n``."""
     from scipy import special  # t quantile without importing scipy.stats (slow to load)
@@ -194,8 +185,8 @@ def _sign_chunks(n: int, n_permutations: int, seed: int, exact: bool) -> Iterato
 
 def randomization(
     diffs: np.ndarray,
-    n_permutations: int = 10_000,
-    seed: int = 0,
+    n_permutations: int = DEFAULT_STATS.n_permutations,
+    seed: int = DEFAULT_STATS.seed,
     exact: bool | None = None,
 ) -> np.ndarray | float:
     """Two-sided p-value of Fisher's sign-flip randomisation test.
@@ -234,9 +225,9 @@ def _resample_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
 
 def bootstrap(
     diffs: np.ndarray,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_STATS.n_permutations,
+    seed: int = DEFAULT_STATS.seed,
+    confidence: float = DEFAULT_STATS.confidence,
 ) -> tuple[np.ndarray | float, np.ndarray | float, np.ndarray | float]:
     """Paired bootstrap: ``(p_value, ci_low, ci_high)`` of the mean difference.
 
@@ -294,9 +285,9 @@ def paired_test(
     diffs: np.ndarray,
     test: str = "randomization",
     *,
-    n_permutations: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    n_permutations: int = DEFAULT_STATS.n_permutations,
+    seed: int = DEFAULT_STATS.seed,
+    confidence: float = DEFAULT_STATS.confidence,
 ) -> PairedTestResult:
     """Run ``test`` on every column of ``diffs``; the CI is the bootstrap percentile
     interval for ``test="bootstrap"`` and Student's t interval otherwise."""

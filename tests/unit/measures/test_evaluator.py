@@ -81,9 +81,10 @@ def test_empty_run_scores_zero() -> None:
     assert res.mean == {"nDCG@10": 0.0, "NumRet": 0.0}
 
 
-@pytest.mark.parametrize("bad", [{"missing": "drop"}, {"depth": 0}])
-def test_bad_policies(bad: dict) -> None:
-    with pytest.raises(sb.DataFormatError):
+@pytest.mark.parametrize(("bad", "error"), [({"missing": "drop"}, sb.ConfigError),
+                                            ({"depth": 0}, sb.DataFormatError)])
+def test_bad_policies(bad: dict, error: type) -> None:
+    with pytest.raises(error):
         sb.Evaluator(QRELS, "P@5", **bad)
 
 

@@ -109,7 +109,7 @@ def test_chunks_longer_than_max_seq_length_warn(tmp_path):
 
 
 def test_bad_inputs(tmp_path):
-    with pytest.raises(ConfigError, match="cos, ip, l2"):
+    with pytest.raises(ConfigError, match="cosine, ip, l2"):
         Dense(HashEncoder(), metric="hamming")
     with pytest.raises(ConfigError, match="index"):
         Dense(HashEncoder()).search(sb.Queries.from_dict(QUERIES))

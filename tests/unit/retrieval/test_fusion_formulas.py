@@ -61,7 +61,7 @@ def test_bad_fusion_inputs():
         fuse([A, B], "borda")
     with pytest.raises(ConfigError, match="2 weights for 1 runs"):
         weighted([A], [0.5, 0.5])
-    with pytest.raises(ConfigError, match="minmax or zscore"):
+    with pytest.raises(ConfigError, match="minmax, zscore"):
         weighted([A], [1.0], norm="l2")
 
 

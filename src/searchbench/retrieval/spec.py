@@ -1,0 +1,348 @@
+"""Retriever specs and the one builder of retrievers and chunkers.
+
+``searchbench run`` flags and experiment ``[[retrievers]]`` tables both become a
+:data:`RetrieverSpec` (:class:`BM25Spec`, :class:`DenseSpec` or :class:`HybridSpec`,
+validated and in canonical spelling, see :mod:`searchbench.vocab`); :func:`build_retriever`
+and :func:`bind_chunker` turn it into an index, so a setting means the same thing in every
+command.
+
+**Chunk sizes and context tokens** (``tokens:N``, ``recursive:N``, ``--token-budget``,
+"context tokens") count one unit per retriever, the same in ``run``, ``experiment`` and
+Python:
+
+- a retriever that involves a model (dense, or a hybrid with a dense part) counts **model
+  tokens** — the word pieces of its model's tokenizer (a hybrid: of its first dense part,
+  for all its parts, so the fused runs share their chunks). ``tokens:256`` is then exactly
+  what the model reads, so nothing is cut off when the model's limit is >= 256;
+- a lexical-only retriever (BM25) counts **whitespace-separated words**.
+
+:func:`chunking_label` states the unit in the output (``tokens:256 (model tokens of
+all-MiniLM-L6-v2)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..vocab import (
+    RETRIEVER_TYPES,
+    Backend,
+    Bm25Method,
+    Fusion,
+    Metric,
+    Norm,
+    canonical_backend,
+    canonical_bm25_method,
+    canonical_fusion,
+    canonical_metric,
+    canonical_norm,
+    canonical_stemmer,
+    canonical_stopwords,
+    check_finite,
+)
+from .chunking import Chunker, parse_chunker, whitespace_offsets
+
+__all__ = [
+    "SPEC_KEYS",
+    "BM25Spec",
+    "DenseSpec",
+    "HybridSpec",
+    "RetrieverSpec",
+    "bind_chunker",
+    "build_retriever",
+    "chunker_for",
+    "chunking_label",
+    "context_token_counts",
+    "counting_encoder",
+    "counting_spec",
+    "encoder_for",
+    "retriever_spec",
+    "spec_to_dict",
+    "token_unit",
+    "unit_label",
+]
+
+WORDS = "whitespace-separated words"
+
+
+@dataclass(frozen=True)
+class BM25Spec:
+    """BM25 settings (:class:`~searchbench.retrieval.BM25`)."""
+
+    k1: float = 0.9
+    b: float = 0.4
+    method: Bm25Method = "lucene"
+    stopwords: str | tuple[str, ...] | None = "en"
+    stemmer: str | None = "english"
+    with_title: bool = True
+
+    type = "bm25"
+
+
+@dataclass(frozen=True)
+class DenseSpec:
+    """Dense settings (:class:`~searchbench.retrieval.Dense` and its encoder)."""
+
+    model: str = "minilm"
+    metric: Metric = "cosine"
+    backend: Backend = "auto"
+    query_prefix: str = ""
+    doc_prefix: str = ""
+    with_title: bool = True
+
+    type = "dense"
+
+
+@dataclass(frozen=True)
+class HybridSpec:
+    """Fusion of two or more bm25/dense specs (:class:`~searchbench.retrieval.Hybrid`).
+
+    ``weights`` is None for RRF; for weighted fusion it holds one weight per part (equal
+    weights when not given)."""
+
+    parts: tuple[BM25Spec | DenseSpec, ...]
+    fusion: Fusion = "rrf"
+    rrf_k: float = 60.0
+    weights: tuple[float, ...] | None = None
+    norm: Norm = "minmax"
+
+    type = "hybrid"
+
+
+RetrieverSpec = BM25Spec | DenseSpec | HybridSpec
+
+#: The settings each retriever type takes (TOML keys = these names; ``normalization`` is
+#: accepted as an old spelling of ``norm``).
+SPEC_KEYS: dict[str, tuple[str, ...]] = {
+    "bm25": tuple(f.name for f in fields(BM25Spec)),
+    "dense": tuple(f.name for f in fields(DenseSpec)),
+    "hybrid": ("of", "fusion", "rrf_k", "weights", "norm"),
+}
+_KEY_ALIASES = {"normalization": "norm", "normalisation": "norm"}
+
+
+def _bool(value: Any, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} is {value!r}; expected true or false")
+    return value
+
+
+def _text(value: Any, key: str, empty: bool = True) -> str:
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise ConfigError(f"{key} is {value!r}; expected a {'' if empty else 'non-empty '}"
+                          "string")
+    return value
+
+
+def _check_keys(kind: str, settings: Mapping[str, Any], key: Callable[[str], str]) -> dict:
+    out: dict[str, Any] = {}
+    allowed = SPEC_KEYS[kind]
+    for name, value in settings.items():
+        canon = _KEY_ALIASES.get(name, name) if kind == "hybrid" else name
+        if canon not in allowed:
+            raise ConfigError(f"{key(name)}: unknown key for a {kind} retriever; allowed "
+                              f"keys: {', '.join(allowed)}")
+        if canon in out:
+            raise ConfigError(f"{key(name)}: given twice (as 'norm' and 'normalization')")
+        out[canon] = value
+    return out
+
+
+def _bm25(s: dict[str, Any], key: Callable[[str], str]) -> BM25Spec:
+    d = BM25Spec()
+    return BM25Spec(
+        k1=check_finite(s.get("k1", d.k1), key("k1"), minimum=0),
+        b=check_finite(s.get("b", d.b), key("b"), minimum=0, maximum=1),
+        method=canonical_bm25_method(s.get("method", d.method), key("method")),
+        stopwords=canonical_stopwords(s.get("stopwords", d.stopwords), key("stopwords")),
+        stemmer=canonical_stemmer(s.get("stemmer", d.stemmer), key("stemmer")),
+        with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
+
+
+def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
+    d = DenseSpec()
+    return DenseSpec(
+        model=_text(s.get("model", d.model), key("model"), empty=False),
+        metric=canonical_metric(s.get("metric", d.metric), key("metric")),
+        backend=canonical_backend(s.get("backend", d.backend), key("backend")),
+        query_prefix=_text(s.get("query_prefix", d.query_prefix), key("query_prefix")),
+        doc_prefix=_text(s.get("doc_prefix", d.doc_prefix), key("doc_prefix")),
+        with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
+
+
+def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
+            key: Callable[[str], str]) -> HybridSpec:
+    if len(parts) < 2 or any(isinstance(p, HybridSpec) for p in parts):
+        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense retrievers, "
+                          f"got {len(parts)}")
+    d = HybridSpec(parts=tuple(parts))  # type: ignore[arg-type]
+    fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
+    weights = s.get("weights")
+    if weights is not None:
+        if not isinstance(weights, list | tuple) or len(weights) != len(parts):
+            raise ConfigError(f"{key('weights')} is {weights!r}; expected {len(parts)} finite "
+                              "numbers, one per fused retriever")
+        weights = tuple(check_finite(w, key(f"weights[{i}]"))
+                        for i, w in enumerate(weights))
+    if fusion == "weighted" and weights is None:
+        weights = tuple(1.0 / len(parts) for _ in parts)
+    return HybridSpec(
+        parts=tuple(parts),  # type: ignore[arg-type]
+        fusion=fusion,
+        rrf_k=check_finite(s.get("rrf_k", d.rrf_k), key("rrf_k"), minimum=0),
+        weights=weights if fusion == "weighted" else None,
+        norm=canonical_norm(s.get("norm", d.norm), key("norm")))
+
+
+def retriever_spec(kind: str, settings: Mapping[str, Any], *,
+                   parts: Sequence[RetrieverSpec] = (),
+                   key: Callable[[str], str] = str) -> RetrieverSpec:
+    """Validate ``settings`` of a ``kind`` retriever (a TOML table without ``name``/``type``
+    /``of``, or the ``run`` command's flags) into a spec in canonical spelling.
+
+    ``parts`` are a hybrid's fused specs; ``key(setting)`` names a setting in messages
+    (``retrievers.bm25.k1`` for a config, ``--k1`` for the CLI). Every problem raises one
+    :class:`ConfigError` naming the key, the value found and the valid values."""
+    if kind not in RETRIEVER_TYPES:
+        raise ConfigError(f"{key('type')} is {kind!r}; expected one of "
+                          f"{', '.join(RETRIEVER_TYPES)}")
+    checked = _check_keys(kind, settings, key)
+    checked.pop("of", None)
+    if kind == "bm25":
+        return _bm25(checked, key)
+    if kind == "dense":
+        return _dense(checked, key)
+    return _hybrid(checked, parts, key)
+
+
+# -- building ---------------------------------------------------------------------------------
+def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = None,
+                    quiet: bool | None = None, **encoder_options: Any) -> Any:
+    """The (unindexed) retriever ``spec`` describes.
+
+    ``encoders`` is a cache shared between calls (one encoder per model and prefixes);
+    ``encoder_options`` go to :func:`~searchbench.retrieval.encoder` (``cache``,
+    ``endpoint``, ``api_key_env``, ``retries`` …)."""
+    from .dense import Dense
+    from .fusion import Hybrid
+    from .lexical import BM25
+
+    if isinstance(spec, BM25Spec):
+        bm25 = BM25(k1=spec.k1, b=spec.b, method=spec.method, stopwords=spec.stopwords,
+                    stemmer=spec.stemmer, with_title=spec.with_title)
+        bm25.quiet = quiet
+        return bm25
+    if isinstance(spec, DenseSpec):
+        enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
+        dense = Dense(enc, metric=spec.metric, backend=spec.backend,
+                      with_title=spec.with_title)
+        dense.quiet = quiet
+        return dense
+    cache = encoders if encoders is not None else {}
+    parts = [build_retriever(p, encoders=cache, quiet=quiet, **encoder_options)
+             for p in spec.parts]
+    return Hybrid(parts, fusion=spec.fusion, rrf_k=spec.rrf_k, weights=spec.weights,
+                  norm=spec.norm)
+
+
+def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = None,
+                **options: Any) -> Any:
+    """The encoder of ``spec`` from the ``encoders`` cache (made and cached on first use);
+    ``options`` go to :func:`~searchbench.retrieval.encoder` (``cache`` …)."""
+    from .encoders import encoder
+
+    key = (spec.model, spec.query_prefix, spec.doc_prefix)
+    if key not in encoders:
+        kw = {k: v for k, v in options.items() if v is not None}
+        if not spec.model.startswith("openai:"):
+            for name in ("endpoint", "api_key_env", "retries"):
+                kw.pop(name, None)
+        encoders[key] = encoder(spec.model, query_prefix=spec.query_prefix,
+                                doc_prefix=spec.doc_prefix, quiet=quiet, **kw)
+    return encoders[key]
+
+
+def counting_encoder(retriever: Any) -> Any:
+    """The encoder whose tokenizer counts chunk sizes and context tokens for ``retriever``:
+    its own, or a hybrid's first dense part's; None for lexical-only retrievers."""
+    enc = getattr(retriever, "encoder", None)
+    if enc is not None:
+        return enc
+    for part in getattr(retriever, "retrievers", ()):
+        if getattr(part, "encoder", None) is not None:
+            return part.encoder
+    return None
+
+
+def counting_spec(spec: RetrieverSpec) -> DenseSpec | None:
+    """The spec whose model counts tokens for ``spec`` (the spec-level twin of
+    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None."""
+    if isinstance(spec, DenseSpec):
+        return spec
+    if isinstance(spec, HybridSpec):
+        return next((p for p in spec.parts if isinstance(p, DenseSpec)), None)
+    return None
+
+
+def token_unit(retriever: Any) -> str:
+    """What a token is for ``retriever`` (see the module docstring)."""
+    return unit_label(counting_encoder(retriever))
+
+
+def unit_label(encoder: Any) -> str:
+    """``model tokens of NAME`` for an encoder, the word unit for None."""
+    return f"model tokens of {encoder.name}" if encoder is not None else WORDS
+
+
+def bind_chunker(chunk: str | Chunker | None, retriever: Any) -> Chunker | None:
+    """The chunker ``chunk`` (a spec such as ``tokens:256:32``, or a chunker) counting in
+    ``retriever``'s token unit (see the module docstring)."""
+    return chunker_for(chunk, counting_encoder(retriever))
+
+
+def chunker_for(chunk: str | Chunker | None, encoder: Any) -> Chunker | None:
+    """The chunker ``chunk`` counting ``encoder``'s tokens (None: whitespace words)."""
+    chunker = parse_chunker(chunk) if chunk is None or isinstance(chunk, str) else chunk
+    if chunker is None or not hasattr(chunker, "with_tokenizer"):
+        return chunker
+    if encoder is None:
+        return chunker.with_tokenizer(whitespace_offsets, "words")
+    return chunker.with_tokenizer(encoder.token_offsets, encoder.name)
+
+
+def chunking_label(chunk: str | None, retriever: Any = None, *,
+                   encoder: Any = None) -> str:
+    """``tokens:256 (model tokens of all-MiniLM-L6-v2)``, ``none (whole documents)`` …
+    (the unit of ``retriever``, or of ``encoder`` when no retriever is given)."""
+    if not chunk or chunk == "none":
+        return "none (whole documents)"
+    if chunk.startswith("sentences"):
+        return f"{chunk} (sentences)"
+    enc = counting_encoder(retriever) if retriever is not None else encoder
+    return f"{chunk} ({unit_label(enc)})"
+
+
+def context_token_counts(texts: Mapping[str, str], ids: Sequence[str] | np.ndarray,
+                         retriever: Any = None, *, encoder: Any = None) -> dict[str, int]:
+    """Tokens of the context text of every id in ``ids`` (``texts`` as
+    :meth:`Retriever.context_texts` gives them), counted in ``retriever``'s token unit (or
+    ``encoder``'s) — the one way context tokens and token budgets are counted."""
+    enc = counting_encoder(retriever) if retriever is not None else encoder
+    count = enc.token_offsets if enc is not None else whitespace_offsets
+    return {i: len(count(texts[i])) for i in ids}
+
+
+def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
+    """A JSON-able description (hybrid parts nested)."""
+    out: dict[str, Any] = {"type": spec.type}
+    for f in fields(spec):  # type: ignore[arg-type]
+        value = getattr(spec, f.name)
+        if f.name == "parts":
+            value = [spec_to_dict(p) for p in value]
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
