@@ -116,6 +116,8 @@ class Evaluator:
     run as 0; ``"skip"`` averages over the queries in both (trec_eval 9's default without
     ``-c``). Under ``"skip"`` a run sharing no query with the qrels raises
     :class:`NoSharedQueriesError` (trec_eval 10 refuses it too) instead of ``num_q 0``.
+    Scores rank as 64-bit doubles, as in trec_eval 10; trec_eval 9 and pytrec_eval store
+    them as 32-bit floats, so scores that differ only beyond float precision tie there.
     ``depth`` keeps the top ``depth`` documents of each query (trec_eval ``-M``).
     """
 
