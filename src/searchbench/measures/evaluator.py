@@ -37,8 +37,8 @@ class NoSharedQueriesError(DataFormatError):
     """
 
     @classmethod
-    def between(cls, run: str, qrels: str, run_ids: Sequence[str],
-                qrels_ids: Sequence[str]) -> NoSharedQueriesError:
+    def between(cls, run: str, qrels: str, run_ids: Sequence[str] | np.ndarray,
+                qrels_ids: Sequence[str] | np.ndarray) -> NoSharedQueriesError:
         """The error for run ``run`` and qrels ``qrels`` (names or paths) and their ids."""
         return cls(
             f"{run} shares no query id with {qrels} (run: {_some(run_ids)}; qrels: "
@@ -47,7 +47,7 @@ class NoSharedQueriesError(DataFormatError):
             "missing='zero' (CLI: --missing zero; trec_eval -c) to score every qrels query 0")
 
 
-def _some(ids: Sequence[str], shown: int = 3) -> str:
+def _some(ids: Sequence[str] | np.ndarray, shown: int = 3) -> str:
     """``2 queries, e.g. 'q1', 'q2'``."""
     head = ", ".join(repr(str(i)) for i in list(ids[:shown]))
     more = ", ..." if len(ids) > shown else ""

@@ -81,6 +81,13 @@ def _rel_before(j: Judged, mask: np.ndarray) -> np.ndarray:
     return cum - base
 
 
+def _k(m: Measure) -> int:
+    """The cutoff of a family that requires one (a checked Measure always has it)."""
+    if m.cutoff is None:
+        raise ValueError(f"{m.family} needs a cutoff")
+    return m.cutoff
+
+
 def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     g = np.maximum(grades.astype(np.float64), 0.0)
     return np.exp2(g) - 1.0 if kind == "exp" else g
@@ -94,7 +101,7 @@ def precision(j: Judged, m: Measure) -> np.ndarray:
 
     The denominator is k even when fewer than k documents were retrieved (trec_eval P_k).
     """
-    return j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) / m.cutoff
+    return j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) / _k(m)
 
 
 @register("R", "relevant in top k / all relevant", cutoff="required", aliases=("recall",),
@@ -193,7 +200,7 @@ def judged_at(j: Judged, m: Measure) -> np.ndarray:
     A document is judged when the qrels give it a grade ≥ 0, relevant or not.
     """
     return _ratio(j.per_query(j.judged & j.within(m.cutoff)),
-                  np.minimum(j.num_ret(), m.cutoff))
+                  np.minimum(j.num_ret(), _k(m)))
 
 
 @register("NumRet", "retrieved documents (summed)", cutoff="none", params=(),

@@ -13,9 +13,10 @@ families in registration order (the order of the docs' table).
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from .kernels import Judged
     from .spec import Measure
 
-__all__ = ["GAIN", "PARAMS", "REL", "Family", "Param", "families", "family", "register"]
+__all__ = ["GAIN", "PARAMS", "REL", "Family", "Param", "families", "family", "is_integer",
+           "register"]
 
 Kernel = Callable[["Judged", "Measure"], "np.ndarray"]
 CutoffRule = Literal["optional", "required", "none"]
@@ -49,18 +51,27 @@ class Param:
         """The value written in a measure name; ``ValueError`` says what is wrong."""
         if self.type is int:
             try:
-                value = int(text)
+                value: int | str = int(text)
             except ValueError:
                 raise ValueError(f"{self.name} must be an integer, found {text!r}") from None
-            if self.minimum is not None and value < self.minimum:
-                what = "a positive integer" if self.minimum == 1 else f"an integer ≥ {self.minimum}"
+        else:
+            value = text
+        self.check(value)
+        return value
+
+    def check(self, value: object) -> None:
+        """``ValueError`` unless ``value`` has the parameter's type and range."""
+        if self.type is int:
+            if not is_integer(value):
+                raise ValueError(f"{self.name} must be an integer, found {value!r}")
+            if self.minimum is not None and int(cast(int, value)) < self.minimum:
+                what = ("a positive integer" if self.minimum == 1
+                        else f"an integer ≥ {self.minimum}")
                 where = f" ({self.option})" if self.option else ""
                 raise ValueError(f"{self.name} must be {what}{where}, found {value}")
-            return value
-        if self.choices and text not in self.choices:
+        elif self.choices and value not in self.choices:
             allowed = " or ".join(repr(c) for c in self.choices)
-            raise ValueError(f"{self.name} must be {allowed}, found {text!r}")
-        return text
+            raise ValueError(f"{self.name} must be {allowed}, found {value!r}")
 
     def describe(self) -> str:
         """``rel: int ≥ 1, default 1 — ...`` for the docs."""
@@ -70,6 +81,11 @@ class Param:
         elif self.minimum is not None:
             kind += f" ≥ {self.minimum}"
         return f"{self.name}: {kind}, default {self.default} — {self.doc}"
+
+
+def is_integer(value: object) -> bool:
+    """An int (numpy's too), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 REL = Param("rel", int, 1, "minimum grade counted as relevant (trec_eval -l)", minimum=1,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 from ..errors import UnknownMeasureError
-from .registry import PARAMS, Family, families
+from .registry import PARAMS, Family, families, is_integer
 
 __all__ = ["FAMILIES", "Measure", "parse_measure", "parse_measures", "trec_name", "valid_names"]
 
@@ -34,12 +35,24 @@ _TREC = re.compile(r"^(?P<fam>[A-Za-z_]+?)(?:[._](?P<k>\d+))?$")
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """One measure: family + cutoff + parameters. ``str(m)`` is the canonical name."""
+    """One measure: family + cutoff + parameters. ``str(m)`` is the canonical name.
+
+    Built directly or by :func:`parse_measure`, it is checked against the registry: a
+    known family, its cutoff rule, and parameter values of the right type and range
+    (``UnknownMeasureError`` otherwise). A parameter the family ignores (``rel`` of
+    ``NumRet``) is allowed here, as trec_eval's global ``-l`` is.
+    """
 
     family: str
     cutoff: int | None = None
     rel: int = 1
     gain: str = "linear"
+
+    def __post_init__(self) -> None:
+        problem = _problem(self.family, self.cutoff, {p.name: getattr(self, p.name)
+                                                      for p in PARAMS})
+        if problem:
+            raise _unknown(self.name, problem)
 
     @property
     def name(self) -> str:
@@ -143,8 +156,8 @@ def _parse_trec(raw: str) -> Measure | None:
     return _build(raw, family, _parse_cutoff(raw, k))
 
 
-def _parse_params(raw: str, family: str, text: str | None) -> dict[str, object]:
-    params: dict[str, object] = {}
+def _parse_params(raw: str, family: str, text: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
     if not text:
         return params
     fam = FAMILIES[family]
@@ -174,14 +187,31 @@ def _parse_cutoff(raw: str, k: str | None) -> int | None:
     return cutoff
 
 
-def _build(raw: str, family: str, cutoff: int | None, rel: int = 1,
-           gain: str = "linear") -> Measure:
-    fam = FAMILIES[family]
+def _build(raw: str, family: str, cutoff: int | None, **params: Any) -> Measure:
+    problem = _problem(family, cutoff, params)
+    if problem:
+        raise _unknown(raw, problem)
+    return Measure(family, cutoff, **params)
+
+
+def _problem(family: str, cutoff: object, params: dict[str, Any]) -> str | None:
+    """What is wrong with a measure of these fields, by the registry; None if nothing."""
+    fam = FAMILIES.get(family)
+    if fam is None:
+        return f"no measure family named {family!r}"
     if fam.cutoff == "required" and cutoff is None:
-        raise _unknown(raw, f"{family} needs a cutoff, e.g. {family}@10")
+        return f"{family} needs a cutoff, e.g. {family}@10"
     if fam.cutoff == "none" and cutoff is not None:
-        raise _unknown(raw, f"{family} takes no cutoff")
-    return Measure(family, cutoff, rel, gain)
+        return f"{family} takes no cutoff"
+    if cutoff is not None and (not is_integer(cutoff) or int(cast(int, cutoff)) <= 0):
+        return f"the cutoff must be a positive integer, found {cutoff!r}"
+    for param in PARAMS:
+        if param.name in params:
+            try:
+                param.check(params[param.name])
+            except ValueError as exc:
+                return str(exc)
+    return None
 
 
 def _unknown(raw: str, why: str) -> UnknownMeasureError:

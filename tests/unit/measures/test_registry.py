@@ -44,7 +44,7 @@ def test_family_has_kernel_formula_and_typed_parameters(fam: Family) -> None:
         assert isinstance(param, Param) and param in PARAMS
         assert param.type in (int, str) and isinstance(param.default, param.type)
         assert param.parse(str(param.default)) == param.default
-        assert hasattr(Measure(fam.name), param.name), "each parameter is a Measure field"
+        assert hasattr(examples(fam)[0], param.name), "each parameter is a Measure field"
         assert param.doc
 
 
@@ -158,3 +158,28 @@ def test_descriptions_feed_the_docs() -> None:
     assert "log2(r + 1)" in ndcg["formula"]
     judged = next(r for r in rows if r["name"] == "Judged")
     assert judged["trec_eval"] == [] and "trec_eval has no" in judged["no_trec_eval"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "why"),
+    [
+        ({"family": "nope"}, "no measure family named 'nope'"),
+        ({"family": "P"}, "P needs a cutoff"),
+        ({"family": "Rprec", "cutoff": 10}, "Rprec takes no cutoff"),
+        ({"family": "P", "cutoff": 0}, "the cutoff must be a positive integer, found 0"),
+        ({"family": "P", "cutoff": 5.0}, "the cutoff must be a positive integer, found 5.0"),
+        ({"family": "AP", "rel": 0}, "rel must be a positive integer (trec_eval -l)"),
+        ({"family": "AP", "rel": True}, "rel must be an integer, found True"),
+        ({"family": "nDCG", "gain": "cubic"}, "gain must be 'linear' or 'exp'"),
+    ],
+)
+def test_measures_built_directly_are_checked(kwargs: dict, why: str) -> None:
+    with pytest.raises(sb.UnknownMeasureError) as err:
+        Measure(**kwargs)
+    assert why in str(err.value)
+
+
+def test_a_global_rel_on_a_family_that_ignores_it_is_allowed() -> None:
+    """As trec_eval's -l applies to every measure (the golden test relies on it)."""
+    assert Measure("NumRet", rel=2).rel == 2
+    assert Measure("P", np.int64(5)) == Measure("P", 5)
