@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 
+import pytest
 from hypothesis import strategies as st
 
 import searchbench as sb
@@ -89,6 +90,20 @@ def evaluate(qrels: Qrels, run: Ranking, measures: Sequence[str], **kw: object
         warnings.simplefilter("ignore", sb.SearchbenchWarning)
         return sb.evaluate(sb.Qrels.from_dict(qrels), sb.Run.from_dict(run), list(measures),
                            **kw)
+
+
+def skip_has_queries(qrels: Qrels, run: Ranking, **kw: object) -> bool:
+    """Whether ``missing="skip"`` has a query to evaluate (one in the qrels with results).
+
+    When it has none, evaluating must raise ``NoSharedQueriesError`` (trec_eval 10 refuses
+    such a run; trec_eval 9 printed ``num_q 0``): that is asserted here, and the caller
+    has nothing more to compare.
+    """
+    if any(docs and qid in qrels for qid, docs in run.items()):
+        return True
+    with pytest.raises(sb.measures.NoSharedQueriesError, match="shares no query id"):
+        evaluate(qrels, run, ["AP"], missing="skip", **kw)
+    return False
 
 
 def per_query(result: sb.EvalResult, names: Iterable[str]) -> dict[str, dict[str, float]]:

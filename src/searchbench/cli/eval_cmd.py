@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,8 @@ def eval_command(
     missing: str = vocab_option(
         "zero", "--missing", concept="missing policy",
         help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
-             "'skip' averages over queries in both (trec_eval's default).",
+             "'skip' averages over queries in both (trec_eval 9's default; a run sharing "
+             "no query with the qrels is an error, as in trec_eval 10).",
     ),
     depth: int | None = typer.Option(
         None, "--depth", "-M", min=1, help="Evaluate only the top N of each query (trec_eval -M)."
@@ -59,8 +61,7 @@ def eval_command(
     """
     from ..data.qrels import Qrels
     from ..data.run import Run
-    from ..measures import Evaluator
-    from ..measures.spec import trec_name
+    from ..measures import Evaluator, trec_name
 
     keep_policy = keep
     with reported_warnings(quiet):
@@ -68,7 +69,8 @@ def eval_command(
                               measure or DEFAULT_MEASURES, missing=missing, depth=depth)
         loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
                   for path in runs]
-        results = [evaluator.evaluate(run) for run in loaded]
+        results = [_evaluate(evaluator, run, path, qrels)
+                   for run, path in zip(loaded, runs, strict=True)]
     out = _Output(
         label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
         counts={m.name for m in evaluator.measures if m.is_count},
@@ -79,10 +81,34 @@ def eval_command(
     elif output_format is Format.trec:
         tags = [run.metadata.get("tag") or run.name for run in loaded]
         _print_trec(results, tags, out)
+        if not quiet:
+            _note_num_rel_all(evaluator)
     elif output_format is Format.tsv:
         _print_tsv(results, out)
     else:
         _print_table(results, out)
+
+
+def _evaluate(evaluator, run, run_path: Path, qrels_path: Path):
+    """One run's result; a run sharing no query with the qrels names both files."""
+    from ..measures import NoSharedQueriesError
+
+    try:
+        return evaluator.evaluate(run)
+    except NoSharedQueriesError:
+        raise NoSharedQueriesError.between(f"run file {run_path}", f"qrels file {qrels_path}",
+                                           run.query_ids, evaluator.qrels.query_ids) from None
+
+
+def _note_num_rel_all(evaluator) -> None:
+    """Say where ``-f trec`` output knowingly differs from trec_eval's (see NumRel)."""
+    if evaluator.missing != "zero":
+        return
+    for m in evaluator.measures:
+        if m.family == "NumRel" and m.rel >= 2:
+            print(f"note: {m.name} 'all' is the sum of the per-query values; trec_eval -c "
+                  f"-l{m.rel} prints num_rel 'all' recounted from the qrels with grade > 0 "
+                  f"(it ignores -l there), which can be larger", file=sys.stderr)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,27 @@
-"""Measures: the grammar (spec), vectorised kernels, and the Evaluator (DESIGN §3)."""
+"""Measures: the registry of families, the grammar (spec), vectorised kernels, and the
+Evaluator (DESIGN §3).
 
-from .evaluator import EvalResult, Evaluator, SearchbenchWarning, evaluate
-from .spec import FAMILIES, Measure, parse_measure, parse_measures, valid_names
+``families()`` lists every measure family (:class:`Family`: kernel, names, trec_eval names,
+parameters, formula); the docs' measures reference is generated from it.
+"""
+
+from .evaluator import EvalResult, Evaluator, NoSharedQueriesError, SearchbenchWarning, evaluate
+from .registry import Family, Param, families
+from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 
 __all__ = [
     "FAMILIES",
     "EvalResult",
     "Evaluator",
+    "Family",
     "Measure",
+    "NoSharedQueriesError",
+    "Param",
     "SearchbenchWarning",
     "evaluate",
+    "families",
     "parse_measure",
     "parse_measures",
+    "trec_name",
     "valid_names",
 ]

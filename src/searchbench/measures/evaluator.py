@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
-from ..errors import DataFormatError, user_stacklevel
+from ..errors import DataFormatError, require, user_stacklevel
 from ..vocab import canonical_missing
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
 
-__all__ = ["EvalResult", "Evaluator", "SearchbenchWarning", "evaluate"]
+__all__ = ["EvalResult", "Evaluator", "NoSharedQueriesError", "SearchbenchWarning", "evaluate"]
 
 CHUNK_ENTRIES = 1 << 22
 PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
@@ -23,6 +23,32 @@ PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use a
 
 class SearchbenchWarning(UserWarning):
     """A result is still computed, but something about the input deserves attention."""
+
+
+class NoSharedQueriesError(DataFormatError):
+    """Under ``missing="skip"`` a run answers none of the qrels' queries.
+
+    Nothing would be averaged: trec_eval 9 printed ``num_q 0`` and zeros, trec_eval 10
+    stops with an error, and so does searchbench, naming both sides.
+    """
+
+    @classmethod
+    def between(cls, run: str, qrels: str, run_ids: Sequence[str] | np.ndarray,
+                qrels_ids: Sequence[str] | np.ndarray) -> NoSharedQueriesError:
+        """The error for run ``run`` and qrels ``qrels`` (names or paths) and their ids."""
+        return cls(
+            f"{run} shares no query id with {qrels} (run: {_some(run_ids)}; qrels: "
+            f"{_some(qrels_ids)}): with missing='skip' there is nothing to evaluate; check "
+            "that the run was made for these qrels (query ids must match exactly), or use "
+            "missing='zero' (CLI: --missing zero; trec_eval -c) to score every qrels query 0")
+
+
+def _some(ids: Sequence[str] | np.ndarray, shown: int = 3) -> str:
+    """``2 queries, e.g. 'q1', 'q2'``."""
+    head = ", ".join(repr(str(i)) for i in list(ids[:shown]))
+    more = ", ..." if len(ids) > shown else ""
+    count = f"{len(ids)} {'query' if len(ids) == 1 else 'queries'}"
+    return count + (f", e.g. {head}{more}" if len(ids) else "")
 
 
 @dataclass
@@ -67,8 +93,12 @@ class EvalResult:
         return out
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame: one row per query (index ``query_id``), a column per measure."""
-        import pandas as pd
+        """A pandas DataFrame: one row per query (index ``query_id``), a column per measure.
+
+        Needs pandas (``pip install 'searchbench[pandas]'``); without it this raises
+        :class:`~searchbench.errors.MissingDependencyError`.
+        """
+        pd = require("pandas", "pandas")
 
         frame = pd.DataFrame({name: self.scores[name] for name in self.measures},
                              index=pd.Index(self.query_ids.astype(str), name="query_id"))
@@ -79,7 +109,11 @@ class Evaluator:
     """Build once from qrels and measures; evaluate many runs.
 
     ``missing="zero"`` (default, trec_eval ``-c``) scores qrels queries absent from the
-    run as 0; ``"skip"`` averages over the queries in both (trec_eval's default).
+    run as 0; ``"skip"`` averages over the queries in both (trec_eval 9's default without
+    ``-c``). Under ``"skip"`` a run sharing no query with the qrels raises
+    :class:`NoSharedQueriesError` (trec_eval 10 refuses it too) instead of ``num_q 0``.
+    Scores rank as 64-bit doubles, as in trec_eval 10; trec_eval 9 and pytrec_eval store
+    them as 32-bit floats, so scores that differ only beyond float precision tie there.
     ``depth`` keeps the top ``depth`` documents of each query (trec_eval ``-M``).
     """
 
@@ -114,6 +148,10 @@ class Evaluator:
         run_to_qrels = lookup(qrels.query_ids, run.query_ids)
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
+        if self.missing == "skip" and not present.any():
+            raise NoSharedQueriesError.between(
+                f"run {run.name!r}", f"the qrels {qrels.source or '<qrels>'}",
+                run.query_ids, qrels.query_ids)
         # a run read from a file has no doc codes: its entries' ids are looked up directly
         doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
             else None

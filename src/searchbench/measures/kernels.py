@@ -1,17 +1,25 @@
-"""Vectorised measure kernels over all queries at once (DESIGN §3).
+"""Vectorised measure kernels over all queries at once, each registered as a family (DESIGN §3).
 
 Every kernel takes a :class:`Judged` view — one row per retrieved entry the qrels judge,
 grouped by query and in rank order — and returns one float per qrels query. Segment sums use
 ``np.bincount``; nothing loops over queries in Python.
+
+Each kernel is declared a measure family with :func:`~.registry.register` (names, aliases,
+trec_eval names, parameters); its docstring is the formula the docs print. Adding a measure
+is one decorated kernel here plus its test.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .spec import Measure
+from .registry import GAIN, family, register
+
+if TYPE_CHECKING:
+    from .spec import Measure
 
 __all__ = ["Judged", "compute"]
 
@@ -63,30 +71,6 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def precision(j: Judged, m: Measure) -> np.ndarray:
-    """P@k = |relevant ∩ top k| / k."""
-    return j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) / m.cutoff
-
-
-def recall(j: Judged, m: Measure) -> np.ndarray:
-    """R@k = |relevant ∩ top k| / |relevant| (0 if no relevant)."""
-    return _ratio(j.per_query(j.relevant(m.rel) & j.within(m.cutoff)), j.num_rel(m.rel))
-
-
-def success(j: Judged, m: Measure) -> np.ndarray:
-    """Success@k = 1 if any relevant in top k."""
-    return (j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) > 0).astype(np.float64)
-
-
-def reciprocal_rank(j: Judged, m: Measure) -> np.ndarray:
-    """RR@k = 1 / rank of the first relevant within k (0 if none); Voorhees, TREC-8 QA."""
-    hit = np.flatnonzero(j.relevant(m.rel) & j.within(m.cutoff))
-    first_q, first = np.unique(j.query[hit], return_index=True)
-    out = np.zeros(j.n_queries)
-    out[first_q] = 1.0 / (j.rank[hit[first]] + 1)
-    return out
-
-
 def _rel_before(j: Judged, mask: np.ndarray) -> np.ndarray:
     """Per entry: count of ``mask`` entries of the same query at or before it."""
     cum = np.cumsum(mask, dtype=np.int64)
@@ -97,18 +81,11 @@ def _rel_before(j: Judged, mask: np.ndarray) -> np.ndarray:
     return cum - base
 
 
-def average_precision(j: Judged, m: Measure) -> np.ndarray:
-    """AP@k = Σ_{relevant d in top k} P@rank(d) / |relevant| (trec_eval map, map_cut)."""
-    rel = j.relevant(m.rel)
-    prec = _rel_before(j, rel) / (j.rank + 1.0)
-    return _ratio(j.per_query(np.where(rel & j.within(m.cutoff), prec, 0.0)), j.num_rel(m.rel))
-
-
-def r_precision(j: Judged, m: Measure) -> np.ndarray:
-    """Rprec = |relevant ∩ top R| / R with R = |relevant|."""
-    num_rel = j.num_rel(m.rel)
-    in_top_r = j.rank < num_rel[j.query] if len(j.query) else np.zeros(0, dtype=bool)
-    return _ratio(j.per_query(j.relevant(m.rel) & in_top_r), num_rel)
+def _k(m: Measure) -> int:
+    """The cutoff of a family that requires one (a checked Measure always has it)."""
+    if m.cutoff is None:
+        raise ValueError(f"{m.family} needs a cutoff")
+    return m.cutoff
 
 
 def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
@@ -116,6 +93,53 @@ def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     return np.exp2(g) - 1.0 if kind == "exp" else g
 
 
+# -- the measure families, in the order of the docs' reference ---------------------------
+@register("P", "relevant in top k / k", cutoff="required", aliases=("precision",),
+          trec_eval_cut="P")
+def precision(j: Judged, m: Measure) -> np.ndarray:
+    """P@k = |relevant ∩ top k| / k.
+
+    The denominator is k even when fewer than k documents were retrieved (trec_eval P_k).
+    """
+    return j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) / _k(m)
+
+
+@register("R", "relevant in top k / all relevant", cutoff="required", aliases=("recall",),
+          trec_eval_cut="recall")
+def recall(j: Judged, m: Measure) -> np.ndarray:
+    """R@k = |relevant ∩ top k| / |relevant| (0 if no relevant)."""
+    return _ratio(j.per_query(j.relevant(m.rel) & j.within(m.cutoff)), j.num_rel(m.rel))
+
+
+@register("RR", "1 / rank of the first relevant within k", aliases=("mrr",),
+          trec_eval="recip_rank")
+def reciprocal_rank(j: Judged, m: Measure) -> np.ndarray:
+    """RR@k = 1 / rank of the first relevant within k (0 if none); Voorhees, TREC-8 QA.
+
+    trec_eval has no cutoff form (``recip_rank`` is ``RR``); ``RR@10`` is MS MARCO's MRR@10.
+    """
+    hit = np.flatnonzero(j.relevant(m.rel) & j.within(m.cutoff))
+    first_q, first = np.unique(j.query[hit], return_index=True)
+    out = np.zeros(j.n_queries)
+    out[first_q] = 1.0 / (j.rank[hit[first]] + 1)
+    return out
+
+
+@register("AP", "sum of P@rank over relevant within k / all relevant", aliases=("map",),
+          trec_eval="map", trec_eval_cut="map_cut")
+def average_precision(j: Judged, m: Measure) -> np.ndarray:
+    """AP@k = Σ_{relevant d in top k} P@rank(d) / |relevant| (trec_eval map, map_cut).
+
+    The denominator counts every relevant document of the qrels, retrieved or not.
+    """
+    rel = j.relevant(m.rel)
+    prec = _rel_before(j, rel) / (j.rank + 1.0)
+    return _ratio(j.per_query(np.where(rel & j.within(m.cutoff), prec, 0.0)), j.num_rel(m.rel))
+
+
+@register("nDCG", "DCG / ideal DCG, gain = grade, discount log2(rank+1)", params=(GAIN,),
+          trec_eval="ndcg", trec_eval_cut="ndcg_cut",
+          ignored={"rel": "nDCG uses the grades as gains and ignores rel, as trec_eval"})
 def ndcg(j: Judged, m: Measure) -> np.ndarray:
     """nDCG@k = DCG@k / IDCG@k, DCG = Σ_{r ≤ k} gain(r) / log2(r + 1) (Järvelin & Kekäläinen).
 
@@ -132,6 +156,23 @@ def ndcg(j: Judged, m: Measure) -> np.ndarray:
     return _ratio(dcg, idcg)
 
 
+@register("Rprec", "relevant in top R / R, R = all relevant", cutoff="none",
+          trec_eval="Rprec")
+def r_precision(j: Judged, m: Measure) -> np.ndarray:
+    """Rprec = |relevant ∩ top R| / R with R = |relevant| (0 if R = 0)."""
+    num_rel = j.num_rel(m.rel)
+    in_top_r = j.rank < num_rel[j.query] if len(j.query) else np.zeros(0, dtype=bool)
+    return _ratio(j.per_query(j.relevant(m.rel) & in_top_r), num_rel)
+
+
+@register("Success", "1 if any relevant in top k", cutoff="required",
+          aliases=("hit_rate", "hits"), trec_eval_cut="success")
+def success(j: Judged, m: Measure) -> np.ndarray:
+    """Success@k = 1 if |relevant ∩ top k| > 0, else 0 (trec_eval success_k)."""
+    return (j.per_query(j.relevant(m.rel) & j.within(m.cutoff)) > 0).astype(np.float64)
+
+
+@register("Bpref", "trec_eval's bpref", cutoff="none", trec_eval="bpref")
 def bpref(j: Judged, m: Measure) -> np.ndarray:
     """bpref = (1/R) Σ_{relevant r} (1 − min(n_r, R) / min(R, N)) (Buckley & Voorhees 2004).
 
@@ -151,36 +192,51 @@ def bpref(j: Judged, m: Measure) -> np.ndarray:
     return _ratio(j.per_query(np.where(rel, term, 0.0)), num_rel)
 
 
+@register("Judged", "judged docs in top k / min(k, retrieved)", cutoff="required", params=(),
+          no_trec_eval="trec_eval has no judged-fraction measure; Judged@k is ir_measures'")
 def judged_at(j: Judged, m: Measure) -> np.ndarray:
-    """Judged@k = |judged ∩ top k| / min(k, retrieved) (0 if nothing retrieved)."""
+    """Judged@k = |judged ∩ top k| / min(k, retrieved) (0 if nothing retrieved).
+
+    A document is judged when the qrels give it a grade ≥ 0, relevant or not.
+    """
     return _ratio(j.per_query(j.judged & j.within(m.cutoff)),
-                  np.minimum(j.num_ret(), m.cutoff))
+                  np.minimum(j.num_ret(), _k(m)))
 
 
+@register("NumRet", "retrieved documents (summed)", cutoff="none", params=(),
+          trec_eval="num_ret", is_count=True)
 def num_ret(j: Judged, m: Measure) -> np.ndarray:
+    """NumRet = |retrieved| (after ``depth``); ``all`` = Σ over queries."""
     return j.num_ret()
 
 
+@register("NumRel", "relevant documents in the qrels (summed)", cutoff="none",
+          trec_eval="num_rel", is_count=True)
 def num_rel(j: Judged, m: Measure) -> np.ndarray:
+    """NumRel = |{d in the qrels of the query : grade(d) ≥ rel}|; ``all`` = Σ over queries.
+
+    ``all`` is always the sum of the per-query values. trec_eval ``-c`` instead recounts
+    its ``all`` line from the raw qrels with grade > 0 and ignores ``-l``, so with
+    ``rel`` ≥ 2 and ``missing="zero"`` its ``num_rel all`` can be larger than ours
+    (m_num_rel.c, ``te_calc_avg_num_rel``); the per-query values agree.
+    """
     return j.num_rel(m.rel)
 
 
+@register("NumRelRet", "relevant documents retrieved (summed)", cutoff="none",
+          trec_eval="num_rel_ret", is_count=True)
 def num_rel_ret(j: Judged, m: Measure) -> np.ndarray:
+    """NumRelRet = |relevant ∩ retrieved|; ``all`` = Σ over queries."""
     return j.per_query(j.relevant(m.rel))
 
 
+@register("NumQ", "evaluated queries (summed)", cutoff="none", params=(), trec_eval="num_q",
+          is_count=True)
 def num_q(j: Judged, m: Measure) -> np.ndarray:
+    """NumQ = 1 per evaluated query; ``all`` = Σ = the number of queries averaged over."""
     return np.ones(j.n_queries)
 
 
-KERNELS = {
-    "P": precision, "R": recall, "Success": success, "RR": reciprocal_rank,
-    "AP": average_precision, "Rprec": r_precision, "nDCG": ndcg, "Bpref": bpref,
-    "Judged": judged_at, "NumRet": num_ret, "NumRel": num_rel, "NumRelRet": num_rel_ret,
-    "NumQ": num_q,
-}
-
-
 def compute(j: Judged, m: Measure) -> np.ndarray:
-    """Per-query values of measure ``m`` (one per qrels query)."""
-    return KERNELS[m.family](j, m)
+    """Per-query values of measure ``m`` (one per qrels query), by its family's kernel."""
+    return family(m.family).kernel(j, m)

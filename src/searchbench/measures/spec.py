@@ -1,68 +1,33 @@
-"""Measure grammar and registry: names are parsed into small described objects.
+"""Measure grammar: names are parsed into small described objects.
 
 Canonical form follows ir_measures: ``Family(param=value)@cutoff``, e.g. ``nDCG@10``,
 ``AP(rel=2)@100``, ``nDCG(gain=exp)@10``. trec_eval names (``ndcg_cut.10``,
 ``recip_rank``, ``P_5``, ``map``) are accepted as aliases. Parsing never evaluates code.
+Names, aliases, parameters and trec_eval names come from the registry (:mod:`.registry`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 from ..errors import UnknownMeasureError
+from .registry import PARAMS, Family, families, is_integer
 
 __all__ = ["FAMILIES", "Measure", "parse_measure", "parse_measures", "trec_name", "valid_names"]
 
 
-@dataclass(frozen=True)
-class Family:
-    """A measure family: its canonical name, which parameters it takes, and a summary."""
-
-    name: str
-    summary: str
-    cutoff: str = "optional"  # "optional" | "required" | "none"
-    params: tuple[str, ...] = ("rel",)
-    is_count: bool = False
-
-
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
-        Family("P", "relevant in top k / k", cutoff="required"),
-        Family("R", "relevant in top k / all relevant", cutoff="required"),
-        Family("RR", "1 / rank of the first relevant within k"),
-        Family("AP", "sum of P@rank over relevant within k / all relevant"),
-        Family("nDCG", "DCG / ideal DCG, gain = grade, discount log2(rank+1)", params=("gain",)),
-        Family("Rprec", "relevant in top R / R, R = all relevant", cutoff="none"),
-        Family("Success", "1 if any relevant in top k", cutoff="required"),
-        Family("Bpref", "trec_eval's bpref", cutoff="none"),
-        Family("Judged", "judged docs in top k / min(k, retrieved)", cutoff="required",
-               params=()),
-        Family("NumRet", "retrieved documents (summed)", cutoff="none", params=(),
-               is_count=True),
-        Family("NumRel", "relevant documents in the qrels (summed)", cutoff="none",
-               is_count=True),
-        Family("NumRelRet", "relevant documents retrieved (summed)", cutoff="none",
-               is_count=True),
-        Family("NumQ", "evaluated queries (summed)", cutoff="none", params=(), is_count=True),
-    )
-}
+# Canonical name -> family, in the registry's order (kept for ``searchbench.measures.FAMILIES``).
+FAMILIES: dict[str, Family] = {f.name: f for f in families()}
 
 # Case-insensitive spellings of canonical families (ir_measures' and common names).
-_FAMILY_ALIASES = {name.lower(): name for name in FAMILIES} | {
-    "precision": "P", "recall": "R", "mrr": "RR", "map": "AP", "ndcg": "nDCG",
-    "hit_rate": "Success", "hits": "Success", "success": "Success",
-}
+_FAMILY_ALIASES = {alias.lower(): f.name for f in FAMILIES.values()
+                   for alias in (f.name, *f.aliases)}
 
-# trec_eval names: family, whether a ".k" / "_k" cutoff follows.
-_TREC_ALIASES = {
-    "P": ("P", True), "recall": ("R", True), "recip_rank": ("RR", False),
-    "map": ("AP", False), "map_cut": ("AP", True), "ndcg": ("nDCG", False),
-    "ndcg_cut": ("nDCG", True), "Rprec": ("Rprec", False), "success": ("Success", True),
-    "bpref": ("Bpref", False), "num_ret": ("NumRet", False), "num_rel": ("NumRel", False),
-    "num_rel_ret": ("NumRelRet", False), "num_q": ("NumQ", False),
-}
+# trec_eval names (case-sensitive): family, whether a ".k" / "_k" cutoff follows.
+_TREC_ALIASES = {f.trec_eval: (f.name, False) for f in FAMILIES.values() if f.trec_eval} | {
+    f.trec_eval_cut: (f.name, True) for f in FAMILIES.values() if f.trec_eval_cut}
 
 _CANONICAL = re.compile(r"^(?P<fam>[A-Za-z_]+)(?:\((?P<params>[^)]*)\))?(?:@(?P<k>[^@]+))?$")
 _TREC = re.compile(r"^(?P<fam>[A-Za-z_]+?)(?:[._](?P<k>\d+))?$")
@@ -70,20 +35,29 @@ _TREC = re.compile(r"^(?P<fam>[A-Za-z_]+?)(?:[._](?P<k>\d+))?$")
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """One measure: family + cutoff + parameters. ``str(m)`` is the canonical name."""
+    """One measure: family + cutoff + parameters. ``str(m)`` is the canonical name.
+
+    Built directly or by :func:`parse_measure`, it is checked against the registry: a
+    known family, its cutoff rule, and parameter values of the right type and range
+    (``UnknownMeasureError`` otherwise). A parameter the family ignores (``rel`` of
+    ``NumRet``) is allowed here, as trec_eval's global ``-l`` is.
+    """
 
     family: str
     cutoff: int | None = None
     rel: int = 1
     gain: str = "linear"
 
+    def __post_init__(self) -> None:
+        problem = _problem(self.family, self.cutoff, {p.name: getattr(self, p.name)
+                                                      for p in PARAMS})
+        if problem:
+            raise _unknown(self.name, problem)
+
     @property
     def name(self) -> str:
-        params = []
-        if self.gain != "linear":
-            params.append(f"gain={self.gain}")
-        if self.rel != 1:
-            params.append(f"rel={self.rel}")
+        params = [f"{p.name}={getattr(self, p.name)}" for p in PARAMS
+                  if getattr(self, p.name) != p.default]
         text = self.family + (f"({','.join(params)})" if params else "")
         return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -97,10 +71,7 @@ class Measure:
 
 def valid_names() -> str:
     """A one-line list of measure names for error messages."""
-    parts = []
-    for fam in FAMILIES.values():
-        parts.append(fam.name + ("@k" if fam.cutoff == "required" else
-                                 "[@k]" if fam.cutoff == "optional" else ""))
+    parts = [fam.synopsis() for fam in FAMILIES.values()]
     return ", ".join(parts) + " (params: (rel=N), nDCG(gain=exp); trec_eval names " \
         "such as ndcg_cut.10, recip_rank, P_5, map are accepted)"
 
@@ -185,30 +156,22 @@ def _parse_trec(raw: str) -> Measure | None:
     return _build(raw, family, _parse_cutoff(raw, k))
 
 
-def _parse_params(raw: str, family: str, text: str | None) -> dict[str, object]:
-    params: dict[str, object] = {}
+def _parse_params(raw: str, family: str, text: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
     if not text:
         return params
-    allowed = FAMILIES[family].params
+    fam = FAMILIES[family]
     for part in text.split(","):
         key, sep, value = (s.strip() for s in part.partition("="))
-        if not sep or key not in allowed:
-            hint = ", ".join(f"{p}=..." for p in allowed) or "no parameters"
-            extra = " (nDCG uses the grades as gains and ignores rel, as trec_eval)" \
-                if family == "nDCG" and key == "rel" else ""
+        param = fam.param(key)
+        if not sep or param is None:
+            hint = ", ".join(f"{p.name}=..." for p in fam.params) or "no parameters"
+            extra = f" ({fam.ignored[key]})" if key in fam.ignored else ""
             raise _unknown(raw, f"{family} takes {hint}; found {part.strip()!r}{extra}")
-        if key == "rel":
-            try:
-                params["rel"] = int(value)
-            except ValueError:
-                raise _unknown(raw, f"rel must be an integer, found {value!r}") from None
-            if params["rel"] < 1:
-                raise _unknown(raw, f"rel must be a positive integer (trec_eval -l), "
-                                    f"found {params['rel']}")
-        elif key == "gain":
-            if value not in ("linear", "exp"):
-                raise _unknown(raw, f"gain must be 'linear' or 'exp', found {value!r}")
-            params["gain"] = value
+        try:
+            params[key] = param.parse(value)
+        except ValueError as exc:
+            raise _unknown(raw, str(exc)) from None
     return params
 
 
@@ -224,34 +187,46 @@ def _parse_cutoff(raw: str, k: str | None) -> int | None:
     return cutoff
 
 
-def _build(raw: str, family: str, cutoff: int | None, rel: int = 1,
-           gain: str = "linear") -> Measure:
-    fam = FAMILIES[family]
+def _build(raw: str, family: str, cutoff: int | None, **params: Any) -> Measure:
+    problem = _problem(family, cutoff, params)
+    if problem:
+        raise _unknown(raw, problem)
+    return Measure(family, cutoff, **params)
+
+
+def _problem(family: str, cutoff: object, params: dict[str, Any]) -> str | None:
+    """What is wrong with a measure of these fields, by the registry; None if nothing."""
+    fam = FAMILIES.get(family)
+    if fam is None:
+        return f"no measure family named {family!r}"
     if fam.cutoff == "required" and cutoff is None:
-        raise _unknown(raw, f"{family} needs a cutoff, e.g. {family}@10")
+        return f"{family} needs a cutoff, e.g. {family}@10"
     if fam.cutoff == "none" and cutoff is not None:
-        raise _unknown(raw, f"{family} takes no cutoff")
-    return Measure(family, cutoff, rel, gain)
+        return f"{family} takes no cutoff"
+    if cutoff is not None and (not is_integer(cutoff) or int(cast(int, cutoff)) <= 0):
+        return f"the cutoff must be a positive integer, found {cutoff!r}"
+    for param in PARAMS:
+        if param.name in params:
+            try:
+                param.check(params[param.name])
+            except ValueError as exc:
+                return str(exc)
+    return None
 
 
 def _unknown(raw: str, why: str) -> UnknownMeasureError:
     return UnknownMeasureError(f"unknown measure {raw!r}: {why}; valid measures: {valid_names()}")
 
 
-_TREC_NAMES = {"P": "P", "R": "recall", "RR": "recip_rank", "AP": "map", "nDCG": "ndcg",
-               "Rprec": "Rprec", "Success": "success", "Bpref": "bpref", "NumRet": "num_ret",
-               "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "NumQ": "num_q"}
-
-
 def trec_name(m: Measure) -> str:
-    """trec_eval's name for ``m`` (``ndcg_cut_10``, ``P_5``); canonical if it has none."""
-    base = _TREC_NAMES.get(m.family)
-    if base is None or m.gain != "linear" or m.rel != 1:
-        return m.name  # trec_eval sets rel globally (-l): its names cannot say it
-    if m.cutoff is None:
-        return base
-    if m.family in ("AP", "nDCG"):
-        base += "_cut"
-    if m.family == "RR":
+    """trec_eval's name for ``m`` (``ndcg_cut_10``, ``P_5``); canonical if it has none.
+
+    trec_eval sets ``rel`` globally (``-l``) and has no exponential gain, so a measure with a
+    parameter other than its default keeps its canonical name.
+    """
+    fam = FAMILIES[m.family]
+    if any(getattr(m, p.name) != p.default for p in PARAMS):
         return m.name
-    return f"{base}_{m.cutoff}"
+    if m.cutoff is None:
+        return fam.trec_eval or m.name
+    return f"{fam.trec_eval_cut}_{m.cutoff}" if fam.trec_eval_cut else m.name
