@@ -66,6 +66,12 @@ def run_command(
         summary = run_experiment(cfg, store, quiet=quiet or None, log=_log(quiet))
     print(f"{cfg.name}: {len(summary.computed)} cells run, {len(summary.skipped)} already in "
           f"the store ({summary.seconds:.1f} s); store: {summary.store_path}")
+    if summary.reused:
+        print(f"{len(summary.reused)} of the cells run reused the run and scores of a stored "
+              "cell with the same settings under another name")
+    if summary.redone:
+        print(f"{len(summary.redone)} cells were computed again: their run file was missing "
+              "or had changed")
     print(f"next: searchbench experiment report {config}"
           + (f" --store {store}" if store else ""))
 

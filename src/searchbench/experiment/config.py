@@ -7,8 +7,6 @@ one :class:`~searchbench.errors.ConfigError` naming the key and the allowed valu
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
+from .naming import check_name
 
 __all__ = ["DEFAULT_MEASURES", "Cell", "ExperimentConfig", "RetrieverSpec", "expand_grid",
            "load_config", "parse_config"]
@@ -79,11 +78,16 @@ class Cell:
         return out
 
     def key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
-        """Identity of the work this cell does (same key, same run)."""
-        data = {**self.to_dict(components), "evalset_hash": evalset_hash}
-        data["retriever"] = {k: v for k, v in data["retriever"].items() if k != "name"}
-        blob = json.dumps(data, sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()[:20]
+        """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
+        from .naming import cell_key
+
+        return cell_key(self.to_dict(components), evalset_hash)
+
+    def work_key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+        """Identity of the work this cell does, names left out (same key, same run)."""
+        from .naming import work_key
+
+        return work_key(self.to_dict(components), evalset_hash)
 
 
 @dataclass
@@ -169,7 +173,7 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
     _check_keys(data, _TOP_KEYS, where, "top-level")
     retrievers = _retrievers(data.get("retrievers", []), where)
     cfg = ExperimentConfig(
-        name=data.get("name", name), evalsets=_evalsets(data.get("evalset"), where),
+        name=_experiment_name(data, name, where), evalsets=_evalsets(data.get("evalset"), where),
         retrievers=retrievers, chunkers=_chunkers(data.get("chunkers", ["none"]), where),
         levels=_levels(data.get("levels", ["doc"]), where), k=_positive(data, "k", 100, where),
         measures=_measures(data.get("measures", DEFAULT_MEASURES), where),
@@ -184,6 +188,13 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
                           "no cell); level 'chunk' needs a chunker other than 'none'")
     _check_baseline(cfg, where)
     return cfg
+
+
+def _experiment_name(data: dict[str, Any], default: str, where: str) -> str:
+    if "name" in data:
+        return check_name(data["name"], "key 'name'", where)
+    return check_name(default, "the experiment name (from the file name; set key 'name')",
+                      where)
 
 
 def _type_ok(value: Any, expected: type | tuple[type, ...]) -> bool:
@@ -305,10 +316,7 @@ def _retriever(table: Any, where: str) -> RetrieverSpec:
                           "model2vec:/path")
     default = (Path(settings["model"].split(":", 1)[-1]).name or settings["model"]
                if kind == "dense" else kind)
-    name = table.get("name", default)
-    if "/" in name or not name:
-        raise ConfigError(f"{where}: key 'name' is {name!r}; expected a non-empty name "
-                          "without '/'")
+    name = check_name(table.get("name", default), "key 'name'", where)
     return RetrieverSpec(name, kind, settings)
 
 

@@ -12,8 +12,6 @@ now asks for).
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 import warnings
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from ..data.run import Run
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
 from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
+from .naming import publish_run, slug, work_key
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
@@ -47,6 +46,8 @@ class RunSummary:
     store_path: Path
     computed: list[str] = field(default_factory=list)  # "level system" labels
     skipped: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)  # stored anew from an identical cell
+    redone: list[str] = field(default_factory=list)  # run file missing or changed
     seconds: float = 0.0
 
 
@@ -72,6 +73,7 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
         summary = RunSummary(exp_id, path)
         wanted = {*cfg.measures, "RR"}
         done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
+        done -= _damaged(db, exp_id, done, summary)
         for spec, es in sets.items():
             work = _Workspace(cfg, es, spec, say, quiet)
             work.run(db, exp_id, done, summary)
@@ -96,8 +98,13 @@ def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
             "warnings": [f.__dict__ for f in report.warnings]}
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+def _damaged(db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> set[str]:
+    """Finished cells whose run file is missing or changed: warned about, then redone."""
+    problems = db.run_file_problems(exp_id, done)
+    for why in problems.values():
+        warnings.warn(f"{why}; the cell is computed again", stacklevel=3)
+    summary.redone.extend(problems)
+    return set(problems)
 
 
 class _Workspace:
@@ -133,9 +140,15 @@ class _Workspace:
                  f"({len(cells) - len(todo)} already in the store)")
         cfg = self.cfg
         todo.sort(key=lambda c: (cfg.chunkers.index(c.chunker), cfg.levels.index(c.level)))
+        wanted = {*cfg.measures, "RR"}
+        stored = _by_work_key(db)
         with progress(len(todo), f"cells ({self.es.name})", self.quiet) as advance:
             for cell in todo:
-                rec = self.compute(cell)
+                rec = self.reuse(db, cell, stored, wanted)
+                if rec is None:
+                    rec = self.compute(cell)
+                else:
+                    summary.reused.append(f"{cell.level} {cell.system}")
                 db.save_cell(exp_id, rec, {q.id: q.text for q in self.queries})
                 done.add(rec.cell_key)
                 summary.computed.append(f"{cell.level} {cell.system}")
@@ -145,6 +158,31 @@ class _Workspace:
 
     def key(self, cell: Cell) -> str:
         return cell.key(self.hash, self.cfg.components(cell.retriever))
+
+    def reuse(self, db: ResultsStore, cell: Cell, stored: dict[str, list[tuple[int, str]]],
+              wanted: set[str]) -> CellRecord | None:
+        """A record of ``cell`` made from a stored cell that did the same work (same
+        settings, evaluation set and measures, only names differ) and whose run file is
+        intact; None when there is none. The record points at that cell's run file."""
+        from .naming import run_file_problem
+
+        components = self.cfg.components(cell.retriever)
+        for exp_id, key in stored.get(cell.work_key(self.hash, components), []):
+            [old] = db.cells(exp_id, {key}) or [None]
+            if old is None or not wanted <= set(old.scores):
+                continue
+            if run_file_problem(old.run_path, old.run_hash) is not None:
+                continue
+            self.say(f"  reused {old.level} {old.system} for {cell.system} (same settings)")
+            return CellRecord(
+                cell_key=self.key(cell), system=cell.system, evalset=self.es.name,
+                evalset_hash=self.hash, level=cell.level, chunker=cell.chunker,
+                retriever=cell.retriever.name, config=cell.to_dict(components),
+                run_path=old.run_path, run_hash=old.run_hash, timings=old.timings,
+                extras=old.extras, scores=old.scores, provenance={
+                    **old.provenance, "reused_from": {"system": old.system,
+                                                      "cell_key": old.cell_key}})
+        return None
 
     # -- one cell -----------------------------------------------------------------------------
     def compute(self, cell: Cell) -> CellRecord:
@@ -274,11 +312,20 @@ class _Workspace:
         return self.cfg.components(spec)[0] if spec.type == "hybrid" else spec
 
     def write_run(self, run: Run, cell: Cell) -> tuple[Path, str]:
-        folder = self.cfg.base_dir / self.cfg.runs_dir / _safe(self.es.name) / cell.level
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{_safe(cell.system)}.trec"
-        run.to_file(path, tag=_safe(cell.system))
-        return path, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        """``RUNS/EXPERIMENT/EVALSET/LEVEL/SYSTEM.CONTENT.trec`` (every user name slugged,
+        the file named by its content hash: see :mod:`.naming`) and its ``sha256:``."""
+        folder = (self.cfg.base_dir / self.cfg.runs_dir / slug(self.cfg.name)
+                  / slug(self.es.name) / cell.level)
+        name = slug(cell.system)
+        return publish_run(run, folder, name, tag=name)
+
+
+def _by_work_key(db: ResultsStore) -> dict[str, list[tuple[int, str]]]:
+    """``{work key: [(experiment id, cell key), …]}`` of every stored cell, newest first."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for exp_id, key, config, evalset_hash in db.cell_index():
+        out.setdefault(work_key(config, evalset_hash), []).append((exp_id, key))
+    return out
 
 
 def _chunker(spec: str) -> Any:

@@ -137,10 +137,15 @@ def test_grid_skips_chunk_level_without_chunker_and_keys_differ():
     assert len(cells) == 2 * 2 + 2  # doc: 2 chunkers × 2 retrievers; chunk: 1 × 2
     keys = {c.key("h") for c in cells}
     assert len(keys) == len(cells)
-    # the key is the work, not the name: renaming a retriever keeps it
+    # the key is the result, names included: renaming a retriever changes it (the report
+    # finds the cell under its new name); the work key leaves names out (work is reused)
     renamed = _cfg(retrievers=[{"name": "other", "type": "bm25"}])
-    assert renamed.cells()[0].key("h") == _cfg().cells()[0].key("h")
+    assert renamed.cells()[0].key("h") != _cfg().cells()[0].key("h")
+    assert renamed.cells()[0].work_key("h") == _cfg().cells()[0].work_key("h")
     assert _cfg().cells()[0].key("h") != _cfg().cells()[0].key("h2")
+    assert _cfg().cells()[0].work_key("h") != _cfg().cells()[0].work_key("h2")
+    tuned = _cfg(retrievers=[{"name": "bm25", "type": "bm25", "k1": 1.5}])
+    assert tuned.cells()[0].work_key("h") != _cfg().cells()[0].work_key("h")
 
 
 def test_relative_model_and_evalset_folders_resolve_against_the_config(tmp_path):

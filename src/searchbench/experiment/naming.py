@@ -1,0 +1,177 @@
+"""Names and run files of experiments: validation of user names, safe file names, and
+content-addressed run files whose hash the results store checks.
+
+A user-supplied name (experiment, retriever, system, evaluation set) never becomes a path
+component as it is: :func:`slug` keeps ``[A-Za-z0-9_-]`` and, when it had to change the name,
+appends a short hash of the exact name, so ``bm25 a`` and ``bm25+a`` get different slugs.
+A run file is named ``SLUG.CONTENT.trec`` where ``CONTENT`` is the start of the SHA-256 of its
+bytes: two cells or experiments can only share a file whose bytes are identical, and a file
+is never rewritten once published (:func:`publish_run`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import time
+import unicodedata
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, OutputError
+
+__all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "file_digest", "publish_run",
+           "run_file_problem", "slug", "work_key"]
+
+MAX_NAME_LENGTH = 100
+SLUG_LENGTH = 48
+DIGEST_CHARS = 16
+_SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_FORBIDDEN = {"/": "a slash", "\\": "a backslash"}
+
+
+def check_name(value: Any, what: str, where: str) -> str:
+    """``value`` if it is a usable name, else a :class:`ConfigError` naming ``where``.
+
+    A name is 1 to :data:`MAX_NAME_LENGTH` printable characters (any script), without
+    leading or trailing spaces, without ``/`` (it separates retriever and chunker in system
+    labels) or ``\\``, and is not ``.`` or ``..``. Names are free text for the report; file
+    names are made from them with :func:`slug`.
+    """
+    why = _name_problem(value)
+    if why is None:
+        return value
+    raise ConfigError(f"{where}: {what} {value!r} {why}; expected 1 to {MAX_NAME_LENGTH} "
+                      "printable characters without '/' or '\\' (e.g. 'bm25-k1.2')")
+
+
+def _name_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"is {type(value).__name__}, not a string"
+    if not value.strip():
+        return "is empty"
+    if len(value) > MAX_NAME_LENGTH:
+        return f"is {len(value)} characters long"
+    if value != value.strip():
+        return "starts or ends with a space"
+    if value in (".", ".."):
+        return "is a path component"
+    for char, label in _FORBIDDEN.items():
+        if char in value:
+            return f"contains {label}"
+    odd = next((c for c in value if not c.isprintable()), None)
+    if odd is not None:
+        return f"contains the control or format character U+{ord(odd):04X}"
+    return None
+
+
+def slug(text: str, limit: int = SLUG_LENGTH) -> str:
+    """A file-name-safe form of ``text``: ``[A-Za-z0-9_-]`` only, at most ``limit`` + 9
+    characters, never empty, never starting with ``.``; an 8-hex hash of the exact text is
+    appended whenever the text had to change, so different texts give different slugs."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    kept = "".join(c if c in _SLUG_CHARS else "_" for c in ascii_text)
+    while "__" in kept:
+        kept = kept.replace("__", "_")
+    kept = kept.strip("_-")[:limit] or "x"
+    if kept == text:
+        return kept
+    return f"{kept}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """``sha256:HEX`` of the file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def run_file_problem(path: str | os.PathLike[str], expected: str) -> str | None:
+    """Why the run file at ``path`` no longer is the one stored with hash ``expected``
+    (None when it is)."""
+    try:
+        found = file_digest(path)
+    except FileNotFoundError:
+        return f"run file {path} is missing"
+    except OSError as exc:
+        return f"run file {path} cannot be read ({exc.strerror or exc})"
+    if found != expected:
+        return (f"run file {path} changed after it was stored (its hash is {found[:19]}…, "
+                f"the store recorded {expected[:19]}…)")
+    return None
+
+
+def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]:
+    """Write ``run`` as ``folder/STEM.CONTENT.trec`` and return (path, ``sha256:HEX``).
+
+    The file is first written (atomically) under a private pending name, hashed, then
+    hard-linked to its content-addressed name, which never replaces an existing file: if
+    the name exists with the same bytes it is shared; if it exists with other bytes (edited
+    by hand) it is moved aside to ``NAME.changed-TIME`` first, so nothing is lost.
+    """
+    pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        run.to_file(pending, tag=tag)
+        digest = file_digest(pending)
+        target = folder / f"{stem}.{digest.split(':', 1)[1][:DIGEST_CHARS]}.trec"
+        _link(pending, target, digest)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the run file {folder / stem}.*.trec: "
+                          f"{_why(exc)}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            pending.unlink()
+    return target, digest
+
+
+def _link(pending: Path, target: Path, digest: str) -> None:
+    try:
+        os.link(pending, target)
+        return
+    except FileExistsError:
+        if run_file_problem(target, digest) is None:
+            return
+    aside = target.with_name(f"{target.name}.changed-{time.strftime('%Y%m%dT%H%M%S')}")
+    os.replace(target, aside)
+    os.link(pending, target)
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no space left on the device: free some space and run again"
+    return exc.strerror or str(exc)
+
+
+def cell_key(config: dict[str, Any], evalset_hash: str) -> str:
+    """Identity of a result: the cell's whole config (names included) and the evaluation
+    set's content hash. Renaming a retriever gives new keys, so the report finds the
+    cells under the new name and no stale cell stands in for them."""
+    return _key({**config, "evalset_hash": evalset_hash})
+
+
+def work_key(config: dict[str, Any], evalset_hash: str) -> str:
+    """Identity of the retrieval work: :func:`cell_key` without any retriever name, so a
+    renamed but otherwise identical cell can reuse a stored cell's run and scores."""
+    data = {**config, "evalset_hash": evalset_hash}
+    data["retriever"] = _unnamed(data.get("retriever", {}))
+    if "components" in data:
+        data["components"] = [_unnamed(c) for c in data["components"]]
+    return _key(data)
+
+
+def _unnamed(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in spec.items() if k != "name"}
+
+
+def _key(data: dict[str, Any]) -> str:
+    blob = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:20]
