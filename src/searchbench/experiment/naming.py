@@ -24,8 +24,8 @@ from typing import Any
 
 from ..errors import ConfigError, OutputError
 
-__all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "file_digest", "publish_run",
-           "run_file_problem", "slug", "work_key"]
+__all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "publish_run", "run_file_problem",
+           "slug", "work_key"]
 
 MAX_NAME_LENGTH = 100
 SLUG_LENGTH = 48
@@ -78,23 +78,22 @@ def slug(text: str, limit: int = SLUG_LENGTH) -> str:
     while "__" in kept:
         kept = kept.replace("__", "_")
     kept = kept.strip("_-")[:limit] or "x"
-    if kept == text:
+    if kept == text and not _ends_like_a_hash(text):
         return kept
     return f"{kept}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
-def file_digest(path: str | os.PathLike[str]) -> str:
-    """``sha256:HEX`` of the file's bytes (read in 1 MiB blocks)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
+def _ends_like_a_hash(text: str) -> bool:
+    """``NAME-1a2b3c4d``: kept as is, it could equal the slug of another name."""
+    return len(text) > 9 and text[-9] == "-" and all(c in "0123456789abcdef"
+                                                      for c in text[-8:])
 
 
 def run_file_problem(path: str | os.PathLike[str], expected: str) -> str | None:
     """Why the run file at ``path`` no longer is the one stored with hash ``expected``
     (None when it is)."""
+    from ..retrieval.provenance import file_digest
+
     try:
         found = file_digest(path)
     except FileNotFoundError:
@@ -115,6 +114,8 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     the name exists with the same bytes it is shared; if it exists with other bytes (edited
     by hand) it is moved aside to ``NAME.changed-TIME`` first, so nothing is lost.
     """
+    from ..retrieval.provenance import file_digest
+
     pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ Each function takes a :class:`~searchbench.report.experiment.Group` and returns 
 
 from __future__ import annotations
 
+import html
 import io
 import math
 import re
@@ -35,7 +36,8 @@ def _svg(fig: Any, label: str) -> str:
         fig.savefig(buf, format="svg")
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1)
+    # user text (names in the label) never goes into a regex or its replacement
+    text = text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(label)}" ', 1)
     return re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r"\1", text, count=1)
 
 

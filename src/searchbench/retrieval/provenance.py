@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
+import hashlib
 import os
 import platform
 import sys
-import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from ..data.run import Run
 
-__all__ = ["library_versions", "provenance", "sidecar_path", "write_sidecar"]
+__all__ = ["file_digest", "library_versions", "provenance", "sidecar_path", "write_run_and_sidecar",
+           "write_sidecar"]
 
 _PACKAGES = ("searchbench", "numpy", "bm25s", "PyStemmer", "torch", "sentence-transformers",
              "transformers", "model2vec", "faiss-cpu", "onnxruntime")
@@ -65,11 +67,53 @@ def sidecar_path(run_path: str | os.PathLike[str]) -> Path:
 
 def write_sidecar(run_path: str | os.PathLike[str], info: dict[str, Any]) -> Path:
     """Write the provenance JSON beside ``run_path`` atomically; returns its path."""
-    target = sidecar_path(run_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(info, fh, indent=2, ensure_ascii=False, default=str)
-        fh.write("\n")
-    os.replace(tmp, target)
-    return target
+    from .._util import write_json
+
+    return write_json(sidecar_path(run_path), info)
+
+
+def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict[str, Any],
+                          *, tag: str | None = None) -> Path:
+    """Write ``run`` to ``run_path`` and its provenance sidecar so that both appear or
+    neither does; returns the sidecar's path.
+
+    The run is written under a hidden pending name first and its SHA-256 goes into the
+    sidecar (``info["run"]["sha256"]``); the sidecar is then written atomically and the
+    pending run renamed into place. A failure at any step (disk full) leaves the previous
+    run and sidecar as they were, no temporary file, and raises one
+    :class:`~searchbench.errors.OutputError` naming the file that could not be written.
+    """
+    from .._util import write_json
+    from ..errors import OutputError
+
+    target = Path(run_path)
+    pending = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending")
+    try:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            run.to_file(pending, tag=tag)
+            digest = file_digest(pending)
+        except OutputError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        info = {**info, "run": {**info.get("run", {}), "file": target.name, "sha256": digest}}
+        side = write_json(sidecar_path(target), info)
+        try:
+            os.replace(pending, target)
+        except OSError as exc:
+            raise OutputError(f"cannot write {target}: {exc.strerror or exc}; its sidecar "
+                              f"{side} describes the run that could not be moved there") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            pending.unlink()
+    return side
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """``sha256:HEX`` of a file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
