@@ -12,7 +12,6 @@ is never rewritten once published (:func:`publish_run`).
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -126,8 +125,9 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     except OutputError:
         raise
     except OSError as exc:
-        raise OutputError(f"cannot write the run file {folder / stem}.*.trec: "
-                          f"{_why(exc)}") from exc
+        from ..retrieval.provenance import write_error
+
+        raise write_error(f"the run file {folder / stem}.*.trec", exc) from exc
     finally:
         with contextlib.suppress(OSError):
             pending.unlink()
@@ -144,12 +144,6 @@ def _link(pending: Path, target: Path, digest: str) -> None:
     aside = target.with_name(f"{target.name}.changed-{time.strftime('%Y%m%dT%H%M%S')}")
     os.replace(target, aside)
     os.link(pending, target)
-
-
-def _why(exc: OSError) -> str:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "no space left on the device: free some space and run again"
-    return exc.strerror or str(exc)
 
 
 def cell_key(config: dict[str, Any], evalset_hash: str) -> str:

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -101,17 +102,28 @@ class ResultsStore:
             self._db.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot open the results store: {exc}; expected a "
-                             "searchbench SQLite store (or a new file path)") from None
+            self._db_close_quietly()
+            if getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise StoreError(f"{self.path}: cannot open the results store: {exc}; "
+                                 "expected a searchbench SQLite store (or a new file "
+                                 "path)") from None
+            raise StoreError(f"{self.path}: cannot open the results store: "
+                             f"{_why(exc, self.path)}") from None
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot create the results store: {exc}") from None
+
+    def _db_close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
 
     def close(self) -> None:
         try:
             self._db.close()
         except sqlite3.Error as exc:  # a checkpoint at close on a full disk
             raise StoreError(f"{self.path}: closing the results store failed: "
-                             f"{_why(exc)}") from None
+                             f"{_why(exc, self.path)}") from None
 
     def __enter__(self) -> ResultsStore:
         return self
@@ -164,7 +176,7 @@ class ResultsStore:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot write to the results store: "
-                             f"{_why(exc)}") from None
+                             f"{_why(exc, self.path)}") from None
         try:
             yield db
             db.execute("COMMIT")
@@ -172,7 +184,7 @@ class ResultsStore:
             self._rollback()
             if isinstance(exc, sqlite3.Error | OSError) and not isinstance(exc, StoreError):
                 raise StoreError(f"{self.path}: writing to the results store failed, nothing "
-                                 f"was changed: {_why(exc)}") from exc
+                                 f"was changed: {_why(exc, self.path)}") from exc
             raise
 
     def _rollback(self) -> None:
@@ -187,7 +199,8 @@ class ResultsStore:
         try:
             yield self._db
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot read the results store: {_why(exc)}; "
+            raise StoreError(f"{self.path}: cannot read the results store: "
+                             f"{_why(exc, self.path)}; "
                              "expected a searchbench SQLite store") from None
 
     # -- experiments --------------------------------------------------------------------------
@@ -333,15 +346,24 @@ class ResultsStore:
         return dict(rows)
 
 
-def _why(exc: BaseException) -> str:
-    """The cause of a SQLite or OS error, with what to do when the disk is full."""
+def _why(exc: BaseException, path: Path | None = None) -> str:
+    """The cause of a SQLite or OS error, with what to do when the disk is full (SQLite
+    reports some writes on a full device as a plain I/O error: the free space decides)."""
     code = getattr(exc, "sqlite_errorname", "")
     number = getattr(exc, "errno", None)
-    if code == "SQLITE_FULL" or number in (errno.ENOSPC, errno.EDQUOT):
+    if code == "SQLITE_FULL" or number in (errno.ENOSPC, errno.EDQUOT) or (
+            code.startswith("SQLITE_IOERR") and path is not None and _nearly_full(path)):
         return "no space left on the device: free some space and run again"
     if code == "SQLITE_READONLY" or number in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f"{exc}: choose a store in a folder you can write to (--store)"
     return str(exc)
+
+
+def _nearly_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent).free < (1 << 20)
+    except OSError:
+        return False
 
 
 def _dump(obj: Any) -> str:

@@ -14,8 +14,15 @@ from typing import Any
 
 from ..data.run import Run
 
-__all__ = ["file_digest", "library_versions", "provenance", "sidecar_path", "write_run_and_sidecar",
-           "write_sidecar"]
+__all__ = [
+    "file_digest",
+    "library_versions",
+    "provenance",
+    "sidecar_path",
+    "write_error",
+    "write_run_and_sidecar",
+    "write_sidecar",
+]
 
 _PACKAGES = ("searchbench", "numpy", "bm25s", "PyStemmer", "torch", "sentence-transformers",
              "transformers", "model2vec", "faiss-cpu", "onnxruntime")
@@ -96,18 +103,32 @@ def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict
         except OutputError:
             raise
         except OSError as exc:
-            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
+            raise write_error(target, exc) from exc
         info = {**info, "run": {**info.get("run", {}), "file": target.name, "sha256": digest}}
         side = write_json(sidecar_path(target), info)
         try:
             os.replace(pending, target)
         except OSError as exc:
-            raise OutputError(f"cannot write {target}: {exc.strerror or exc}; its sidecar "
-                              f"{side} describes the run that could not be moved there") from exc
+            raise write_error(target, exc, f"; its sidecar {side} describes the run that could "
+                                           "not be moved there") from exc
     finally:
         with contextlib.suppress(OSError):
             pending.unlink()
     return side
+
+
+def write_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -> Exception:
+    """The :class:`~searchbench.errors.OutputError` for ``exc`` raised while writing
+    ``target`` (named, not the temporary file), saying what to do on a full disk."""
+    import errno
+
+    from ..errors import OutputError
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "no space left on the device: free some space and run again"
+    else:
+        why = exc.strerror or str(exc)
+    return OutputError(f"cannot write {target}: {why}{more}")
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
