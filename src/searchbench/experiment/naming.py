@@ -12,6 +12,7 @@ is never rewritten once published (:func:`publish_run`).
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -131,7 +132,27 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     finally:
         with contextlib.suppress(OSError):
             pending.unlink()
+    _sweep_pending(folder, stem)
     return target, digest
+
+
+def _sweep_pending(folder: Path, stem: str) -> None:
+    """Remove pending files of ``stem`` left by a process that was killed (``kill -9``)."""
+    for path in folder.glob(f".{glob.escape(stem)}.*.pending"):
+        pid = path.name[len(stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _link(pending: Path, target: Path, digest: str) -> None:

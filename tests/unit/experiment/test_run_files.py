@@ -47,9 +47,13 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_two_configs_in_one_folder_keep_their_own_run_files(folder):
-    """Both name their retriever 'bm25' with different settings; neither file is replaced."""
-    a = run_experiment(load_config(_config(folder, "a", _bm25("bm25", "k1 = 0.1\nb = 0.0"))))
-    b = run_experiment(load_config(_config(folder, "b", _bm25("bm25", "k1 = 3.0\nb = 1.0"))))
+    """Both name their retriever 'bm25' with different settings (and even the experiments
+    have the same name); neither file is replaced."""
+    a = run_experiment(load_config(_config(folder, "a", _bm25("bm25", "k1 = 0.1\nb = 0.0"),
+                                           name="same")))
+    b = run_experiment(load_config(_config(folder, "b", _bm25("bm25", "k1 = 3.0\nb = 1.0"),
+                                           name="same")))
+    assert a.store_path != b.store_path
     [ca], [cb] = _cells(a.store_path, a.experiment_id), _cells(b.store_path, b.experiment_id)
     assert ca.run_path != cb.run_path
     assert _sha256(ca.run_path) == ca.run_hash and _sha256(cb.run_path) == cb.run_hash
