@@ -175,8 +175,9 @@ def cell_key(config: dict[str, Any], evalset_hash: str) -> str:
 
 
 def work_key(config: dict[str, Any], evalset_hash: str) -> str:
-    """Identity of the retrieval work: :func:`cell_key` without any retriever name, so a
-    renamed but otherwise identical cell can reuse a stored cell's run and scores."""
+    """Identity of the retrieval work: :func:`cell_key` without any retriever name (nor the
+    names a hybrid fuses), so a renamed but otherwise identical cell can reuse a stored
+    cell's run and scores."""
     data = {**config, "evalset_hash": evalset_hash}
     data["retriever"] = _unnamed(data.get("retriever", {}))
     if "components" in data:
@@ -185,7 +186,9 @@ def work_key(config: dict[str, Any], evalset_hash: str) -> str:
 
 
 def _unnamed(spec: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in spec.items() if k != "name"}
+    """A retriever's settings without names: its own, and a hybrid's ``of`` (its parts
+    are in ``components``, in the same order)."""
+    return {k: v for k, v in spec.items() if k not in ("name", "of")}
 
 
 def _key(data: dict[str, Any]) -> str:
