@@ -7,7 +7,9 @@ same chunks (token windows count whitespace-separated words), so runs fuse and c
 judgments agree. A cell is stored when it is complete (run file written atomically, then
 one transaction); cells already in the store are skipped, so running again after a crash
 or ``kill -9`` redoes only unfinished cells (and cells stored without a measure the config
-now asks for).
+now asks for, or whose run file is missing or changed). A cell's key includes its names; a
+cell whose work (settings, evaluation set) equals a stored cell's under other names reuses
+that cell's run file and scores instead of retrieving again (see :mod:`.naming`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 A cell is written in one transaction (its row, its per-query scores and the query texts),
 after its run file has been written atomically; a cell that is not in the store was not
 finished, so an interrupted run never leaves a partial result that reads as complete.
-WAL journaling and a busy timeout let two runs write to the same store at once. A store
+Each cell records its run file's SHA-256; :meth:`ResultsStore.run_file_problems` names the
+run files that are missing or changed since. WAL journaling and a busy timeout let two runs
+write to the same store at once. Every failure (disk full at ``COMMIT``, a damaged file) is
+one :class:`StoreError` saying what to do, and a failed write changes nothing. A store
 written by a newer searchbench (higher ``schema_version``) is refused, never modified.
 """
 
