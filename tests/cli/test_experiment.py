@@ -179,7 +179,7 @@ def test_renamed_retriever_is_reported_under_its_new_name(config, capsys):
     assert main(["experiment", "run", str(config), "--quiet"]) == 0
     out = capsys.readouterr().out  # plain's and the hybrid's (its component renamed) cells
     assert "6 cells run, 3 already in the store" in out
-    assert "6 of the cells run reused the run and scores" in out
+    assert "6 of the cells run reused the run file and scores" in out
     out_dir = config.parent / "out"
     assert main(["experiment", "report", str(config), "-o", str(out_dir), "--format", "json",
                  "--no-tables"]) == 0

@@ -64,8 +64,8 @@ def run_command(
     print(f"{cfg.name}: {len(summary.computed)} cells run, {len(summary.skipped)} already in "
           f"the store ({summary.seconds:.1f} s); store: {summary.store_path}")
     if summary.reused:
-        print(f"{len(summary.reused)} of the cells run reused the run and scores of a stored "
-              "cell with the same settings under another name")
+        print(f"{len(summary.reused)} of the cells run reused the run file and scores of an "
+              "identical stored cell (same settings, other names): nothing retrieved again")
     if summary.redone:
         print(f"{len(summary.redone)} cells were computed again: their run file was missing "
               "or had changed")

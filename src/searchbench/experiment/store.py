@@ -359,6 +359,10 @@ def _why(exc: BaseException, path: Path | None = None) -> str:
         return "no space left on the device: free some space and run again"
     if code == "SQLITE_READONLY" or number in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f"{exc}: choose a store in a folder you can write to (--store)"
+    if code == "SQLITE_CANTOPEN":
+        where = "it is a folder: give a file name" if path is not None and path.is_dir() \
+            else "check that its folder exists and you can write to it"
+        return f"{exc}: {where} (--store)"
     return str(exc)
 
 
