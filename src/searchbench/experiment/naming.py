@@ -12,7 +12,6 @@ is never rewritten once published (:func:`publish_run`).
 from __future__ import annotations
 
 import contextlib
-import glob
 import hashlib
 import json
 import os
@@ -114,7 +113,7 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     the name exists with the same bytes it is shared; if it exists with other bytes (edited
     by hand) it is moved aside to ``NAME.changed-TIME`` first, so nothing is lost.
     """
-    from ..retrieval.provenance import file_digest
+    from ..retrieval.provenance import file_digest, sweep_pending
 
     pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
     try:
@@ -132,27 +131,8 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     finally:
         with contextlib.suppress(OSError):
             pending.unlink()
-    _sweep_pending(folder, stem)
+    sweep_pending(folder, stem)
     return target, digest
-
-
-def _sweep_pending(folder: Path, stem: str) -> None:
-    """Remove pending files of ``stem`` left by a process that was killed (``kill -9``)."""
-    for path in folder.glob(f".{glob.escape(stem)}.*.pending"):
-        pid = path.name[len(stem) + 2:].split(".", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _link(pending: Path, target: Path, digest: str) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "library_versions",
     "provenance",
     "sidecar_path",
+    "sweep_pending",
     "write_error",
     "write_run_and_sidecar",
     "write_sidecar",
@@ -114,7 +115,30 @@ def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict
     finally:
         with contextlib.suppress(OSError):
             pending.unlink()
+    sweep_pending(target.parent, target.name)
     return side
+
+
+def sweep_pending(folder: Path, stem: str) -> None:
+    """Remove ``.STEM.PID.*.pending`` files left by a writer that was killed (``kill -9``)
+    before it could clean up; files of a process still running are kept."""
+    import glob
+
+    for path in folder.glob(f".{glob.escape(stem)}.*.pending"):
+        pid = path.name[len(stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process
+        return True
+    return True
 
 
 def write_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -> Exception:

@@ -270,3 +270,20 @@ def test_publish_run_refuses_nothing_it_cannot_write(tmp_path):
     with pytest.raises(OutputError, match="cannot write the run file"):
         publish_run(run, folder / "blocker", "sys", tag="sys")
     assert _stray(folder) == []
+
+
+def test_run_and_sidecar_sweep_what_a_killed_writer_left(tmp_path):
+    import json
+
+    from searchbench.data.run import Run
+    from searchbench.retrieval.provenance import write_run_and_sidecar
+
+    dead = subprocess.run(["python3", "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f".r.trec.{dead}.0badc0de.pending"
+    stale.write_text("half a run")
+    side = write_run_and_sidecar(Run.from_dict({"q1": {"d1": 1.0}}), tmp_path / "r.trec",
+                                 {"run": {"name": "r"}})
+    assert not stale.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.trec", "r.trec.json"]
+    assert json.loads(side.read_text())["run"]["file"] == "r.trec"
