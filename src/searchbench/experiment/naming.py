@@ -23,8 +23,8 @@ from typing import Any
 
 from ..errors import ConfigError, OutputError
 
-__all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "publish_run", "run_file_problem",
-           "slug", "work_key"]
+__all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "publish_retagged", "publish_run",
+           "run_file_problem", "slug", "work_key"]
 
 MAX_NAME_LENGTH = 100
 SLUG_LENGTH = 48
@@ -113,20 +113,37 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     the name exists with the same bytes it is shared; if it exists with other bytes (edited
     by hand) it is moved aside to ``NAME.changed-TIME`` first, so nothing is lost.
     """
-    from ..retrieval.provenance import file_digest, sweep_pending
+    return _publish(lambda pending: run.to_file(pending, tag=tag), folder, stem)
+
+
+def publish_retagged(source: str | os.PathLike[str], folder: Path, stem: str,
+                     tag: str) -> tuple[Path, str]:
+    """Publish a copy of the run file ``source`` whose last column (the run tag) is ``tag``
+    (a slug) as :func:`publish_run` does; the rankings are the same bytes."""
+    import re
+
+    from .._util import write_bytes
+
+    data = Path(source).read_bytes()
+    retagged = re.sub(rb"[ \t][^ \t\n]*$", lambda _: b" " + tag.encode("ascii"), data,
+                      flags=re.MULTILINE)
+    return _publish(lambda pending: write_bytes(pending, retagged), folder, stem)
+
+
+def _publish(write: Any, folder: Path, stem: str) -> tuple[Path, str]:
+    from ..retrieval.provenance import file_digest, sweep_pending, write_error
 
     pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        run.to_file(pending, tag=tag)
+        write(pending)
         digest = file_digest(pending)
         target = folder / f"{stem}.{digest.split(':', 1)[1][:DIGEST_CHARS]}.trec"
         _link(pending, target, digest)
-    except OutputError:
-        raise
+    except OutputError as exc:
+        raise OutputError(str(exc).replace(str(pending), f"the run file {folder / stem}"
+                                           ".*.trec")) from exc
     except OSError as exc:
-        from ..retrieval.provenance import write_error
-
         raise write_error(f"the run file {folder / stem}.*.trec", exc) from exc
     finally:
         with contextlib.suppress(OSError):

@@ -29,7 +29,7 @@ from ..data.run import Run
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
 from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
-from .naming import publish_run, slug, work_key
+from .naming import publish_retagged, publish_run, slug, work_key
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
@@ -165,7 +165,8 @@ class _Workspace:
               wanted: set[str]) -> CellRecord | None:
         """A record of ``cell`` made from a stored cell that did the same work (same
         settings, evaluation set and measures, only names differ) and whose run file is
-        intact; None when there is none. The record points at that cell's run file."""
+        intact; None when there is none. Its run file is a copy of that cell's, tagged with
+        this cell's name."""
         from .naming import run_file_problem
 
         components = self.cfg.components(cell.retriever)
@@ -176,11 +177,13 @@ class _Workspace:
             if run_file_problem(old.run_path, old.run_hash) is not None:
                 continue
             self.say(f"  reused {old.level} {old.system} for {cell.system} (same settings)")
+            name = slug(cell.system)
+            path, digest = publish_retagged(old.run_path, self.runs_folder(cell), name, name)
             return CellRecord(
                 cell_key=self.key(cell), system=cell.system, evalset=self.es.name,
                 evalset_hash=self.hash, level=cell.level, chunker=cell.chunker,
                 retriever=cell.retriever.name, config=cell.to_dict(components),
-                run_path=old.run_path, run_hash=old.run_hash, timings=old.timings,
+                run_path=str(path), run_hash=digest, timings=old.timings,
                 extras=old.extras, scores=old.scores, provenance={
                     **old.provenance, "reused_from": {"system": old.system,
                                                       "cell_key": old.cell_key}})
@@ -316,10 +319,13 @@ class _Workspace:
     def write_run(self, run: Run, cell: Cell) -> tuple[Path, str]:
         """``RUNS/EXPERIMENT/EVALSET/LEVEL/SYSTEM.CONTENT.trec`` (every user name slugged,
         the file named by its content hash: see :mod:`.naming`) and its ``sha256:``."""
-        folder = (self.cfg.base_dir / self.cfg.runs_dir / slug(self.cfg.name)
-                  / slug(self.es.name) / cell.level)
         name = slug(cell.system)
-        return publish_run(run, folder, name, tag=name)
+        return publish_run(run, self.runs_folder(cell), name, tag=name)
+
+    def runs_folder(self, cell: Cell) -> Path:
+        """``RUNS/EXPERIMENT/EVALSET/LEVEL`` (names slugged)."""
+        return (self.cfg.base_dir / self.cfg.runs_dir / slug(self.cfg.name)
+                / slug(self.es.name) / cell.level)
 
 
 def _by_work_key(db: ResultsStore) -> dict[str, list[tuple[int, str]]]:

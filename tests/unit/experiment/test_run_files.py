@@ -145,8 +145,16 @@ def test_renaming_a_retriever_reuses_its_work_and_reports_the_new_name(folder, m
     [group] = report.groups
     assert [c.system for c in group.cells] == ["bm25", "renamed"]
     renamed = group.cell("renamed")
-    assert renamed.scores == old["plain"].scores and renamed.run_hash == old["plain"].run_hash
+    assert renamed.scores == old["plain"].scores
     assert renamed.provenance["reused_from"]["system"] == "plain"
+    # its own run file: the same rankings, tagged with the new name; the old file untouched
+    assert renamed.run_path != old["plain"].run_path
+    assert _sha256(renamed.run_path) == renamed.run_hash
+    assert _sha256(old["plain"].run_path) == old["plain"].run_hash
+    new_lines = [line.split() for line in _lines(renamed.run_path)]
+    old_lines = [line.split() for line in _lines(old["plain"].run_path)]
+    assert [r[:5] for r in new_lines] == [r[:5] for r in old_lines]
+    assert {r[5] for r in new_lines} == {"renamed"} and {r[5] for r in old_lines} == {"plain"}
     assert run_experiment(load_config(cfg)).computed == []  # nothing left "incomplete"
 
 
