@@ -116,15 +116,21 @@ def publish_run(run: Any, folder: Path, stem: str, tag: str) -> tuple[Path, str]
     return _publish(lambda pending: run.to_file(pending, tag=tag), folder, stem)
 
 
-def publish_retagged(source: str | os.PathLike[str], folder: Path, stem: str,
-                     tag: str) -> tuple[Path, str]:
+def publish_retagged(source: str | os.PathLike[str], expected: str, folder: Path, stem: str,
+                     tag: str) -> tuple[Path, str] | None:
     """Publish a copy of the run file ``source`` whose last column (the run tag) is ``tag``
-    (a slug) as :func:`publish_run` does; the rankings are the same bytes."""
+    (a slug) as :func:`publish_run` does; the rankings are the same bytes. None when
+    ``source`` cannot be read or no longer has the SHA-256 ``expected``."""
     import re
 
     from .._util import write_bytes
 
-    data = Path(source).read_bytes()
+    try:
+        data = Path(source).read_bytes()
+    except OSError:
+        return None
+    if "sha256:" + hashlib.sha256(data).hexdigest() != expected:
+        return None
     retagged = re.sub(rb"[ \t][^ \t\n]*$", lambda _: b" " + tag.encode("ascii"), data,
                       flags=re.MULTILINE)
     return _publish(lambda pending: write_bytes(pending, retagged), folder, stem)

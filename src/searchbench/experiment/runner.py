@@ -167,18 +167,18 @@ class _Workspace:
         settings, evaluation set and measures, only names differ) and whose run file is
         intact; None when there is none. Its run file is a copy of that cell's, tagged with
         this cell's name."""
-        from .naming import run_file_problem
-
         components = self.cfg.components(cell.retriever)
         for exp_id, key in stored.get(cell.work_key(self.hash, components), []):
             [old] = db.cells(exp_id, {key}) or [None]
             if old is None or not wanted <= set(old.scores):
                 continue
-            if run_file_problem(old.run_path, old.run_hash) is not None:
+            name = slug(cell.system)
+            copied = publish_retagged(old.run_path, old.run_hash, self.runs_folder(cell),
+                                      name, name)
+            if copied is None:  # its run file is gone or changed: not reusable
                 continue
             self.say(f"  reused {old.level} {old.system} for {cell.system} (same settings)")
-            name = slug(cell.system)
-            path, digest = publish_retagged(old.run_path, self.runs_folder(cell), name, name)
+            path, digest = copied
             return CellRecord(
                 cell_key=self.key(cell), system=cell.system, evalset=self.es.name,
                 evalset_hash=self.hash, level=cell.level, chunker=cell.chunker,

@@ -164,3 +164,15 @@ def test_renaming_with_changed_settings_is_computed_not_reused(folder):
     cfg.write_text(cfg.read_text().replace('name = "bm25"', 'name = "b2"\nk1 = 0.5'))
     again = run_experiment(load_config(cfg))
     assert again.computed == ["doc b2"] and again.reused == []
+
+
+def test_renaming_does_not_reuse_a_cell_whose_run_file_changed(folder):
+    cfg = _config(folder, "exp", _bm25("bm25"))
+    first = run_experiment(load_config(cfg))
+    [cell] = _cells(first.store_path, first.experiment_id)
+    Path(cell.run_path).write_text("q1 Q0 d5 1 9 bm25\n")
+    cfg.write_text(cfg.read_text().replace('name = "bm25"', 'name = "b2"'))
+    again = run_experiment(load_config(cfg))
+    assert again.computed == ["doc b2"] and again.reused == []
+    [_, new] = _cells(first.store_path, first.experiment_id)
+    assert _sha256(new.run_path) == new.run_hash and len(_lines(new.run_path)) > 1
