@@ -75,7 +75,6 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
         summary = RunSummary(exp_id, path)
         wanted = {*cfg.measures, "RR"}
         done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
-        done -= _damaged(db, exp_id, done, summary)
         for spec, es in sets.items():
             work = _Workspace(cfg, es, spec, say, quiet)
             work.run(db, exp_id, done, summary)
@@ -100,13 +99,14 @@ def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
             "warnings": [f.__dict__ for f in report.warnings]}
 
 
-def _damaged(db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> set[str]:
-    """Finished cells whose run file is missing or changed: warned about, then redone."""
-    problems = db.run_file_problems(exp_id, done)
-    for why in problems.values():
-        warnings.warn(f"{why}; the cell is computed again", stacklevel=3)
-    summary.redone.extend(problems)
-    return set(problems)
+def _damaged(db: ResultsStore, exp_id: int, keys: dict[str, Cell], done: set[str],
+             summary: RunSummary) -> None:
+    """Finished cells of the grid whose run file is missing or changed: warned about and
+    taken out of ``done``, so they are computed again."""
+    for key, why in db.run_file_problems(exp_id, done & set(keys)).items():
+        warnings.warn(f"{why}; the cell is computed again", stacklevel=4)
+        done.discard(key)
+        summary.redone.append(f"{keys[key].level} {keys[key].system}")
 
 
 class _Workspace:
@@ -128,6 +128,7 @@ class _Workspace:
         from .._util import progress
 
         cells = [c for c in self.cfg.cells() if c.evalset == self.spec]
+        _damaged(db, exp_id, {self.key(c): c for c in cells}, done, summary)
         todo = []
         for cell in cells:
             label = f"{cell.level} {cell.system}"
