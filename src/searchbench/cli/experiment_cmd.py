@@ -40,12 +40,15 @@ def init_command(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write a commented example config to start from."""
-    from .._util import write_text
     from ..experiment import example_config
 
     if path.exists() and not force:
         raise ConfigError(f"{path} exists; pass --force to overwrite it or choose another path")
-    write_text(path, example_config().replace("THIS_FILE", str(path)), overwrite=force)
+    text = example_config().replace("THIS_FILE", str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
     print(f"wrote {path}; edit it, then: searchbench experiment run {path}")
 
 
