@@ -99,7 +99,7 @@ class ResultsStore:
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if not create:
+            if not create or self._has_tables():  # never add tables to a foreign database
                 self._require_store()
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -113,7 +113,9 @@ class ResultsStore:
             raise StoreError(f"{self.path}: cannot open the results store: "
                              f"{_why(exc, self.path)}") from None
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot create the results store: {exc}") from None
+            self._db_close_quietly()
+            raise StoreError(f"{self.path}: cannot create the results store: "
+                             f"{_why(exc, self.path)}") from None
 
     def _db_close_quietly(self) -> None:
         db = getattr(self, "_db", None)
@@ -135,6 +137,10 @@ class ResultsStore:
         self.close()
 
     # -- schema -------------------------------------------------------------------------------
+    def _has_tables(self) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' "
+                                "LIMIT 1").fetchone() is not None
+
     def _require_store(self) -> None:
         """Refuse a SQLite file that is not a searchbench store (without changing it)."""
         found = self._db.execute("SELECT name FROM sqlite_master WHERE type='table' AND "
