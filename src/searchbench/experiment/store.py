@@ -278,7 +278,8 @@ class ResultsStore:
     def run_file_problems(self, experiment_id: int,
                           keys: set[str] | None = None) -> dict[str, str]:
         """``{cell_key: what is wrong}`` for finished cells whose run file is missing or no
-        longer has the SHA-256 recorded when the cell was stored (empty: all intact)."""
+        longer has the SHA-256 recorded when the cell was stored (empty: all intact; a cell
+        stored without a run file, by the Python API, is not checked)."""
         from .naming import run_file_problem
 
         with self._reading() as db:
@@ -286,7 +287,7 @@ class ResultsStore:
                               "WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()
         out = {}
         for key, path, digest in rows:
-            if keys is None or key in keys:
+            if path and (keys is None or key in keys):
                 why = run_file_problem(path, digest)
                 if why is not None:
                     out[key] = why
