@@ -214,3 +214,18 @@ def test_report_of_an_old_store_with_hostile_names_renders(config, tmp_path):
     Attributes().feed(written["html"].read_text())
     assert "role" in attributes and not any(a.startswith("on") for a in attributes)
     assert hostile in {c.system for g in report.groups for c in g.cells}
+
+
+def test_list_shows_hostile_stored_names_inert(config, capsys):
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    store = config.with_suffix(".sqlite")
+    con = sqlite3.connect(store)
+    con.execute("UPDATE experiments SET name = ?", ("a\tb\n\x1b[31mred\u202e",))
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert main(["experiment", "list", "--store", str(store)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and len(lines[1].split("\t")) == 6
+    assert "\x1b" not in lines[1] and "\u202e" not in lines[1]
+    assert "a\\u0009b\\u000a\\u001b[31mred\\u202e" in lines[1]

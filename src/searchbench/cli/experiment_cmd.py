@@ -190,4 +190,12 @@ def list_command(
     print("store\tid\tname\tcells\tupdated\tconfig")
     for p, r in rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["updated"]))
-        print(f"{p}\t{r['id']}\t{r['name']}\t{r['cells']}\t{when}\t{r['config_path'] or '-'}")
+        print(f"{p}\t{r['id']}\t{_plain(r['name'])}\t{r['cells']}\t{when}\t"
+              f"{_plain(r['config_path'] or '-')}")
+
+
+def _plain(text: str) -> str:
+    """``text`` safe for one TSV field on a terminal: control and format characters (tab,
+    newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
+    names were validated may hold them."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
