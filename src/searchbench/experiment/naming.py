@@ -12,6 +12,7 @@ is never rewritten once published (:func:`publish_run`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -159,15 +160,33 @@ def _publish(write: Any, folder: Path, stem: str) -> tuple[Path, str]:
 
 
 def _link(pending: Path, target: Path, digest: str) -> None:
+    """Give ``pending`` the name ``target`` without replacing another file's content."""
     try:
-        os.link(pending, target)
+        _claim(pending, target)
         return
     except FileExistsError:
         if run_file_problem(target, digest) is None:
             return
     aside = target.with_name(f"{target.name}.changed-{time.strftime('%Y%m%dT%H%M%S')}")
     os.replace(target, aside)
-    os.link(pending, target)
+    _claim(pending, target)
+
+
+def _claim(pending: Path, target: Path) -> None:
+    """A hard link (fails if ``target`` exists); on a file system without hard links, a
+    rename when ``target`` does not exist (the same content under the same name if two
+    writers race, since the name is the content's hash)."""
+    try:
+        os.link(pending, target)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK,
+                             errno.EXDEV):
+            raise
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "exists", str(target)) from None
+        os.replace(pending, target)
 
 
 def cell_key(config: dict[str, Any], evalset_hash: str) -> str:

@@ -287,3 +287,19 @@ def test_run_and_sidecar_sweep_what_a_killed_writer_left(tmp_path):
     assert not stale.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.trec", "r.trec.json"]
     assert json.loads(side.read_text())["run"]["file"] == "r.trec"
+
+
+def test_publish_run_without_hard_links(tmp_path, monkeypatch):
+    """A file system that refuses hard links (EPERM, as FAT or some network mounts)."""
+    from searchbench.data.run import Run
+    from searchbench.experiment.naming import publish_run
+
+    def no_links(src, dst, *a, **k):
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "link", no_links)
+    run = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}})
+    path, digest = publish_run(run, tmp_path, "sys", tag="sys")
+    assert run_file_problem(path, digest) is None
+    assert publish_run(run, tmp_path, "sys", tag="sys") == (path, digest)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
