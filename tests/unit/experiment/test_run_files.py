@@ -178,3 +178,22 @@ def test_renaming_does_not_reuse_a_cell_whose_run_file_changed(folder):
     assert again.computed == ["doc b2"] and again.reused == [] and again.redone == []
     [_, new] = _cells(first.store_path, first.experiment_id)
     assert _sha256(new.run_path) == new.run_hash and len(_lines(new.run_path)) > 1
+
+
+def test_a_store_with_keys_of_an_older_version_is_reused_not_recomputed(folder, monkeypatch):
+    """Older versions keyed cells without names: every cell looks new, and is reused."""
+    import sqlite3
+
+    from searchbench.retrieval import BM25
+
+    cfg = _config(folder, "exp", _bm25("bm25") + _bm25("plain", "stemmer = false"))
+    first = run_experiment(load_config(cfg))
+    con = sqlite3.connect(first.store_path)
+    con.execute("UPDATE cells SET cell_key = 'v1-' || cell_key")
+    con.commit()
+    con.close()
+    indexed = []
+    monkeypatch.setattr(BM25, "index", lambda *a, **k: indexed.append(a))
+    again = run_experiment(load_config(cfg))
+    assert sorted(again.reused) == ["doc bm25", "doc plain"] and indexed == []
+    assert experiment_report(first.store_path, config=load_config(cfg)).missing == []
