@@ -212,13 +212,26 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
         exp = db.experiment(exp_id)
         cells = db.cells(exp_id)
         texts = {h: db.query_texts(h) for h in {c.evalset_hash for c in cells}}
-        current = [c for c in cells if expected is None or c.cell_key in expected]
+        current = (_latest(cells, exp["config"]) if expected is None
+                   else [c for c in cells if c.cell_key in expected])
         _check_run_files(db.run_file_problems(exp_id, {c.cell_key for c in current}), current)
     cfg = exp["config"]
     missing = [] if expected is None else sorted(
         set(expected.values()) - {f"{c.level} {c.system}" for c in current})
     groups = _groups(current, cfg, texts)
     return ExperimentReport(exp, groups, str(store), missing)
+
+
+def _latest(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
+    """Without the config file: the cells of the retrievers the stored config names, one
+    per system and level (the latest), so a renamed or re-tuned retriever's older cells
+    do not show up beside the current ones."""
+    names = {r["name"] for r in cfg.get("retrievers", [])}
+    latest: dict[tuple[str, str, str], Any] = {}
+    for c in sorted(cells, key=lambda c: c.finished):
+        if c.retriever in names:
+            latest[(c.evalset_hash, c.level, c.system)] = c
+    return [c for c in cells if latest.get((c.evalset_hash, c.level, c.system)) is c]
 
 
 def _check_run_files(problems: dict[str, str], cells: list[Any]) -> None:

@@ -197,3 +197,16 @@ def test_a_store_with_keys_of_an_older_version_is_reused_not_recomputed(folder, 
     again = run_experiment(load_config(cfg))
     assert sorted(again.reused) == ["doc bm25", "doc plain"] and indexed == []
     assert experiment_report(first.store_path, config=load_config(cfg)).missing == []
+
+
+def test_report_without_config_shows_only_the_current_cells(folder):
+    cfg = _config(folder, "exp", _bm25("bm25") + _bm25("plain", "stemmer = false"))
+    first = run_experiment(load_config(cfg))
+    cfg.write_text(cfg.read_text().replace('"plain"', '"renamed"')
+                   .replace('name = "bm25"', 'name = "bm25"\nk1 = 0.4'))
+    run_experiment(load_config(cfg))
+    with ResultsStore(first.store_path) as db:
+        assert len(db.cells(first.experiment_id)) == 4  # the old cells stay in the store
+    [group] = experiment_report(first.store_path).groups  # no config: the stored one
+    assert sorted(c.system for c in group.cells) == ["bm25", "renamed"]
+    assert group.cell("bm25").config["retriever"]["k1"] == 0.4
