@@ -135,3 +135,97 @@ def test_packaged_demo_config_is_the_issue_grid(tmp_path):
     assert kinds == {("bm25", None, None), ("dense", "minilm", None), ("dense", "static", None),
                      ("hybrid", None, "rrf")}
     assert len(cfg.cells()) == 4 * 3 * 2
+
+
+@pytest.mark.parametrize("name", ["a\\b", "..", "a/b", "a\x00b", "x" * 101, " bm25"])
+def test_hostile_retriever_name_is_one_error_line_before_any_work(config, capsys, name):
+    import tomllib
+
+    text = ('evalset = "set"\n[[retrievers]]\ntype = "bm25"\nname = '
+            + json.dumps(name) + "\n")
+    assert tomllib.loads(text)["retrievers"][0]["name"] == name  # the TOML says what we mean
+    config.write_text(text)
+    assert main(["experiment", "run", str(config)]) == 1
+    line = _one_error_line(capsys)
+    assert str(config) in line and "name" in line and "expected" in line
+    assert not config.with_suffix(".sqlite").exists()
+
+
+def test_report_refuses_a_changed_run_file_naming_it(config, capsys):
+    from searchbench.experiment import ResultsStore
+
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    with ResultsStore(config.with_suffix(".sqlite")) as db:
+        [exp] = db.experiments()
+        cell = db.cells(exp["id"])[0]
+    Path(cell.run_path).write_text("q1 Q0 d1 1 9.5 forged\n")
+    capsys.readouterr()
+    assert main(["experiment", "report", str(config), "--quiet"]) == 1
+    line = _one_error_line(capsys)
+    assert f"run file {cell.run_path} changed" in line and "experiment run" in line
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "1 cells were computed again" in captured.out
+    assert main(["experiment", "report", str(config), "--quiet"]) == 0
+
+
+def test_renamed_retriever_is_reported_under_its_new_name(config, capsys):
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    config.write_text(config.read_text().replace('"bm25-plain"', '"plain \\\\ renamed"'))
+    capsys.readouterr()
+    assert main(["experiment", "run", str(config), "--quiet"]) == 1  # a backslash: refused
+    assert "contains a backslash" in _one_error_line(capsys)
+    config.write_text(config.read_text().replace('"plain \\\\ renamed"', '"plain renamed"'))
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    out = capsys.readouterr().out  # plain's and the hybrid's (its component renamed) cells
+    assert "6 cells run, 3 already in the store" in out
+    assert "6 of the cells run reused the run file and scores" in out
+    out_dir = config.parent / "out"
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--format", "json",
+                 "--no-tables"]) == 0
+    assert "not in the store" not in capsys.readouterr().err
+    data = json.loads((out_dir / "tiny.json").read_text())
+    systems = {c["system"] for g in data["groups"] for c in g["cells"]}
+    assert "plain renamed" in systems and "bm25-plain" not in systems
+    assert data["missing_cells"] == []
+
+
+def test_report_of_an_old_store_with_hostile_names_renders(config, tmp_path):
+    """Names stored before validation existed (backslash, quotes, markup) cannot break the
+    report: no regex is built from them and the SVG label is escaped."""
+    from searchbench.report.experiment import experiment_report
+
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    hostile = 'a\\1 \\g<0> x" onload="alert(1)'
+    con = sqlite3.connect(config.with_suffix(".sqlite"))
+    con.execute("UPDATE cells SET system = ? WHERE system = 'hybrid'", (hostile,))
+    con.commit()
+    con.close()
+    report = experiment_report(config.with_suffix(".sqlite"))
+    written = report.write(tmp_path / "report")
+    from html.parser import HTMLParser
+
+    attributes: list[str] = []
+
+    class Attributes(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            attributes.extend(name for name, _ in attrs)
+
+    Attributes().feed(written["html"].read_text())
+    assert "role" in attributes and not any(a.startswith("on") for a in attributes)
+    assert hostile in {c.system for g in report.groups for c in g.cells}
+
+
+def test_list_shows_hostile_stored_names_inert(config, capsys):
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    store = config.with_suffix(".sqlite")
+    con = sqlite3.connect(store)
+    con.execute("UPDATE experiments SET name = ?", ("a\tb\n\x1b[31mred\u202e",))
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert main(["experiment", "list", "--store", str(store)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and len(lines[1].split("\t")) == 6
+    assert "\x1b" not in lines[1] and "\u202e" not in lines[1]
+    assert "a\\u0009b\\u000a\\u001b[31mred\\u202e" in lines[1]

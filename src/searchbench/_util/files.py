@@ -31,6 +31,7 @@ from ..errors import OutputError
 __all__ = [
     "atomic_path",
     "atomic_write",
+    "output_error",
     "public_mode",
     "replace",
     "write_bytes",
@@ -62,6 +63,12 @@ def _why(exc: OSError) -> str:
     if exc.errno == errno.ENOTDIR:
         return "a parent of it is a file, not a folder"
     return exc.strerror or str(exc)
+
+
+def output_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -> OutputError:
+    """The :class:`OutputError` for ``exc`` raised while writing ``target``: names the
+    target (never a temporary file) and says what to do (e.g. on a full disk)."""
+    return OutputError(f"cannot write {target}: {_why(exc)}{more}")
 
 
 def _mkdir(folder: Path, target: Path) -> None:

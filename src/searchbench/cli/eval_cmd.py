@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from .. import vocab
+from ..vocab import DEFAULT_MEASURES as _DEFAULTS
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
@@ -22,7 +22,7 @@ from ._output import (
 )
 from .main import app
 
-DEFAULT_MEASURES = list(vocab.DEFAULT_MEASURES)
+DEFAULT_MEASURES = list(_DEFAULTS)
 
 
 @app.command("eval")

@@ -64,6 +64,12 @@ def run_command(
         summary = run_experiment(cfg, store, quiet=quiet or None, log=_log(quiet))
     print(f"{cfg.name}: {len(summary.computed)} cells run, {len(summary.skipped)} already in "
           f"the store ({summary.seconds:.1f} s); store: {summary.store_path}")
+    if summary.reused:
+        print(f"{len(summary.reused)} of the cells run reused the run file and scores of an "
+              "identical stored cell (same settings, other names): nothing retrieved again")
+    if summary.redone:
+        print(f"{len(summary.redone)} cells were computed again: their run file was missing "
+              "or had changed")
     print(f"next: searchbench experiment report {config}"
           + (f" --store {store}" if store else ""))
 
@@ -182,4 +188,12 @@ def list_command(
     print("store\tid\tname\tcells\tupdated\tconfig")
     for p, r in rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["updated"]))
-        print(f"{p}\t{r['id']}\t{r['name']}\t{r['cells']}\t{when}\t{r['config_path'] or '-'}")
+        print(f"{p}\t{r['id']}\t{_plain(r['name'])}\t{r['cells']}\t{when}\t"
+              f"{_plain(r['config_path'] or '-')}")
+
+
+def _plain(text: str) -> str:
+    """``text`` safe for one TSV field on a terminal: control and format characters (tab,
+    newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
+    names were validated may hold them."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)

@@ -185,7 +185,7 @@ def _qrels(es: Any, r: Any, level: str) -> Any:
 
 def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],
            context: dict[str, float], quiet: bool) -> None:
-    from searchbench.retrieval.provenance import write_sidecar
+    from searchbench.retrieval.provenance import write_run_and_sidecar
 
     meta = run.metadata
     if output is None:
@@ -193,9 +193,7 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
             run.to_file(Path(tmp) / "run.trec")
             sys.stdout.write((Path(tmp) / "run.trec").read_text(encoding="utf-8"))
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    run.to_file(output)
-    side = write_sidecar(output, info)
+    side = write_run_and_sidecar(run, output, info)  # both files or neither
     if quiet:
         return
     shown = "  ".join(f"{m} {v:.4f}" for m, v in scores.items())

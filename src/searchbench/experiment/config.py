@@ -7,8 +7,6 @@ one :class:`~searchbench.errors.ConfigError` naming the key and the allowed valu
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -27,6 +25,7 @@ from ..vocab import (
     canonical_retriever_type,
     check_positive_int,
 )
+from .naming import check_name
 
 __all__ = ["DEFAULT_MEASURES", "Cell", "ExperimentConfig", "RetrieverSpec", "expand_grid",
            "load_config", "parse_config"]
@@ -81,11 +80,16 @@ class Cell:
         return out
 
     def key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
-        """Identity of the work this cell does (same key, same run)."""
-        data = {**self.to_dict(components), "evalset_hash": evalset_hash}
-        data["retriever"] = {k: v for k, v in data["retriever"].items() if k != "name"}
-        blob = json.dumps(data, sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()[:20]
+        """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
+        from .naming import cell_key
+
+        return cell_key(self.to_dict(components), evalset_hash)
+
+    def work_key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+        """Identity of the work this cell does, names left out (same key, same run)."""
+        from .naming import work_key
+
+        return work_key(self.to_dict(components), evalset_hash)
 
 
 @dataclass
@@ -184,7 +188,7 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
         raise ConfigError(f"{where}: {exc}") from None
     retrievers = _retrievers(data.get("retrievers", []), where)
     cfg = ExperimentConfig(
-        name=_name(data.get("name", name), where), evalsets=_evalsets(data.get("evalset"), where),
+        name=_experiment_name(data, name, where), evalsets=_evalsets(data.get("evalset"), where),
         retrievers=retrievers, chunkers=_chunkers(data.get("chunkers", ["none"]), where),
         levels=_levels(data.get("levels", ["doc"]), where), k=_positive(data, "k", 100, where),
         measures=_measures(data.get("measures", list(DEFAULT_MEASURES)), where),
@@ -198,10 +202,11 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
     return cfg
 
 
-def _name(value: str, where: str) -> str:
-    if not value.strip():
-        raise ConfigError(f"{where}: key 'name' is {value!r}; expected a non-empty name")
-    return value
+def _experiment_name(data: dict[str, Any], default: str, where: str) -> str:
+    if "name" in data:
+        return check_name(data["name"], "key 'name'", where)
+    return check_name(default, "the experiment name (from the file name; set key 'name')",
+                      where)
 
 
 def _runs_dir(data: dict[str, Any], where: str) -> str:
@@ -319,10 +324,7 @@ def _table(table: Any, i: int, where: str) -> tuple[str, str, dict[str, Any]]:
     model = table.get("model", "")
     default = (Path(model.split(":", 1)[-1]).name or model
                if kind == "dense" and isinstance(model, str) and model else kind)
-    name = table.get("name", default)
-    if not isinstance(name, str) or not name.strip() or "/" in name:
-        raise ConfigError(f"{where}: key 'retrievers[{i}].name' is {name!r}; expected a "
-                          "non-empty name without '/'")
+    name = check_name(table.get("name", default), f"key 'retrievers[{i}].name'", where)
     if kind == "dense" and "model" not in table:
         raise ConfigError(f"{where}: retrievers.{name}: a dense retriever needs key 'model'; "
                           f"allowed: {', '.join(_model_names())}, sentence-transformers:/path, "

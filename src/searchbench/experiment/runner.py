@@ -9,13 +9,13 @@ dense part's, for every part, so the fused runs share their chunks), whitespace 
 BM25. A cell is stored when it is complete (run file written atomically, then
 one transaction); cells already in the store are skipped, so running again after a crash
 or ``kill -9`` redoes only unfinished cells (and cells stored without a measure the config
-now asks for).
+now asks for, or whose run file is missing or changed). A cell's key includes its names; a
+cell whose work (settings, evaluation set) equals a stored cell's under other names reuses
+that cell's run file and scores instead of retrieving again (see :mod:`.naming`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 import warnings
 from collections.abc import Callable
@@ -41,6 +41,7 @@ from ..retrieval.spec import (
     unit_label,
 )
 from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
+from .naming import publish_retagged, publish_run, slug, work_key
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
@@ -60,6 +61,8 @@ class RunSummary:
     store_path: Path
     computed: list[str] = field(default_factory=list)  # "level system" labels
     skipped: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)  # stored anew from an identical cell
+    redone: list[str] = field(default_factory=list)  # run file missing or changed
     seconds: float = 0.0
 
 
@@ -109,8 +112,14 @@ def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
             "warnings": [f.__dict__ for f in report.warnings]}
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+def _damaged(db: ResultsStore, exp_id: int, keys: dict[str, Cell], done: set[str],
+             summary: RunSummary) -> None:
+    """Finished cells of the grid whose run file is missing or changed: warned about and
+    taken out of ``done``, so they are computed again."""
+    for key, why in db.run_file_problems(exp_id, done & set(keys)).items():
+        warnings.warn(f"{why}; the cell is computed again", stacklevel=4)
+        done.discard(key)
+        summary.redone.append(f"{keys[key].level} {keys[key].system}")
 
 
 class _Workspace:
@@ -132,6 +141,7 @@ class _Workspace:
         from .._util import progress
 
         cells = [c for c in self.cfg.cells() if c.evalset == self.spec]
+        _damaged(db, exp_id, {self.key(c): c for c in cells}, done, summary)
         todo = []
         for cell in cells:
             label = f"{cell.level} {cell.system}"
@@ -146,9 +156,15 @@ class _Workspace:
                  f"({len(cells) - len(todo)} already in the store)")
         cfg = self.cfg
         todo.sort(key=lambda c: (cfg.chunkers.index(c.chunker), cfg.levels.index(c.level)))
+        wanted = {*cfg.measures, "RR"}
+        stored = _by_work_key(db)
         with progress(len(todo), f"cells ({self.es.name})", self.quiet) as advance:
             for cell in todo:
-                rec = self.compute(cell)
+                rec = self.reuse(db, cell, stored, wanted)
+                if rec is None:
+                    rec = self.compute(cell)
+                else:
+                    summary.reused.append(f"{cell.level} {cell.system}")
                 db.save_cell(exp_id, rec, {q.id: q.text for q in self.queries})
                 done.add(rec.cell_key)
                 summary.computed.append(f"{cell.level} {cell.system}")
@@ -158,6 +174,34 @@ class _Workspace:
 
     def key(self, cell: Cell) -> str:
         return cell.key(self.hash, self.cfg.components(cell.retriever))
+
+    def reuse(self, db: ResultsStore, cell: Cell, stored: dict[str, list[tuple[int, str]]],
+              wanted: set[str]) -> CellRecord | None:
+        """A record of ``cell`` made from a stored cell that did the same work (same
+        settings, evaluation set and measures, only names differ) and whose run file is
+        intact; None when there is none. Its run file is a copy of that cell's, tagged with
+        this cell's name."""
+        components = self.cfg.components(cell.retriever)
+        for exp_id, key in stored.get(cell.work_key(self.hash, components), []):
+            [old] = db.cells(exp_id, {key}) or [None]
+            if old is None or not wanted <= set(old.scores):
+                continue
+            name = slug(cell.system)
+            copied = publish_retagged(old.run_path, old.run_hash, self.runs_folder(cell),
+                                      name, name)
+            if copied is None:  # its run file is gone or changed: not reusable
+                continue
+            self.say(f"  reused {old.level} {old.system} for {cell.system} (same settings)")
+            path, digest = copied
+            return CellRecord(
+                cell_key=self.key(cell), system=cell.system, evalset=self.es.name,
+                evalset_hash=self.hash, level=cell.level, chunker=cell.chunker,
+                retriever=cell.retriever.name, config=cell.to_dict(components),
+                run_path=str(path), run_hash=digest, timings=old.timings,
+                extras=old.extras, scores=old.scores, provenance={
+                    **old.provenance, "reused_from": {"system": old.system,
+                                                      "cell_key": old.cell_key}})
+        return None
 
     # -- one cell -----------------------------------------------------------------------------
     def compute(self, cell: Cell) -> CellRecord:
@@ -299,11 +343,23 @@ class _Workspace:
         return self.cfg.components(spec)[0] if spec.type == "hybrid" else spec
 
     def write_run(self, run: Run, cell: Cell) -> tuple[Path, str]:
-        folder = self.cfg.base_dir / self.cfg.runs_dir / _safe(self.es.name) / cell.level
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{_safe(cell.system)}.trec"
-        run.to_file(path, tag=_safe(cell.system))
-        return path, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        """``RUNS/EXPERIMENT/EVALSET/LEVEL/SYSTEM.CONTENT.trec`` (every user name slugged,
+        the file named by its content hash: see :mod:`.naming`) and its ``sha256:``."""
+        name = slug(cell.system)
+        return publish_run(run, self.runs_folder(cell), name, tag=name)
+
+    def runs_folder(self, cell: Cell) -> Path:
+        """``RUNS/EXPERIMENT/EVALSET/LEVEL`` (names slugged)."""
+        return (self.cfg.base_dir / self.cfg.runs_dir / slug(self.cfg.name)
+                / slug(self.es.name) / cell.level)
+
+
+def _by_work_key(db: ResultsStore) -> dict[str, list[tuple[int, str]]]:
+    """``{work key: [(experiment id, cell key), …]}`` of every stored cell, newest first."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for exp_id, key, config, evalset_hash in db.cell_index():
+        out.setdefault(work_key(config, evalset_hash), []).append((exp_id, key))
+    return out
 
 
 def _mean(rec: CellRecord, measure: str) -> float:

@@ -3,15 +3,20 @@
 A cell is written in one transaction (its row, its per-query scores and the query texts),
 after its run file has been written atomically; a cell that is not in the store was not
 finished, so an interrupted run never leaves a partial result that reads as complete.
-WAL journaling and a busy timeout let two runs write to the same store at once. A store
+Each cell records its run file's SHA-256; :meth:`ResultsStore.run_file_problems` names the
+run files that are missing or changed since. WAL journaling and a busy timeout let two runs
+write to the same store at once. Every failure (disk full at ``COMMIT``, a damaged file) is
+one :class:`StoreError` saying what to do, and a failed write changes nothing. A store
 written by a newer searchbench (higher ``schema_version``) is refused, never modified.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -94,19 +99,36 @@ class ResultsStore:
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if not create:
+            if not create or self._has_tables():  # never add tables to a foreign database
                 self._require_store()
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot open the results store: {exc}; expected a "
-                             "searchbench SQLite store (or a new file path)") from None
+            self._db_close_quietly()
+            if getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise StoreError(f"{self.path}: cannot open the results store: {exc}; "
+                                 "expected a searchbench SQLite store (or a new file "
+                                 "path)") from None
+            raise StoreError(f"{self.path}: cannot open the results store: "
+                             f"{_why(exc, self.path)}") from None
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot create the results store: {exc}") from None
+            self._db_close_quietly()
+            raise StoreError(f"{self.path}: cannot create the results store: "
+                             f"{_why(exc, self.path)}") from None
+
+    def _db_close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
 
     def close(self) -> None:
-        self._db.close()
+        try:
+            self._db.close()
+        except sqlite3.Error as exc:  # a checkpoint at close on a full disk
+            raise StoreError(f"{self.path}: closing the results store failed: "
+                             f"{_why(exc, self.path)}") from None
 
     def __enter__(self) -> ResultsStore:
         return self
@@ -115,6 +137,10 @@ class ResultsStore:
         self.close()
 
     # -- schema -------------------------------------------------------------------------------
+    def _has_tables(self) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' "
+                                "LIMIT 1").fetchone() is not None
+
     def _require_store(self) -> None:
         """Refuse a SQLite file that is not a searchbench store (without changing it)."""
         found = self._db.execute("SELECT name FROM sqlite_master WHERE type='table' AND "
@@ -142,26 +168,49 @@ class ResultsStore:
 
     @property
     def schema_version(self) -> int:
-        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         return int(row[0])
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back.
+
+        A failure (disk full, I/O error, a constraint) raises one :class:`StoreError` saying
+        nothing was changed. SQLite may already have rolled the transaction back by itself
+        (a full disk at ``COMMIT``); the rollback here is then skipped, never an error.
+        """
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path}: cannot write to the results store: {exc}") from None
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot write to the results store: "
+                             f"{_why(exc, self.path)}") from None
         try:
             yield db
             db.execute("COMMIT")
         except BaseException as exc:
-            db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error | OSError):
-                raise StoreError(f"{self.path}: write failed, nothing was changed: "
-                                 f"{exc}") from exc
+            self._rollback()
+            if isinstance(exc, sqlite3.Error | OSError) and not isinstance(exc, StoreError):
+                raise StoreError(f"{self.path}: writing to the results store failed, nothing "
+                                 f"was changed: {_why(exc, self.path)}") from exc
             raise
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not done so already."""
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """Reads: a damaged or vanished store is a :class:`StoreError`, not a traceback."""
+        try:
+            yield self._db
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot read the results store: "
+                             f"{_why(exc, self.path)}; "
+                             "expected a searchbench SQLite store") from None
 
     # -- experiments --------------------------------------------------------------------------
     def upsert_experiment(self, name: str, config_path: str | None, config_text: str,
@@ -183,17 +232,19 @@ class ResultsStore:
 
     def experiments(self) -> list[dict[str, Any]]:
         """Every experiment with its number of finished cells, newest first."""
-        rows = self._db.execute(
-            "SELECT e.id, e.name, e.config_path, e.created, e.updated, COUNT(c.id) "
-            "FROM experiments e LEFT JOIN cells c ON c.experiment_id = e.id "
-            "GROUP BY e.id ORDER BY e.updated DESC").fetchall()
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT e.id, e.name, e.config_path, e.created, e.updated, COUNT(c.id) "
+                "FROM experiments e LEFT JOIN cells c ON c.experiment_id = e.id "
+                "GROUP BY e.id ORDER BY e.updated DESC").fetchall()
         keys = ("id", "name", "config_path", "created", "updated", "cells")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def experiment(self, experiment_id: int) -> dict[str, Any]:
-        row = self._db.execute("SELECT id, name, config_path, config_json, provenance, "
-                               "created, updated FROM experiments WHERE id = ?",
-                               (experiment_id,)).fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT id, name, config_path, config_json, provenance, "
+                             "created, updated FROM experiments WHERE id = ?",
+                             (experiment_id,)).fetchone()
         if row is None:
             raise StoreError(f"{self.path}: no experiment with id {experiment_id}")
         return {"id": row[0], "name": row[1], "config_path": row[2],
@@ -201,29 +252,60 @@ class ResultsStore:
                 "created": row[5], "updated": row[6]}
 
     def find_experiment(self, name: str, config_path: str | None) -> int | None:
-        row = self._db.execute("SELECT id FROM experiments WHERE name = ? AND config_path IS ?",
-                               (name, config_path)).fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT id FROM experiments WHERE name = ? AND config_path IS ?",
+                             (name, config_path)).fetchone()
         return None if row is None else int(row[0])
 
     # -- cells --------------------------------------------------------------------------------
     def finished_keys(self, experiment_id: int) -> set[str]:
-        rows = self._db.execute("SELECT cell_key FROM cells WHERE experiment_id = ?",
-                                (experiment_id,))
+        with self._reading() as db:
+            rows = db.execute("SELECT cell_key FROM cells WHERE experiment_id = ?",
+                              (experiment_id,)).fetchall()
         return {r[0] for r in rows}
 
     def stored_measures(self, experiment_id: int) -> dict[str, set[str]]:
         """``{cell_key: measures with stored per-query scores}`` of finished cells."""
-        rows = self._db.execute(
-            "SELECT DISTINCT c.cell_key, s.measure FROM cells c JOIN scores s "
-            "ON s.cell_id = c.id WHERE c.experiment_id = ?", (experiment_id,))
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT DISTINCT c.cell_key, s.measure FROM cells c JOIN scores s "
+                "ON s.cell_id = c.id WHERE c.experiment_id = ?", (experiment_id,)).fetchall()
         out: dict[str, set[str]] = {}
         for key, measure in rows:
             out.setdefault(key, set()).add(measure)
         return out
 
+    def run_file_problems(self, experiment_id: int,
+                          keys: set[str] | None = None) -> dict[str, str]:
+        """``{cell_key: what is wrong}`` for finished cells whose run file is missing or no
+        longer has the SHA-256 recorded when the cell was stored (empty: all intact; a cell
+        stored without a run file, by the Python API, is not checked)."""
+        from .naming import run_file_problem
+
+        with self._reading() as db:
+            rows = db.execute("SELECT cell_key, run_path, run_hash FROM cells "
+                              "WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()
+        out = {}
+        for key, path, digest in rows:
+            if path and (keys is None or key in keys):
+                why = run_file_problem(path, digest)
+                if why is not None:
+                    out[key] = why
+        return out
+
+    def cell_index(self) -> list[tuple[int, str, dict[str, Any], str]]:
+        """``(experiment_id, cell_key, config, evalset_hash)`` of every stored cell, newest
+        first (to find a stored cell that did the same work, see :func:`.naming.work_key`)."""
+        with self._reading() as db:
+            rows = db.execute("SELECT experiment_id, cell_key, config_json, evalset_hash "
+                              "FROM cells ORDER BY id DESC").fetchall()
+        return [(e, k, json.loads(c), h) for e, k, c, h in rows]
+
     def save_cell(self, experiment_id: int, rec: CellRecord,
                   query_texts: dict[str, str]) -> None:
-        """Store a finished cell and its scores in one transaction."""
+        """Store a finished cell and its scores in one transaction (replacing an older
+        version of the same cell). Call it only once the run file is complete: a cell in
+        the store is a finished cell."""
         with self.transaction() as db:
             db.execute("DELETE FROM cells WHERE experiment_id = ? AND cell_key = ?",
                        (experiment_id, rec.cell_key))
@@ -244,31 +326,58 @@ class ResultsStore:
 
     def cells(self, experiment_id: int, keys: set[str] | None = None) -> list[CellRecord]:
         """Finished cells of an experiment (optionally only ``keys``), in finishing order."""
-        rows = self._db.execute(
-            "SELECT id, cell_key, system, evalset, evalset_hash, level, chunker, retriever, "
-            "config_json, run_path, run_hash, timings, extras, provenance, finished "
-            "FROM cells WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()
-        out = []
-        for r in rows:
-            if keys is not None and r[1] not in keys:
-                continue
-            rec = CellRecord(*r[1:8], json.loads(r[8]), r[9], r[10], json.loads(r[11]),
-                             json.loads(r[12]), json.loads(r[13]), finished=r[14])
-            rec.scores = self._scores(r[0])
-            out.append(rec)
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT id, cell_key, system, evalset, evalset_hash, level, chunker, retriever, "
+                "config_json, run_path, run_hash, timings, extras, provenance, finished "
+                "FROM cells WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()
+            out = []
+            for r in rows:
+                if keys is not None and r[1] not in keys:
+                    continue
+                rec = CellRecord(*r[1:8], json.loads(r[8]), r[9], r[10], json.loads(r[11]),
+                                 json.loads(r[12]), json.loads(r[13]), finished=r[14])
+                rec.scores = self._scores(db, r[0])
+                out.append(rec)
         return out
 
-    def _scores(self, cell_id: int) -> dict[str, dict[str, float]]:
+    @staticmethod
+    def _scores(db: sqlite3.Connection, cell_id: int) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
-        for m, q, v in self._db.execute("SELECT measure, query_id, value FROM scores "
-                                        "WHERE cell_id = ?", (cell_id,)):
+        for m, q, v in db.execute("SELECT measure, query_id, value FROM scores "
+                                  "WHERE cell_id = ?", (cell_id,)):
             out.setdefault(m, {})[q] = v
         return out
 
     def query_texts(self, evalset_hash: str) -> dict[str, str]:
-        rows = self._db.execute("SELECT query_id, text FROM queries WHERE evalset_hash = ?",
-                                (evalset_hash,))
-        return dict(rows.fetchall())
+        with self._reading() as db:
+            rows = db.execute("SELECT query_id, text FROM queries WHERE evalset_hash = ?",
+                              (evalset_hash,)).fetchall()
+        return dict(rows)
+
+
+def _why(exc: BaseException, path: Path | None = None) -> str:
+    """The cause of a SQLite or OS error, with what to do when the disk is full (SQLite
+    reports some writes on a full device as a plain I/O error: the free space decides)."""
+    code = getattr(exc, "sqlite_errorname", "")
+    number = getattr(exc, "errno", None)
+    if code == "SQLITE_FULL" or number in (errno.ENOSPC, errno.EDQUOT) or (
+            code.startswith("SQLITE_IOERR") and path is not None and _nearly_full(path)):
+        return "no space left on the device: free some space and run again"
+    if code == "SQLITE_READONLY" or number in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{exc}: choose a store in a folder you can write to (--store)"
+    if code == "SQLITE_CANTOPEN":
+        where = "it is a folder: give a file name" if path is not None and path.is_dir() \
+            else "check that its folder exists and you can write to it"
+        return f"{exc}: {where} (--store)"
+    return str(exc)
+
+
+def _nearly_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent).free < (1 << 20)
+    except OSError:
+        return False
 
 
 def _dump(obj: Any) -> str:

@@ -8,9 +8,9 @@ distances (smaller = closer), the tie policy and the input checks. Imports numpy
 
 from __future__ import annotations
 
+from ..vocab import METRICS
 from .exact import FORMAT, GroundTruth, exact_knn, fingerprint
 from .metric import (
-    METRICS,
     TIE_POLICY,
     as_matrix,
     check_finite,

@@ -77,7 +77,7 @@ class Param:
         """``rel: int ≥ 1, default 1 — ...`` for the docs."""
         kind = self.type.__name__
         if self.choices:
-            kind = " | ".join(self.choices)
+            kind = " or ".join(self.choices)
         elif self.minimum is not None:
             kind += f" ≥ {self.minimum}"
         return f"{self.name}: {kind}, default {self.default} — {self.doc}"

@@ -181,18 +181,51 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
     """Build the report of ``experiment`` (id or name; default: the most recent one)."""
     from ..experiment.store import ResultsStore
 
+    expected = _expected_cells(config)
     with ResultsStore(store) as db:
         exp_id = _pick(db, experiment, config)
         exp = db.experiment(exp_id)
         cells = db.cells(exp_id)
         texts = {h: db.query_texts(h) for h in {c.evalset_hash for c in cells}}
+        current = (_latest(cells, exp["config"]) if expected is None
+                   else [c for c in cells if c.cell_key in expected])
+        _check_run_files(db.run_file_problems(exp_id, {c.cell_key for c in current}), current)
     cfg = exp["config"]
-    expected = _expected_cells(config)
-    current = [c for c in cells if expected is None or c.cell_key in expected]
     missing = [] if expected is None else sorted(
         set(expected.values()) - {f"{c.level} {c.system}" for c in current})
     groups = _groups(current, cfg, texts)
     return ExperimentReport(exp, groups, str(store), missing)
+
+
+def _latest(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
+    """Without the config file: the cells of the retrievers the stored config names, one
+    per system and level (the latest), so a renamed or re-tuned retriever's older cells
+    do not show up beside the current ones."""
+    names = {r["name"] for r in cfg.get("retrievers", [])}
+    latest: dict[tuple[str, str, str], Any] = {}
+    for c in sorted(cells, key=lambda c: c.finished):
+        if c.retriever in names:
+            latest[(c.evalset_hash, c.level, c.system)] = c
+    return [c for c in cells if latest.get((c.evalset_hash, c.level, c.system)) is c]
+
+
+def _check_run_files(problems: dict[str, str], cells: list[Any]) -> None:
+    """A changed run file stops the report (its stored scores no longer describe the file
+    on disk); a deleted one is a warning (the scores were computed before it went)."""
+    import warnings
+
+    from ..experiment.store import StoreError
+
+    paths = {c.cell_key: Path(c.run_path) for c in cells}
+    changed = [why for key, why in problems.items() if paths[key].exists()]
+    if changed:
+        raise StoreError(f"{changed[0]}" + (f" (and {len(changed) - 1} more)"
+                                            if len(changed) > 1 else "")
+                         + "; restore the file, or run 'searchbench experiment run' again "
+                         "to recompute the cells whose run files changed")
+    for why in problems.values():
+        warnings.warn(f"{why}; the report shows the scores stored when it was written; "
+                      "run 'searchbench experiment run' again to recreate it", stacklevel=3)
 
 
 def _pick(db: Any, experiment: int | str | None, config: Any) -> int:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
-from .._util import library_versions, machine, utc_now, write_json
+from .._util import library_versions, machine, output_error, replace, utc_now, write_json
 from ..data.run import Run
 
-__all__ = ["provenance", "sidecar_path", "write_sidecar"]
+__all__ = [
+    "file_digest",
+    "provenance",
+    "sidecar_path",
+    "sweep_pending",
+    "write_error",
+    "write_run_and_sidecar",
+    "write_sidecar",
+]
+
 
 
 def provenance(run: Run, evalset: Any = None, spec: str | None = None,
@@ -48,3 +60,78 @@ def write_sidecar(run_path: str | os.PathLike[str], info: dict[str, Any]) -> Pat
     """Write the provenance JSON beside ``run_path`` atomically (same mode as the run
     file: the umask's); returns its path."""
     return write_json(sidecar_path(run_path), info)
+
+
+def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict[str, Any],
+                          *, tag: str | None = None) -> Path:
+    """Write ``run`` to ``run_path`` and its provenance sidecar so that both appear or
+    neither does; returns the sidecar's path.
+
+    The run is written under a hidden pending name first and its SHA-256 goes into the
+    sidecar (``info["run"]["sha256"]``); the sidecar is then written atomically and the
+    pending run renamed into place. A failure at any step (disk full) leaves the previous
+    run and sidecar as they were, no temporary file, and raises one
+    :class:`~searchbench.errors.OutputError` naming the file that could not be written.
+    """
+    from ..errors import OutputError
+
+    target = Path(run_path)
+    pending = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending")
+    try:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            run.to_file(pending, tag=tag)
+            digest = file_digest(pending)
+        except OutputError:
+            raise
+        except OSError as exc:
+            raise write_error(target, exc) from exc
+        info = {**info, "run": {**info.get("run", {}), "file": target.name, "sha256": digest}}
+        side = write_json(sidecar_path(target), info)
+        try:
+            replace(pending, target)
+        except OSError as exc:
+            raise write_error(target, exc, f"; its sidecar {side} describes the run that could "
+                                           "not be moved there") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            pending.unlink()
+    sweep_pending(target.parent, target.name)
+    return side
+
+
+def sweep_pending(folder: Path, stem: str) -> None:
+    """Remove ``.STEM.PID.*.pending`` files left by a writer that was killed (``kill -9``)
+    before it could clean up; files of a process still running are kept."""
+    import glob
+
+    for path in folder.glob(f".{glob.escape(stem)}.*.pending"):
+        pid = path.name[len(stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process
+        return True
+    return True
+
+
+def write_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -> Exception:
+    """The :class:`~searchbench.errors.OutputError` for ``exc`` raised while writing
+    ``target`` (named, not the temporary file), saying what to do on a full disk."""
+    return output_error(target, exc, more)
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """``sha256:HEX`` of a file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()

@@ -137,10 +137,15 @@ def test_grid_skips_chunk_level_without_chunker_and_keys_differ():
     assert len(cells) == 2 * 2 + 2  # doc: 2 chunkers × 2 retrievers; chunk: 1 × 2
     keys = {c.key("h") for c in cells}
     assert len(keys) == len(cells)
-    # the key is the work, not the name: renaming a retriever keeps it
+    # the key is the result, names included: renaming a retriever changes it (the report
+    # finds the cell under its new name); the work key leaves names out (work is reused)
     renamed = _cfg(retrievers=[{"name": "other", "type": "bm25"}])
-    assert renamed.cells()[0].key("h") == _cfg().cells()[0].key("h")
+    assert renamed.cells()[0].key("h") != _cfg().cells()[0].key("h")
+    assert renamed.cells()[0].work_key("h") == _cfg().cells()[0].work_key("h")
     assert _cfg().cells()[0].key("h") != _cfg().cells()[0].key("h2")
+    assert _cfg().cells()[0].work_key("h") != _cfg().cells()[0].work_key("h2")
+    tuned = _cfg(retrievers=[{"name": "bm25", "type": "bm25", "k1": 1.5}])
+    assert tuned.cells()[0].work_key("h") != _cfg().cells()[0].work_key("h")
 
 
 def test_relative_model_and_evalset_folders_resolve_against_the_config(tmp_path):
@@ -159,3 +164,22 @@ def test_relative_model_and_evalset_folders_resolve_against_the_config(tmp_path)
     assert resolve_evalset("set", cfg.base_dir) == str(tmp_path / "set")
     assert resolve_evalset("beir:set", cfg.base_dir) == f"beir:{tmp_path / 'set'}"
     assert resolve_evalset("pyref", cfg.base_dir) == "pyref"
+
+
+def _hybrid_keys(a: str, b: str, order: tuple[int, int] = (0, 1),
+                 k1: float = 1.2) -> tuple[str, str]:
+    parts = [{"name": a, "type": "bm25", "k1": k1}, {"name": b, "type": "bm25", "b": 0.5}]
+    cfg = _cfg(retrievers=[*parts, {"name": "h", "type": "hybrid", "fusion": "weighted",
+                                    "weights": [0.7, 0.3],
+                                    "of": [parts[i]["name"] for i in order]}])
+    cell = next(c for c in cfg.cells() if c.retriever.type == "hybrid")
+    comps = cfg.components(cell.retriever)
+    return cell.key("h", comps), cell.work_key("h", comps)
+
+
+def test_hybrid_work_key_ignores_component_names_but_not_their_order():
+    key, work = _hybrid_keys("a", "b")
+    renamed_key, renamed_work = _hybrid_keys("x", "y")
+    assert renamed_work == work and renamed_key != key
+    assert _hybrid_keys("a", "b", order=(1, 0))[1] != work  # weights now apply the other way
+    assert _hybrid_keys("a", "b", k1=0.4)[1] != work

@@ -116,3 +116,91 @@ def test_a_new_measure_recomputes_cells_that_lack_it(tiny_config):
     with ResultsStore(again.store_path) as db:
         cells = db.cells(again.experiment_id)
     assert len(cells) == 9 and all("P@5" in c.scores for c in cells)
+
+
+_KILLED_AFTER_RUN_FILE = textwrap.dedent("""
+    import os, signal, sys
+    from searchbench.experiment import load_config, run_experiment, store
+
+    orig = store.ResultsStore.save_cell
+    count = []
+
+    def save_cell(self, exp_id, rec, texts):  # the run file is written, the cell not stored
+        count.append(1)
+        if len(count) == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return orig(self, exp_id, rec, texts)
+
+    store.ResultsStore.save_cell = save_cell
+    run_experiment(load_config(sys.argv[1]))
+""")
+
+
+def _python(script: str, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-c", script, *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_kill_between_run_file_and_store_is_redone_and_reuses_the_file(tiny_config, tmp_path):
+    proc = _python(_KILLED_AFTER_RUN_FILE, str(tiny_config))
+    proc.wait(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    runs = tiny_config.parent / "runs"
+    orphans = sorted(p for p in runs.rglob("*.trec"))
+    assert len(orphans) == 3  # three run files, two of them stored
+    with ResultsStore(tiny_config.with_suffix(".sqlite")) as db:
+        [exp] = db.experiments()
+        assert len(db.cells(exp["id"])) == 2
+    summary = run_experiment(load_config(tiny_config))
+    assert len(summary.computed) == 7 and len(summary.skipped) == 2
+    with ResultsStore(summary.store_path) as db:
+        cells = db.cells(summary.experiment_id)
+        assert db.run_file_problems(summary.experiment_id) == {}
+    assert len(cells) == 9 and set(orphans) <= {Path(c.run_path) for c in cells}
+    assert sorted(p.name for p in runs.rglob("*") if p.is_file()) == sorted(
+        Path(c.run_path).name for c in cells)  # no pending or stray file
+
+
+def test_killed_while_writing_a_run_file_leaves_nothing_after_the_next_run(tiny_config):
+    from searchbench.data.run import Run
+    from searchbench.experiment.naming import publish_run
+
+    folder = tiny_config.parent / "runs" / "x"
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = folder / f".sys.{dead}.abcd1234.pending"  # what a kill -9 mid-write leaves
+    stale.write_text("q1 Q0 d1 1 1 sys\n")
+    mine = folder / f".sys.{os.getpid()}.abcd1234.pending"  # a live writer's: kept
+    mine.write_text("")
+    publish_run(Run.from_dict({"q1": {"d1": 1.0}}), folder, "sys", tag="sys")
+    assert not stale.exists() and mine.exists()
+
+
+_RUN = "import sys; from searchbench.cli.main import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_concurrent_runs_on_one_store_and_one_runs_folder(tiny_config):
+    """Two processes run the same config and a third another config naming its retrievers
+    the same, all at once on one store: every cell stored once, every run file intact."""
+    other = tiny_config.with_name("other.toml")
+    other.write_text(tiny_config.read_text().replace('name = "tiny"', 'name = "other"')
+                     .replace('[[retrievers]]\nname = "bm25"\ntype = "bm25"\n',
+                              '[[retrievers]]\nname = "bm25"\ntype = "bm25"\nk1 = 0.3\n'))
+    store = tiny_config.with_name("shared.sqlite")
+    procs = [_python(_RUN, "experiment", "run", str(cfg), "--store", str(store), "--quiet")
+             for cfg in (tiny_config, tiny_config, other)]
+    for p in procs:
+        p.wait(timeout=600)
+        assert p.returncode == 0, p.stderr.read().decode()[-2000:]
+    with ResultsStore(store) as db:
+        assert db._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        exps = {e["name"]: e for e in db.experiments()}
+        assert set(exps) == {"tiny", "other"} and all(e["cells"] == 9 for e in exps.values())
+        for e in exps.values():
+            assert db.run_file_problems(e["id"]) == {}
+        tiny = {c.system: c for c in db.cells(exps["tiny"]["id"]) if c.level == "doc"}
+        mine = {c.system: c for c in db.cells(exps["other"]["id"]) if c.level == "doc"}
+    assert tiny["bm25"].run_path != mine["bm25"].run_path  # different settings, own file
+    assert tiny["bm25"].run_hash != mine["bm25"].run_hash

@@ -62,6 +62,20 @@ def test_foreign_sqlite_file_is_refused_without_change(tmp_path):
     con.close()
 
 
+def test_foreign_sqlite_file_is_never_turned_into_a_store(tmp_path):
+    """``experiment run --store their.db`` must not add our tables to someone's database."""
+    path = tmp_path / "theirs.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE customers (name TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="not a searchbench results store"):
+        ResultsStore(path)  # create=True, as 'experiment run' opens it
+    con = sqlite3.connect(path)
+    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ["customers"]
+    con.close()
+
+
 def test_not_a_database_is_a_store_error(tmp_path):
     path = tmp_path / "junk.sqlite"
     path.write_bytes(b"this is not sqlite" * 100)
