@@ -1,14 +1,16 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`)
-and Markdown rendering (:mod:`.markdown`). Only :mod:`searchbench.errors` lies beneath.
+versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
+Markdown rendering (:mod:`.markdown`) and the check of names that become path
+components (:mod:`.paths`). Only :mod:`searchbench.errors` lies beneath.
 """
 
 from __future__ import annotations
 
 from .files import atomic_write, json_safe, public_mode, write_bytes, write_json, write_text
 from .markdown import md_table, md_text
+from .paths import safe_component, within
 from .progress import progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, utc_now
 
@@ -23,7 +25,9 @@ __all__ = [
     "progress",
     "progress_enabled",
     "public_mode",
+    "safe_component",
     "utc_now",
+    "within",
     "write_bytes",
     "write_json",
     "write_text",
