@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from .._util import md_table, md_text
 from ..errors import require
 from .relevance import cheapest_lossless
 from .sweep import SweepResult
@@ -50,7 +51,8 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
     from matplotlib.figure import Figure
 
     k = result.meta.get("k", 10)
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "searchbench"}):
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "searchbench",
+                     "text.parse_math": False}):
         fig = Figure(figsize=(7.5, 4.8), dpi=110)
         ax = fig.add_subplot()
         for name in sorted({p["index"] for p in result.points}):
@@ -68,7 +70,9 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
         mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
         ax.set_ylabel(f"queries per second ({mode})")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(loc="lower left")
+        handles, labels = zip(*[(h, h.get_label()) for h in ax.get_lines()], strict=True) \
+            if ax.get_lines() else ((), ())
+        ax.legend(handles, labels, loc="lower left")  # explicit: a name may start with '_'
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
@@ -158,21 +162,22 @@ def _md_table(table: list[dict[str, str]]) -> str:
     if not table:
         return ""
     head = list(table[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r.get(h, "") for h in head) + " |" for r in table]
-    return "\n".join(lines)
+    return md_table(head, [[r.get(h, "") for h in head] for r in table])
 
 
 def render_markdown(result: SweepResult) -> str:
     """Header line, the points table, the relevance table and the conclusion."""
     m = result.meta
-    parts = [f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
-             f"metric {m.get('metric')}, exact search {m.get('exact', {}).get('qps_batch', 0):,.0f}"
-             f" QPS; {m.get('machine', {}).get('cpu')}, {m.get('machine', {}).get('cores')} "
-             f"cores, load average {_load(m)}", "", _md_table(rows(result))]
+    machine = m.get("machine", {})
+    head = (f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
+            f"metric {m.get('metric')}, exact search "
+            f"{m.get('exact', {}).get('qps_batch', 0):,.0f} QPS; {machine.get('cpu')}, "
+            f"{machine.get('cores')} cores, load average {_load(m)}")
+    parts = [md_text(head), "", _md_table(rows(result))]
     rel = relevance_rows(result)
     if rel:
-        parts += ["", exact_line(result), "", _md_table(rel), "", conclusion(result)]
+        parts += ["", md_text(exact_line(result)), "", _md_table(rel), "",
+                  md_text(conclusion(result))]
     return "\n".join(parts) + "\n"
 
 

@@ -15,6 +15,8 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
+from .._util import md_text
+
 if TYPE_CHECKING:
     from ..stats.compare import Comparison, PairStat
 
@@ -70,23 +72,25 @@ def _detail_cells(row: PairStat, decimals: int) -> list[str]:
 
 # -- markdown -------------------------------------------------------------------------------
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    """One table row of cells already made inert with :func:`md_text` (or plain numbers)."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
-    """GitHub Markdown: the means table, the details table, the legend and notes."""
-    lines = [_md_row(["system", *cmp.measures]),
+    """GitHub Markdown: the means table, the details table, the legend and notes. Every
+    name, measure and note goes through :func:`~searchbench._util.md_text` (no raw HTML)."""
+    lines = [_md_row([md_text("system"), *(md_text(m) for m in cmp.measures)]),
              "|" + "---|" + "---:|" * len(cmp.measures)]
     for s in cmp.systems:
-        cells = [_label(cmp, s)]
+        cells = [md_text(_label(cmp, s))]
         for m in cmp.measures:
             text = _num(cmp.means[s][m], decimals)
             cells.append((f"**{text}**" if s in cmp.best(m) else text) + _mark(cmp, s, m))
         lines.append(_md_row(cells))
-    lines += ["", _md_row(DETAIL_HEADER), "|" + "---|" * 2 + "---:|" * 8]
-    lines += [_md_row(_detail_cells(r, decimals)) for r in cmp.stats]
-    lines += ["", legend(cmp)]
-    lines += [f"Note: {n}" for n in cmp.notes]
+    lines += ["", _md_row([md_text(h) for h in DETAIL_HEADER]), "|" + "---|" * 2 + "---:|" * 8]
+    lines += [_md_row([md_text(c) for c in _detail_cells(r, decimals)]) for r in cmp.stats]
+    lines += ["", md_text(legend(cmp))]
+    lines += [f"Note: {md_text(n)}" for n in cmp.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -2,13 +2,22 @@
 
 Each function takes a :class:`~searchbench.report.experiment.Group` and returns an
 ``<svg>`` element; text stays text (``svg.fonttype = none``) so the page is searchable.
+
+Names in the plots (systems, retrievers, chunkers, measures) come from configs and
+evaluation sets and are untrusted: matplotlib escapes the text it writes into the SVG, the
+``aria-label`` we add is escaped with :func:`html.escape`, mathtext is off (a ``$`` in a
+name is a dollar sign, not TeX) and legends get their labels explicitly (a name starting
+with ``_`` is still shown).
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import io
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["chunking_svg", "delta_svg", "latency_svg", "main_measure_svg", "recall_svg"]
@@ -27,22 +36,43 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
-def _svg(fig: Any, label: str) -> str:
-    import matplotlib
+_RC = {"svg.fonttype": "none", "text.parse_math": False, "svg.hashsalt": "searchbench"}
 
+
+def _plain_text(plot: Callable[..., str]) -> Callable[..., str]:
+    """Run ``plot`` with text kept as text and mathtext off (names are literal)."""
+    @functools.wraps(plot)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context(_RC):
+            return plot(*args, **kwargs)
+    return wrapper
+
+
+def _svg(fig: Any, label: str) -> str:
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg")
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1)
-    return re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r"\1", text, count=1)
+    head_end = text.index(">")
+    head = re.sub(r' (width|height)="[^"]*"', "", text[:head_end])
+    aria = f' role="img" aria-label="{html.escape(label, quote=True)}"'
+    return head[:4] + aria + head[4:] + text[head_end:]
+
+
+def _legend(ax: Any, **kwargs: Any) -> None:
+    """A legend of every labelled line, labels passed explicitly (matplotlib drops labels
+    that start with ``_`` otherwise)."""
+    lines = [line for line in ax.get_lines() if line.get_label()]
+    ax.legend(lines, [line.get_label() for line in lines], **kwargs)
 
 
 def _colours(names: list[str]) -> dict[str, str]:
     return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
 
 
+@_plain_text
 def main_measure_svg(group: Any) -> str:
     """Horizontal bars: mean of the main measure per system with its 95 % t interval."""
     systems = [c.system for c in group.cells]
@@ -64,6 +94,7 @@ def main_measure_svg(group: Any) -> str:
     return _svg(fig, f"{group.main} per system")
 
 
+@_plain_text
 def recall_svg(group: Any) -> str:
     """Recall@K for K = 1…100, one line per system."""
     systems = [c.system for c in group.cells]
@@ -80,10 +111,11 @@ def recall_svg(group: Any) -> str:
     ax.set_ylabel("Recall@K (mean)")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncols=2 if len(systems) > 8 else 1, loc="lower right")
+    _legend(ax, fontsize=7, ncols=2 if len(systems) > 8 else 1, loc="lower right")
     return _svg(fig, "Recall@K curves")
 
 
+@_plain_text
 def delta_svg(group: Any, system: str) -> str:
     """Per-query difference of the main measure, ``system`` − baseline, sorted."""
     base = group.comparison.baseline
@@ -108,6 +140,7 @@ def _chunk_point(group: Any, c: Any, cutoff: str) -> tuple[float, float, str]:
     return x, group.mean_ci(c.system)[0], c.chunker
 
 
+@_plain_text
 def chunking_svg(group: Any, cutoff: str = "10") -> str:
     """Quality against chunk size (doc level: words per chunk) or against context size
     (chunk level: words in the top K), one line per retriever across chunkers."""
@@ -126,10 +159,11 @@ def chunking_svg(group: Any, cutoff: str = "10") -> str:
                   "chunk size: words per indexed chunk (mean, log scale)")
     ax.set_ylabel(f"{group.main} (mean)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    _legend(ax, fontsize=7)
     return _svg(fig, "chunk size against quality and context size")
 
 
+@_plain_text
 def latency_svg(group: Any) -> str:
     """Mean per-query search latency of each cell (batched search time / queries)."""
     systems = [c.system for c in group.cells]

@@ -39,7 +39,7 @@ def test_markdown_marks_best_and_rounding() -> None:
     md = render_markdown(_cmp())
     lines = md.splitlines()
     assert lines[0] == "| system | nDCG@10 | RR@10 |"
-    assert lines[2].startswith("| base_line (baseline) | 0.4000 |")
+    assert lines[2].startswith("| base\\_line (baseline) | 0.4000 |")  # md_text escapes _
     assert "| better | **0.6000**▲ |" in lines[3]
     assert "| worse | 0.2765▼ |" in lines[4]  # 0.4 − 0.123456, 4 decimals, only here
     assert "| worse | nDCG@10 | -0.1235 | -30.86 |" in md
