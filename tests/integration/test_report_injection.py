@@ -88,8 +88,8 @@ def _normal(text: str) -> str:
 
 def _assert_inert(page: dict, expected_title: str) -> None:
     seen = page["page"]
-    assert "PWNED" not in seen["title"], seen["title"]
-    assert _normal(seen["title"]) == _normal(expected_title)
+    # an executed payload sets the title to "PWNED<n>"; the literal title holds the payload
+    assert _normal(seen["title"]) == _normal(expected_title), seen["title"]
     assert seen["scripts"] == 0, "an injected <script> element exists"
     assert seen["handlers"] == [], seen["handlers"]
     assert not [u for u in seen["links"] if not u.startswith("#")], seen["links"]
