@@ -35,7 +35,7 @@ PAYLOADS = [
     "]]><![CDATA[<script>document.title='PWNED8'</script>",
     "<!-- <style>*{display:none}</style>",
 ]
-SYSTEMS = PAYLOADS[:6] + ["plain"]
+SYSTEMS = [*PAYLOADS[:6], "plain"]
 QIDS = [f"q{i}" for i in range(len(PAYLOADS))]
 # the same hostile query id shows up in the per-query tables
 QIDS[0] = "q0\"><b onclick=\"document.title='PWNED9'\">"
