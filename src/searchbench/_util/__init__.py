@@ -9,6 +9,7 @@ and the check of names that become path components (:mod:`.paths`). Only
 
 from __future__ import annotations
 
+from .escape import visible_text
 from .files import atomic_write, json_safe, public_mode, write_bytes, write_json, write_text
 from .folders import atomic_folder
 from .markdown import md_table, md_text
@@ -30,6 +31,7 @@ __all__ = [
     "public_mode",
     "safe_component",
     "utc_now",
+    "visible_text",
     "within",
     "write_bytes",
     "write_json",

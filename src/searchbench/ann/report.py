@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from .._util import md_table, md_text
+from .._util import md_table, md_text, visible_text
 from ..errors import require
 from .relevance import cheapest_lossless
 from .sweep import SweepResult
@@ -60,7 +60,8 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
             ax.scatter([_recall(p) for p in pts], [p[qps] for p in pts], s=14, alpha=0.35)
             front = pareto(pts, qps)
             ax.plot([_recall(p) for p in front], [p[qps] for p in front], marker="o",
-                    color=ax.collections[-1].get_facecolor()[0][:3], label=name)
+                    color=ax.collections[-1].get_facecolor()[0][:3],
+                    label=visible_text(name))
         exact = result.meta.get("exact", {}).get("qps_batch")
         if exact and qps == "qps_batch":
             ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")

@@ -143,11 +143,12 @@ def report_command(
 
     Example: searchbench ann report sweep.json --open
     """
+    from .._util import write_text
     from ..ann.report import render_html, render_markdown
     from ..ann.sweep import SweepResult
 
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
-    output.write_text(render_html(result, title), encoding="utf-8")
+    write_text(output, render_html(result, title))
     if markdown:
         typer.echo(render_markdown(result))
     typer.echo(str(output))
