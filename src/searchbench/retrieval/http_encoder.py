@@ -114,6 +114,10 @@ class OpenAIEncoder(Encoder):
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = self._key()
+        if key and (not key.isprintable() or not key.isascii()):
+            raise ConfigError(f"${self.api_key_env} holds a line break, a control or a "
+                              "non-ASCII character; expected the API key alone (check how "
+                              "it was exported)")
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
@@ -196,12 +200,13 @@ class OpenAIEncoder(Encoder):
                 else http.client.HTTPConnection)
         conn = kind(parts.hostname or "", parts.port, timeout=remaining)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = self._headers()  # a bad key is a ConfigError, not a network failure
         timer = threading.Timer(remaining, _cut, (conn,))
         timer.daemon = True
         timer.start()
         failure = None
         try:
-            conn.request("POST", path, body=data, headers=self._headers())
+            conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
             body = _read_body(resp, deadline)
             return _Answer(resp.status, resp.headers, body, url)

@@ -353,6 +353,16 @@ def test_retry_after_is_bounded(monkeypatch):
     assert after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: now
 
 
+@pytest.mark.parametrize("bad", [KEY + "\r\nX-Injected: 1", KEY + "\n", "ключ" + KEY])
+def test_a_key_that_would_inject_headers_is_refused_without_showing_it(stubs, monkeypatch,
+                                                                       bad):
+    monkeypatch.setenv("SB_HOSTILE_KEY", bad)
+    stub = stubs()
+    with pytest.raises(ConfigError, match="SB_HOSTILE_KEY") as info:
+        encoder(stub.url).encode_documents(["a"])
+    assert KEY not in chain(info.value) and stub.requests == []
+
+
 def test_bad_settings_are_config_errors():
     for kw in ({"timeout": float("nan")}, {"timeout": 0}, {"backoff": -1.0}):
         with pytest.raises(ConfigError):
