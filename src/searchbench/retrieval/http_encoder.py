@@ -18,6 +18,7 @@ errors are raised without chained exceptions that could hold it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.utils
 import http.client
@@ -29,6 +30,7 @@ import socket
 import threading
 import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,11 +198,8 @@ class OpenAIEncoder(Encoder):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Retry(f"no complete answer within the timeout of {self.timeout:g} s")
-        kind = (http.client.HTTPSConnection if parts.scheme == "https"
-                else http.client.HTTPConnection)
-        conn = kind(parts.hostname or "", parts.port, timeout=remaining)
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         headers = self._headers()  # a bad key is a ConfigError, not a network failure
+        conn, path = _connection(parts, remaining, headers)
         timer = threading.Timer(remaining, _cut, (conn,))
         timer.daemon = True
         timer.start()
@@ -239,6 +238,33 @@ class OpenAIEncoder(Encoder):
                 "and the endpoint)")
         self._dim = dim
         return vecs
+
+
+def _connection(parts: urllib.parse.SplitResult, timeout: float, headers: dict[str, str]
+                ) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the endpoint, through the proxy of ``$https_proxy``/``$http_proxy``
+    unless ``$no_proxy`` exempts the host (as urllib does), and the request target."""
+    host, port = parts.hostname or "", parts.port
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    secure = parts.scheme == "https"
+    proxy = None if urllib.request.proxy_bypass(host) else \
+        urllib.request.getproxies().get(parts.scheme)
+    if not proxy:
+        kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
+        return kind(host, port, timeout=timeout), path
+    via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    proxy_headers = {}
+    if via.username:
+        token = base64.b64encode(f"{urllib.parse.unquote(via.username)}:"
+                                 f"{urllib.parse.unquote(via.password or '')}".encode()).decode()
+        proxy_headers["Proxy-Authorization"] = f"Basic {token}"
+    if secure:  # CONNECT tunnel: the proxy sees neither the key nor the texts
+        conn = http.client.HTTPSConnection(via.hostname or "", via.port, timeout=timeout)
+        conn.set_tunnel(host, port, headers=proxy_headers)
+        return conn, path
+    headers.update(proxy_headers)
+    return http.client.HTTPConnection(via.hostname or "", via.port, timeout=timeout), \
+        urllib.parse.urlunsplit(parts._replace(fragment=""))
 
 
 def _cut(conn: http.client.HTTPConnection) -> None:

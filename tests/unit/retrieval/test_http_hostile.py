@@ -369,3 +369,14 @@ def test_bad_settings_are_config_errors():
             encoder("http://127.0.0.1:9/v1", **kw)
     with pytest.raises(ConfigError, match="http"):
         encoder("file:///etc/passwd")
+
+
+def test_http_proxy_from_the_environment_is_used(stubs, key, monkeypatch):
+    proxy = stubs()  # answers like the endpoint; records the absolute request target
+    for name in ("no_proxy", "NO_PROXY", "https_proxy", "HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", f"http://u:p%40ss@127.0.0.1:{proxy.port}")
+    out = encoder("http://embeddings.invalid:8000/v1").encode_documents(["ab"])
+    assert out.shape == (1, 4)
+    [seen] = proxy.requests
+    assert seen["path"] == "http://embeddings.invalid:8000/v1/embeddings"
