@@ -86,7 +86,11 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
+CSP = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
+
+
 def _assert_inert(page: dict, expected_title: str) -> None:
+    """Nothing injected exists in the DOM (checked whatever the page's CSP would block)."""
     seen = page["page"]
     # an executed payload sets the title to "PWNED<n>"; the literal title holds the payload
     assert _normal(seen["title"]) == _normal(expected_title), seen["title"]
@@ -101,6 +105,7 @@ def test_experiment_report_runs_nothing_and_shows_the_text(report, tmp_path):
 
     chromium_path()
     html = render_html(report)
+    assert CSP in html  # defence in depth: no script may run even if escaping failed
     page = load_page(write_text(tmp_path / "report.html", html))
     _assert_inert(page, f"searchbench · {PAYLOADS[0]}")
     text = _normal(page["page"]["text"])
@@ -143,6 +148,7 @@ def test_ann_sweep_report_runs_nothing_and_shows_the_text(tmp_path):
             "machine": {"cpu": PAYLOADS[10], "cores": 2, "load_average": [0, 0, 0],
                         "libraries": {PAYLOADS[11]: "2"}}}
     html = render_html(SweepResult(points, meta), title=PAYLOADS[2])
+    assert CSP in " ".join(html.split())
     page = load_page(write_text(tmp_path / "sweep.html", html))
     _assert_inert(page, f"searchbench · {PAYLOADS[2]}")
     text = _normal(page["page"]["text"])

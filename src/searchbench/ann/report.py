@@ -183,7 +183,10 @@ def render_markdown(result: SweepResult) -> str:
 
 
 _TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>searchbench · {{ title }}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none';
+ style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<title>searchbench · {{ title }}</title>
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;
  max-width:1100px;margin:0 auto;padding:1.5rem;background:#fff}
