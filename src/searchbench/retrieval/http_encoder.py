@@ -203,12 +203,14 @@ class OpenAIEncoder(Encoder):
         timer = threading.Timer(remaining, _cut, (conn,))
         timer.daemon = True
         timer.start()
-        failure = None
+        failure = ""
         try:
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
             body = _read_body(resp, deadline)
-            return _Answer(resp.status, resp.headers, body, url)
+            if time.monotonic() < deadline:  # else the watchdog may have cut the body short
+                return _Answer(resp.status, resp.headers, body, url)
+            failure = "the deadline passed"
         except (OSError, http.client.HTTPException, ValueError) as exc:
             failure = f"{type(exc).__name__}: {exc}"
         finally:

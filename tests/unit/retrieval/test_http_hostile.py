@@ -281,13 +281,15 @@ def test_not_json_and_deep_json_are_clear(stubs, key, caplog):
 
 
 # -- time ------------------------------------------------------------------------------------
-def test_timeout_bounds_a_trickled_body(stubs, key, caplog):
+@pytest.mark.parametrize("length", [True, False])  # without: the body ends when closed
+def test_timeout_bounds_a_trickled_body(stubs, key, caplog, length):
     stop = threading.Event()
 
     def trickle(h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         data = json.dumps(_items(body)).encode()
         h.send_response(200)
-        h.send_header("Content-Length", str(len(data)))
+        if length:
+            h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         for byte in data:  # one byte per 0.2 s: the whole body would take minutes
             if stop.wait(0.2):
