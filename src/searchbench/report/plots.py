@@ -4,17 +4,16 @@ Each function takes a :class:`~searchbench.report.experiment.Group` and returns 
 ``<svg>`` element; text stays text (``svg.fonttype = none``) so the page is searchable.
 
 Names in the plots (systems, retrievers, chunkers, measures) come from configs and
-evaluation sets and are untrusted: matplotlib escapes the text it writes into the SVG, the
-``aria-label`` we add is escaped with :func:`html.escape`, mathtext is off (a ``$`` in a
-name is a dollar sign, not TeX), control characters and lone surrogates are shown as
-escapes (:func:`~searchbench._util.visible_text`) and legends get their labels explicitly
-(a name starting with ``_`` is still shown).
+evaluation sets and are untrusted: matplotlib escapes the text it writes into the SVG,
+the ``aria-label`` we add is escaped by markupsafe (jinja2's escaping), mathtext is off
+(a ``$`` in a name is a dollar sign, not TeX), control characters and lone surrogates are
+shown as escapes (:func:`~searchbench._util.visible_text`) and legends get their labels
+explicitly (a name starting with ``_`` is still shown).
 """
 
 from __future__ import annotations
 
 import functools
-import html
 import io
 import math
 import re
@@ -60,8 +59,10 @@ def _svg(fig: Any, label: str) -> str:
     text = text[text.index("<svg"):]
     head_end = text.index(">")
     head = re.sub(r' (width|height)="[^"]*"', "", text[:head_end])
-    aria = f' role="img" aria-label="{html.escape(visible_text(label), quote=True)}"'
-    return head[:4] + aria + head[4:] + text[head_end:]
+    from markupsafe import Markup  # jinja2's escaping: each argument escaped for HTML
+
+    aria = Markup(' role="img" aria-label="{}"').format(visible_text(label))
+    return head[:4] + str(aria) + head[4:] + text[head_end:]
 
 
 def _legend(ax: Any, **kwargs: Any) -> None:
