@@ -43,9 +43,21 @@ _PROBE = """<script>
       return {id: s.id, height: s.getBoundingClientRect().height,
               heading: h ? h.textContent : '', svgs: s.querySelectorAll('svg').length};
     });
+    var handlers = Array.from(document.querySelectorAll('*')).filter(function (el) {
+      return Array.from(el.attributes).some(function (a) { return /^on/i.test(a.name); });
+    }).map(function (el) { return el.outerHTML.slice(0, 200); });
+    var page = {title: document.title, text: document.body.textContent,
+                scripts: document.scripts.length - 1, handlers: handlers,
+                links: Array.from(document.querySelectorAll('[href],[src],[action]')).map(
+                  function (el) { return el.getAttribute('href') || el.getAttribute('src') ||
+                                         el.getAttribute('action'); }),
+                labels: Array.from(document.querySelectorAll('[aria-label]')).map(
+                  function (el) { return el.getAttribute('aria-label'); }),
+                svgText: Array.from(document.querySelectorAll('svg text')).map(
+                  function (el) { return el.textContent; })};
     var pre = document.createElement('pre');
     pre.id = '__sb_probe';
-    pre.textContent = JSON.stringify({errors: seen, sections: sections});
+    pre.textContent = JSON.stringify({errors: seen, sections: sections, page: page});
     document.body.appendChild(pre);
   });
 })();
@@ -64,7 +76,10 @@ def chromium_path() -> str:
 
 
 def load_page(html: Path, timeout: float = 60) -> dict:
-    """``{"errors": [...], "sections": [...], "console": [...]}`` of ``html`` in Chromium."""
+    """``{"errors": [...], "sections": [...], "page": {...}, "console": [...]}`` of ``html``
+    in Chromium. ``page`` holds what a script injection would change: the title, the body
+    text, the number of scripts besides the probe, elements with ``on*`` attributes, every
+    href/src/action, the aria-labels and the text of the SVG plots."""
     text = html.read_text(encoding="utf-8")
     probed = text.replace("<head>", "<head>" + _PROBE, 1)
     with tempfile.TemporaryDirectory() as tmp:

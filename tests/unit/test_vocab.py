@@ -111,8 +111,7 @@ def test_one_default_measure_list_everywhere():
 def test_one_set_of_statistics_defaults_everywhere():
     import inspect
 
-    from searchbench.stats.compare import compare, compare_results
-
+    from searchbench.comparison import compare, compare_results
     from searchbench.experiment import ExperimentConfig
 
     d = vocab.DEFAULT_STATS
@@ -159,8 +158,8 @@ def test_check_finite_bounds(value, ok):
 def test_library_and_ann_accept_both_spellings_of_a_metric():
     """``Dense(metric="cos")`` and ``ann --metric cosine`` (and the reverse) both work."""
     import numpy as np
-    from searchbench.ann.groundtruth import exact_knn
 
+    from searchbench.knn import exact_knn
     from searchbench.retrieval import Dense, Encoder
 
     class HashEncoder(Encoder):

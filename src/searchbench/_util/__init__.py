@@ -3,12 +3,15 @@
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
 versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
-by name: ``from searchbench._util.plots import figure, save``). Only
+by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
+(:mod:`.folders`), visible escapes of control characters (:mod:`.escape`) and the check of
+names that become path components (:mod:`.paths`). Only
 :mod:`searchbench.errors` lies beneath.
 """
 
 from __future__ import annotations
 
+from .escape import visible_text
 from .files import (
     atomic_path,
     atomic_write,
@@ -20,12 +23,15 @@ from .files import (
     write_json,
     write_text,
 )
+from .folders import atomic_folder
 from .markdown import md_table, md_text
+from .paths import safe_component, within
 from .progress import progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
 __all__ = [
     "LIBRARIES",
+    "atomic_folder",
     "atomic_path",
     "atomic_write",
     "json_safe",
@@ -39,7 +45,10 @@ __all__ = [
     "progress_enabled",
     "public_mode",
     "replace",
+    "safe_component",
     "utc_now",
+    "visible_text",
+    "within",
     "write_bytes",
     "write_json",
     "write_text",

@@ -9,17 +9,43 @@ the same bytes. matplotlib is imported on first use (``pip install 'searchbench[
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import require
+from .escape import visible_text
 
-__all__ = ["STYLE", "figure", "save", "svg_element"]
+__all__ = ["STYLE", "figure", "legend", "plain_text", "save", "svg_element"]
 
-#: matplotlib rc settings applied while a figure is saved.
-STYLE = {"svg.fonttype": "none", "svg.hashsalt": "searchbench"}
+#: matplotlib rc settings applied while a figure is drawn (:func:`plain_text`) and saved:
+#: text stays text in SVG, ids are reproducible, and mathtext is off, so a ``$`` in an
+#: untrusted name is a dollar sign, not TeX.
+STYLE = {"svg.fonttype": "none", "svg.hashsalt": "searchbench", "text.parse_math": False}
+
+_Plot = TypeVar("_Plot", bound=Callable[..., Any])
+
+
+def plain_text(plot: _Plot) -> _Plot:
+    """Decorator: draw ``plot`` under :data:`STYLE` (text created inside is literal)."""
+    @functools.wraps(plot)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        require("matplotlib", "report")
+        from matplotlib import rc_context
+
+        with rc_context(STYLE):
+            return plot(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+def legend(ax: Any, **kwargs: Any) -> None:
+    """A legend of every labelled line, labels passed explicitly (matplotlib otherwise drops
+    labels starting with ``_``, so a system named ``_x`` would vanish)."""
+    lines = [line for line in ax.get_lines() if line.get_label()]
+    ax.legend(lines, [line.get_label() for line in lines], **kwargs)
 
 _FORMATS = ("svg", "png", "pdf")
 
@@ -51,12 +77,14 @@ def save(fig: Any, fmt: str = "svg") -> bytes:
 
 def svg_element(svg: bytes | str, label: str | None = None, fixed_size: bool = True) -> str:
     """The ``<svg>`` element of a saved SVG, ready to inline in HTML (the XML prolog and
-    doctype dropped). ``label`` adds ``role="img"`` and an escaped ``aria-label``;
+    doctype dropped). ``label`` adds ``role="img"`` and an ``aria-label`` escaped for an
+    HTML attribute (control characters shown as escapes: :func:`visible_text`);
     ``fixed_size=False`` drops the width and height so the page's CSS sizes the plot."""
     text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
     text = text[text.index("<svg"):]
     if label is not None:
-        text = text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(label)}" ', 1)
+        aria = html.escape(visible_text(label), quote=True)
+        text = text.replace("<svg ", f'<svg role="img" aria-label="{aria}" ', 1)
     if not fixed_size:
         text = re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r"\1", text, count=1)
     return text

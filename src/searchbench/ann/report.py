@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._util import md_table, md_text
-from .._util.plots import figure, save, svg_element
+from .._util import md_table, md_text, visible_text
+from .._util.plots import figure, legend, plain_text, save, svg_element
 from ..errors import require
 from .relevance import cheapest_lossless
 from .sweep import SweepResult
@@ -42,6 +42,7 @@ def plot_svg(result: SweepResult, qps: str = "qps_batch") -> str:
     return svg_element(plot(result, qps, "svg"))
 
 
+@plain_text
 def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes:
     """knn_recall (x) vs QPS (y, log): all points faint, the Pareto frontier of each
     index family as a line, exact search as a dashed line; ``fmt`` svg, png or pdf."""
@@ -53,7 +54,7 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
         ax.scatter([_recall(p) for p in pts], [p[qps] for p in pts], s=14, alpha=0.35)
         front = pareto(pts, qps)
         ax.plot([_recall(p) for p in front], [p[qps] for p in front], marker="o",
-                color=ax.collections[-1].get_facecolor()[0][:3], label=name)
+                color=ax.collections[-1].get_facecolor()[0][:3], label=visible_text(name))
     exact = result.meta.get("exact", {}).get("qps_batch")
     if exact and qps == "qps_batch":
         ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")
@@ -63,7 +64,7 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
     mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
     ax.set_ylabel(f"queries per second ({mode})")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower left")
+    legend(ax, loc="lower left")
     fig.tight_layout()
     return save(fig, fmt)
 
@@ -147,33 +148,35 @@ def _load(m: dict[str, Any]) -> str:
     return " / ".join(f"{x:.1f}" for x in load)
 
 
-_NAMED = ("index", "params")  # cells that come from the sweep file: inert text
-
 
 def _md_table(table: list[dict[str, str]]) -> str:
     if not table:
         return ""
     head = list(table[0])
-    cells = [[md_text(r.get(h, "")) if h in _NAMED else r.get(h, "") for h in head]
-             for r in table]
-    return md_table(head, cells, escape=False)
+    return md_table(head, [[r.get(h, "") for h in head] for r in table])
 
 
 def render_markdown(result: SweepResult) -> str:
     """Header line, the points table, the relevance table and the conclusion."""
     m = result.meta
-    parts = [f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
-             f"metric {m.get('metric')}, exact search {m.get('exact', {}).get('qps_batch', 0):,.0f}"
-             f" QPS; {m.get('machine', {}).get('cpu')}, {m.get('machine', {}).get('cores')} "
-             f"cores, load average {_load(m)}", "", _md_table(rows(result))]
+    machine = m.get("machine", {})
+    head = (f"{m.get('n_base')} vectors × {m.get('dim')} dims, {m.get('n_queries')} queries, "
+            f"metric {m.get('metric')}, exact search "
+            f"{m.get('exact', {}).get('qps_batch', 0):,.0f} QPS; {machine.get('cpu')}, "
+            f"{machine.get('cores')} cores, load average {_load(m)}")
+    parts = [md_text(head), "", _md_table(rows(result))]
     rel = relevance_rows(result)
     if rel:
-        parts += ["", exact_line(result), "", _md_table(rel), "", conclusion(result)]
+        parts += ["", md_text(exact_line(result)), "", _md_table(rel), "",
+                  md_text(conclusion(result))]
     return "\n".join(parts) + "\n"
 
 
 _TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>searchbench · {{ title }}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none';
+ style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<title>searchbench · {{ title }}</title>
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;
  max-width:1100px;margin:0 auto;padding:1.5rem;background:#fff}

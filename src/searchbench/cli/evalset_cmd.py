@@ -38,7 +38,10 @@ class OutFormat(StrEnum):
 
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
           strict: bool = True, quiet: bool = False) -> Any:
+    from .._util import safe_component
     from ..collections.registry import load_evalset
+
+    safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
 
     return load_evalset(spec, split, strict=strict, data_dir=data_dir, cache_dir=cache_dir,
                         quiet=quiet)
@@ -76,16 +79,23 @@ def check_command(
 @evalset_app.command("convert")
 def convert_command(
     spec: str = SPEC_ARG,
-    to: Path = typer.Option(..., "--to", help="Output folder (created or updated)."),
+    to: Path = typer.Option(..., "--to", help="Output folder: new or empty (or --force)."),
     out_format: OutFormat = typer.Option(OutFormat.native, "--format",
                                          help="native (DESIGN §4) or beir."),
     split: str = SPLIT_OPTION,
     compress: bool = typer.Option(False, "--compress", help="Native: write corpus.jsonl.gz."),
+    force: bool = typer.Option(False, "--force",
+                               help="Replace a non-empty --to folder as a whole (never the "
+                                    "source set)."),
     data_dir: Path | None = DATA_DIR_OPTION,
     cache_dir: Path | None = CACHE_OPTION,
     quiet: bool = QUIET_OPTION,
 ) -> None:
-    """Write an evaluation set in the native or BEIR format (files replaced atomically).
+    """Write an evaluation set in the native or BEIR format, as a whole folder.
+
+    The set is written into a temporary folder next to --to that then takes its place: a
+    non-empty --to is refused unless --force (then replaced entirely, never mixed), and
+    the source set is never written into.
 
     Example: searchbench evalset convert beir:scifact --to my-set/ --format native
     """
@@ -94,9 +104,9 @@ def convert_command(
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
     if out_format is OutFormat.beir:
-        write_beir(es, to, split)
+        write_beir(es, to, split, overwrite=force)
     else:
-        es.write(to, compress=compress)
+        es.write(to, compress=compress, overwrite=force)
     typer.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
                f"{len(es.queries)} queries, {len(es.qrels)} judgments, "
                f"{len(es.evidence)} evidence quotes")

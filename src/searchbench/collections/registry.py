@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .._util import safe_component
 from ..data.beir import read_beir
 from ..data.evalset import EvalSet, read_native
 from ..errors import ConfigError
@@ -55,6 +56,7 @@ def load_evalset(
     """
     if isinstance(spec, EvalSet):
         return spec
+    safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
     kind, arg = parse_spec(spec)
     if kind == "pyref":
         return _pyref(strict)

@@ -17,8 +17,9 @@ import dataclasses
 import os
 from pathlib import Path
 
+from .._util import atomic_folder, safe_component
 from ..errors import DataFormatError
-from .evalset import EvalSet, _find, _read_qrels_lenient
+from .evalset import EvalSet, _find, _read_qrels_lenient, source_paths
 from .jsonl import (
     QUERY_SOURCES,
     read_corpus_jsonl,
@@ -87,11 +88,19 @@ def _lift(q: Query) -> Query:
                                metadata=meta or EMPTY)
 
 
-def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test") -> Path:
-    """Write a BEIR folder (each file atomically): ``_id`` keys, qrels with header."""
+def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test", *,
+               overwrite: bool = False) -> Path:
+    """Write a BEIR folder as a whole: ``_id`` keys, ``qrels/<split>.tsv`` with header.
+
+    Like :func:`~searchbench.data.evalset.write_native`: written into a temporary sibling
+    folder that then takes the target's place; a non-empty target only with ``overwrite``
+    (replaced as a whole), never the set's own source. ``split`` must be a plain name
+    (:func:`~searchbench._util.safe_component`).
+    """
+    safe_component(split, "split")
     root = Path(folder)
-    root.mkdir(parents=True, exist_ok=True)
-    write_corpus_jsonl(root / "corpus.jsonl", es.corpus, beir=True)
-    write_queries_jsonl(root / "queries.jsonl", es.queries, beir=True)
-    es.qrels.to_file(root / "qrels" / f"{split}.tsv", format="beir")
+    with atomic_folder(root, overwrite=overwrite, protect=source_paths(es)) as tmp:
+        write_corpus_jsonl(tmp / "corpus.jsonl", es.corpus, beir=True)
+        write_queries_jsonl(tmp / "queries.jsonl", es.queries, beir=True)
+        es.qrels.to_file(tmp / "qrels" / f"{split}.tsv", format="beir")
     return root

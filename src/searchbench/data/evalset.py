@@ -19,9 +19,7 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import public_mode, replace, write_text
+from .._util import atomic_folder, write_text
 from ..errors import DataFormatError
 from .jsonl import (
     iter_jsonl,
@@ -44,7 +42,8 @@ from .qrels import Qrels
 from .run import Run
 from .texts import Corpus, Issue, Issues, Queries
 
-__all__ = ["EvalSet", "Evidence", "drop_identical_ids", "read_native", "write_native"]
+__all__ = ["EvalSet", "Evidence", "drop_identical_ids", "read_native", "source_paths",
+           "write_native"]
 
 NATIVE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "evidence.jsonl")
 PROVENANCE = "provenance.json"
@@ -155,9 +154,11 @@ class EvalSet:
             "notes": list(self.provenance.get("notes", [])),
         }
 
-    def write(self, folder: str | os.PathLike[str], *, compress: bool = False) -> Path:
-        """Write the native format (see :func:`write_native`)."""
-        return write_native(self, folder, compress=compress)
+    def write(self, folder: str | os.PathLike[str], *, compress: bool = False,
+              overwrite: bool = False) -> Path:
+        """Write the native format (see :func:`write_native`; a non-empty ``folder`` only
+        with ``overwrite``)."""
+        return write_native(self, folder, compress=compress, overwrite=overwrite)
 
 
 def _user_level() -> int:
@@ -356,33 +357,27 @@ def _read_qrels_lenient(path: Path | None, issues: Issues | None, reader) -> Qre
         return reader(path, keep="first")
 
 
-def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool = False) -> Path:
-    """Write ``es`` as a native folder, atomically per file.
+def write_native(es: EvalSet, folder: str | os.PathLike[str], *, compress: bool = False,
+                 overwrite: bool = False) -> Path:
+    """Write ``es`` as a native folder, as a whole (see :func:`~searchbench._util.atomic_folder`).
 
-    Files are written into a temporary sibling folder first; a new folder is renamed into
-    place in one step, an existing one has each file replaced in one step (a rename).
+    The files are written into a temporary sibling folder that then takes the target's
+    place. A non-empty target is refused unless ``overwrite`` (then it is replaced as a
+    whole: no file of the old set survives), and the set's own source folder or files
+    (``provenance`` ``path``/``files``) are never written into or replaced.
     """
     target = Path(folder)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not target.is_dir():
-        raise DataFormatError(f"{target}: exists and is not a folder; expected a folder path")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        os.chmod(tmp, public_mode(folder=True))  # mkdtemp's 0700 would stay on the set
-        names = _write_files(es, tmp, compress)
-        if not target.exists():
-            replace(tmp, target)
-            return target
-        for stale in {*NATIVE_FILES, "corpus.jsonl.gz", PROVENANCE}:
-            if stale not in names and (target / stale).exists():
-                (target / stale).unlink()
-        for n in names:
-            replace(tmp / n, target / n)
-        tmp.rmdir()
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    with atomic_folder(target, overwrite=overwrite, protect=source_paths(es)) as tmp:
+        _write_files(es, tmp, compress)
     return target
+
+
+def source_paths(es: EvalSet) -> list[str]:
+    """The folder or files ``es`` was read from (from its provenance), to protect them."""
+    prov = es.provenance
+    found = [prov["path"]] if isinstance(prov.get("path"), str) else []
+    found += [f for f in prov.get("files", []) if isinstance(f, str)]
+    return found
 
 
 def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:

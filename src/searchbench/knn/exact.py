@@ -228,9 +228,15 @@ def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
     how many queries failed the first check.
 
     ``find(rows, c)`` gives the ids of ``c`` best candidates by float32 score of queries
-    ``rows`` and their float32 distances (float64 array).
+    ``rows`` and their float32 distances (float64 array). Non-finite input is refused
+    (a NaN distance never passes the check, so it would be searched again forever): a
+    non-finite query up front, a candidate's non-finite distance as soon as it is computed.
     """
     n, nq = len(base), len(queries)
+    finite = np.isfinite(queries).all(axis=1)
+    if not finite.all():
+        raise DataFormatError(f"query vectors: row {int(np.argmin(finite))} holds NaN or "
+                              "infinity; exact search needs finite vectors: fix or drop it")
     ids = np.empty((nq, depth), dtype=np.int64)
     dist = np.empty((nq, depth), dtype=np.float64)
     todo, c, again = np.arange(nq), min(depth + _MARGIN, n), None
@@ -245,12 +251,22 @@ def _exact_top(base: np.ndarray, queries: np.ndarray, depth: int, metric: str,
                 cand = np.broadcast_to(np.arange(n, dtype=np.int64), (len(rows), n))
                 worst = np.full(len(rows), np.inf)
             top_i, top_d = _finish(base, queries[rows], cand, depth, metric)
-            ok = top_d[:, -1] < worst - eps[rows]
+            ok = (top_d[:, -1] < worst - eps[rows]) | (c >= n)
             ids[rows[ok]], dist[rows[ok]] = top_i[ok], top_d[ok]
             failed.append(rows[~ok])
         todo, c = np.concatenate(failed), min(2 * c, n)
         again = len(todo) if again is None else again
     return ids, dist, again or 0
+
+
+def _refuse_non_finite(cand: np.ndarray, dist: np.ndarray) -> None:
+    """:class:`DataFormatError` naming a corpus row whose distance is NaN or infinite."""
+    bad = ~np.isfinite(dist)
+    if bad.any():
+        row = int(np.broadcast_to(cand, dist.shape)[bad][0])
+        raise DataFormatError(f"corpus vectors: row {row} gives a NaN or infinite distance "
+                              "(it holds NaN, infinity or values too large); exact search "
+                              "needs finite vectors: fix or drop it")
 
 
 def _contenders(cand: np.ndarray, d32: np.ndarray, depth: int, eps: np.ndarray
@@ -288,6 +304,7 @@ def _finish_rows(base: np.ndarray, queries: np.ndarray, cand: np.ndarray, depth:
     width = max(64, (1 << 21) // base.shape[1])  # ≤ 8 MB of gathered rows per query
     dist = np.concatenate([exact_distances(base, queries, cand[:, j:j + width], metric)
                            for j in range(0, cand.shape[1], width)], axis=1)
+    _refuse_non_finite(cand, dist)
     order = np.argsort(dist, axis=1)
     sd = np.take_along_axis(dist, order, 1)
     tied = np.flatnonzero((sd[:, 1:] == sd[:, :-1]).any(axis=1))

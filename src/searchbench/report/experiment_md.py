@@ -40,8 +40,9 @@ def _wins_losses(group: Any, decimals: int) -> list[str]:
     if best is None:
         return []
     wl = group.wins_losses(best)
-    out = [f"Biggest differences of **{best}** against **{group.comparison.baseline}** "
-           f"on {group.main} (rank of the first relevant result in each):", ""]
+    out = [f"Biggest differences of **{md_text(best)}** against "
+           f"**{md_text(group.comparison.baseline)}** on {md_text(group.main)} "
+           "(rank of the first relevant result in each):", ""]
     header = ["query", "text", "Δ", "rank (baseline)", f"rank ({best})"]
     for kind in ("wins", "losses"):
         rows = [[md_text(r["query_id"]), md_text(r["text"]), f"{r['delta']:+.{decimals}f}",
@@ -54,41 +55,41 @@ def _provenance(report: Any) -> list[str]:
     out = ["## Evaluation set and provenance", ""]
     for spec, ev in report.provenance.get("evalsets", {}).items():
         s = ev["summary"]
-        out.append(f"- **{spec}** ({s['name']}): {s['documents']} documents, "
+        out.append(f"- **{md_text(spec)}** ({md_text(s['name'])}): {s['documents']} documents, "
                    f"{s['queries']} queries ({s['judged_queries']} judged), "
                    f"{s['judgments']} judgments, {s['evidence']} evidence quotes; "
                    f"real {s['real_share']:.0%}, synthetic {s['synthetic_share']:.0%}, "
-                   f"verified {s['verified_share']:.0%}; hash `{s['content_hash']}`")
+                   f"verified {s['verified_share']:.0%}; hash {md_text(s['content_hash'])}")
         for f in ev["errors"]:
-            out.append(f"  - error [{f['kind']}]: {f['message']}")
+            out.append(f"  - error \\[{md_text(f['kind'])}\\]: {md_text(f['message'])}")
         for f in ev["warnings"]:
-            out.append(f"  - warning [{f['kind']}]: {f['message']}")
+            out.append(f"  - warning \\[{md_text(f['kind'])}\\]: {md_text(f['message'])}")
         if not ev["errors"] and not ev["warnings"]:
             out.append("  - evalset check: no errors, no pitfall warnings")
     libs = report.provenance.get("libraries", {})
-    out.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in libs.items() if v))
+    out.append("- libraries: " + md_text(", ".join(f"{k} {v}" for k, v in libs.items() if v)))
     git = report.provenance.get("git")
-    out.append(f"- git: {git['commit']}{' (dirty)' if git['dirty'] else ''}" if git
+    out.append(f"- git: {md_text(git['commit'])}{' (dirty)' if git['dirty'] else ''}" if git
                else "- git: the config is not in a git repository")
     models = sorted({c.provenance.get("retriever", {}).get("identity", "")
                      for g in report.groups for c in g.cells} - {""})
     if models:
-        out.append("- models: " + ", ".join(f"`{m}`" for m in models))
+        out.append("- models: " + ", ".join(md_text(m) for m in models))
     return [*out, ""]
 
 
 def render_markdown(report: Any, decimals: int = 4) -> str:
     """The whole report as GitHub Markdown (the plots are in the HTML report)."""
     cfg = report.config
-    lines = [f"# Experiment: {report.name}", "",
-             f"Store `{report.store_path}` · generated {report.created} · measures "
-             f"{', '.join(cfg['measures'])} · k={cfg['k']} · test {cfg['test']}, "
-             f"correction {cfg['correction']}, seed {cfg['seed']}", ""]
+    lines = [f"# Experiment: {md_text(report.name)}", "",
+             md_text(f"Store {report.store_path} · generated {report.created} · measures "
+                     f"{', '.join(cfg['measures'])} · k={cfg['k']} · test {cfg['test']}, "
+                     f"correction {cfg['correction']}, seed {cfg['seed']}"), ""]
     if report.missing:
         lines += [f"**Incomplete:** {len(report.missing)} cells of the config are not in "
-                  f"the store yet: {', '.join(report.missing)}", ""]
+                  f"the store yet: {md_text(', '.join(report.missing))}", ""]
     for g in report.groups:
-        lines += [f"## {g.title}", ""]
+        lines += [f"## {md_text(g.title)}", ""]
         if g.comparison is not None:
             lines += [comparison_markdown(g.comparison, decimals), ""]
             lines += _wins_losses(g, decimals)

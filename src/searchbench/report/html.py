@@ -1,6 +1,10 @@
 """The experiment report as one self-contained HTML file (jinja2 template, inline SVG plots).
 
 No script, stylesheet, font or image is loaded from anywhere: the file opens offline.
+Every value is escaped by Jinja2's autoescaping (``autoescape=True``: the template's
+``.html.j2`` name would escape nothing under ``select_autoescape``); only the SVG plots of
+:mod:`.plots`, escaped there, are inserted as markup. A Content-Security-Policy forbids
+every script, so an escaping mistake could still not run code.
 Sections (element ids): ``overview``, ``comparison``, ``main-measure``, ``recall``,
 ``per-query``, ``chunking``, ``latency``, ``provenance``.
 """

@@ -3,6 +3,13 @@
 Each function takes a :class:`~searchbench.report.experiment.Group` and returns an
 ``<svg>`` element; text stays text so the page is searchable (the setup is
 :mod:`searchbench._util.plots`, shared with the ANN report).
+
+Names in the plots (systems, retrievers, chunkers, measures) come from configs and
+evaluation sets and are untrusted: matplotlib escapes the text it writes into the SVG,
+the ``aria-label`` is escaped for its attribute, mathtext is off
+(a ``$`` in a name is a dollar sign, not TeX), control characters and lone surrogates are
+shown as escapes (:func:`~searchbench._util.visible_text`) and legends get their labels
+explicitly (a name starting with ``_`` is still shown).
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._util.plots import figure, save, svg_element
+from .._util import visible_text
+from .._util.plots import figure, legend, plain_text, save, svg_element
 
 __all__ = ["chunking_svg", "delta_svg", "latency_svg", "main_measure_svg", "recall_svg"]
 
@@ -30,6 +38,7 @@ def _colours(names: list[str]) -> dict[str, str]:
     return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
 
 
+@plain_text
 def main_measure_svg(group: Any) -> str:
     """Horizontal bars: mean of the main measure per system with its 95 % t interval."""
     systems = [c.system for c in group.cells]
@@ -43,14 +52,15 @@ def main_measure_svg(group: Any) -> str:
     base = group.comparison.baseline if group.comparison else None
     colours = ["#8c8c8c" if s == base else "#4c72b0" for s in systems]
     ax.barh(y, means, xerr=err, color=colours, capsize=3, height=0.6)
-    ax.set_yticks(y, systems, fontsize=8)
-    ax.set_xlabel(f"{group.main} (mean, 95 % CI; grey: baseline)")
+    ax.set_yticks(y, [visible_text(s) for s in systems], fontsize=8)
+    ax.set_xlabel(visible_text(f"{group.main} (mean, 95 % CI; grey: baseline)"))
     ax.set_xlim(0, max(1.0, max(hi for _, _, hi in stats if math.isfinite(hi)) if any(
         math.isfinite(hi) for _, _, hi in stats) else 1.0))
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig, f"{group.main} per system")
 
 
+@plain_text
 def recall_svg(group: Any) -> str:
     """Recall@K for K = 1…100, one line per system."""
     systems = [c.system for c in group.cells]
@@ -61,16 +71,17 @@ def recall_svg(group: Any) -> str:
         curve = c.extras.get("recall_curve", [])
         style = "--" if "/" in c.system and c.chunker != group.cells[0].chunker else "-"
         ax.plot(range(1, len(curve) + 1), curve, style, color=colours[c.system],
-                label=c.system, linewidth=1.4)
+                label=visible_text(c.system), linewidth=1.4)
     ax.set_xscale("log")
     ax.set_xlabel("K (log scale)")
     ax.set_ylabel("Recall@K (mean)")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncols=2 if len(systems) > 8 else 1, loc="lower right")
+    legend(ax, fontsize=7, ncols=2 if len(systems) > 8 else 1, loc="lower right")
     return _svg(fig, "Recall@K curves")
 
 
+@plain_text
 def delta_svg(group: Any, system: str) -> str:
     """Per-query difference of the main measure, ``system`` − baseline, sorted."""
     base = group.comparison.baseline
@@ -83,8 +94,8 @@ def delta_svg(group: Any, system: str) -> str:
     ax.bar(range(len(deltas)), deltas, color=colours, width=1.0)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel(f"queries, sorted by Δ ({len(deltas)})")
-    ax.set_ylabel(f"Δ {m}")
-    ax.set_title(f"{system} − {base}", fontsize=9)
+    ax.set_ylabel(visible_text(f"Δ {m}"))
+    ax.set_title(visible_text(f"{system} − {base}"), fontsize=9)
     ax.grid(axis="y", alpha=0.3)
     return _svg(fig, f"per-query delta of {system} against {base}")
 
@@ -95,6 +106,7 @@ def _chunk_point(group: Any, c: Any, cutoff: str) -> tuple[float, float, str]:
     return x, group.mean_ci(c.system)[0], c.chunker
 
 
+@plain_text
 def chunking_svg(group: Any, cutoff: str = "10") -> str:
     """Quality against chunk size (doc level: words per chunk) or against context size
     (chunk level: words in the top K), one line per retriever across chunkers."""
@@ -104,19 +116,22 @@ def chunking_svg(group: Any, cutoff: str = "10") -> str:
     ax = fig.add_subplot()
     for r in retrievers:
         pts = sorted(_chunk_point(group, c, cutoff) for c in group.cells if c.retriever == r)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r], label=r)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r],
+                label=visible_text(r))
         for x, y, label in pts:
-            ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(visible_text(label), (x, y), fontsize=6, xytext=(3, 3),
+                        textcoords="offset points")
     ax.set_xscale("log")
     ax.set_xlabel(f"context size: words in the top {cutoff} chunks (mean, log scale)"
                   if group.level == "chunk" else
                   "chunk size: words per indexed chunk (mean, log scale)")
-    ax.set_ylabel(f"{group.main} (mean)")
+    ax.set_ylabel(visible_text(f"{group.main} (mean)"))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    legend(ax, fontsize=7)
     return _svg(fig, "chunk size against quality and context size")
 
 
+@plain_text
 def latency_svg(group: Any) -> str:
     """Mean per-query search latency of each cell (batched search time / queries)."""
     systems = [c.system for c in group.cells]
@@ -125,7 +140,7 @@ def latency_svg(group: Any) -> str:
     ax = fig.add_subplot()
     y = list(range(len(systems)))[::-1]
     ax.barh(y, lat, color="#8172b3", height=0.6)
-    ax.set_yticks(y, systems, fontsize=8)
+    ax.set_yticks(y, [visible_text(s) for s in systems], fontsize=8)
     ax.set_xlabel("search latency per query, ms (batched; index time excluded)")
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig, "latency per cell")

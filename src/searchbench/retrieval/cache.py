@@ -20,7 +20,7 @@ import numpy as np
 from .._util import atomic_write, write_text
 from ..errors import BackendError
 
-__all__ = ["EmbeddingCache", "default_cache_dir", "text_key"]
+__all__ = ["EmbeddingCache", "check_vectors", "default_cache_dir", "text_key"]
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -32,6 +32,39 @@ def default_cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "searchbench"
+
+
+def check_vectors(vectors: object, texts: list[str], source: str) -> np.ndarray:
+    """``vectors`` as a float32 matrix with one finite row per text, else
+    :class:`BackendError` naming the first bad text (its position and its start).
+
+    NaN or infinite vectors are refused where they enter (encoder output, cache write):
+    they would make every distance NaN, and exact search could not order them.
+    """
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            vecs = np.asarray(vectors, dtype=np.float32)
+    except (ValueError, TypeError) as exc:
+        raise BackendError(f"{source} returned something that is not a matrix of numbers "
+                           f"({exc})") from None
+    if vecs.ndim != 2 or vecs.shape[0] != len(texts):
+        raise BackendError(f"{source} returned {vecs.shape[0] if vecs.ndim else 0} vectors "
+                           f"of shape {vecs.shape} for {len(texts)} texts; expected one "
+                           "vector per text")
+    finite = np.isfinite(vecs).all(axis=1)
+    if not finite.all():
+        row = int(np.argmin(finite))
+        raise BackendError(
+            f"{source} returned a vector holding NaN or infinity for text #{row} "
+            f"({_preview(texts[row])}), {int((~finite).sum())} of {len(texts)} in this batch; "
+            "nothing of this batch was cached. Check the model (a broken or mis-converted "
+            "model gives NaN) or drop that text")
+    return vecs
+
+
+def _preview(text: str) -> str:
+    short = " ".join(text.split())
+    return repr(short[:60] + ("…" if len(short) > 60 else ""))
 
 
 def text_key(text: str) -> str:
@@ -66,7 +99,10 @@ class EmbeddingCache:
             except (OSError, ValueError, KeyError):
                 continue  # a foreign or damaged file: ignore it, recompute those texts
             self._seen.add(shard.name)
-            found.update(zip(keys.astype(str).tolist(), vecs, strict=True))
+            if vecs.ndim != 2 or len(vecs) != len(keys):
+                continue  # not a shard this cache wrote
+            ok = np.isfinite(vecs).all(axis=1)  # written before NaN was refused: recompute
+            found.update(zip(keys[ok].astype(str).tolist(), vecs[ok], strict=True))
         return found
 
     def _write(self, keys: list[str], vectors: np.ndarray) -> None:
@@ -101,15 +137,13 @@ class EmbeddingCache:
                 advance(len(window) - len(batch))
                 if not batch:
                     continue
+                texts_now = [t for _, t in batch]
                 try:
-                    vecs = np.asarray(fn([t for _, t in batch]), dtype=np.float32)
+                    vecs = check_vectors(fn(texts_now), texts_now, f"the encoder {self.identity}")
                 except BackendError as exc:
                     raise BackendError(f"{exc}; {len(embedded)} of {len(pending)} new texts "
                                        "were embedded and kept in the cache: rerun to resume"
                                        ) from exc
-                if vecs.ndim != 2 or vecs.shape[0] != len(batch):
-                    raise BackendError(f"encoder returned {vecs.shape[0]} vectors for "
-                                       f"{len(batch)} texts; expected one per text")
                 self._write([k for k, _ in batch], vecs)
                 have.update(zip((k for k, _ in batch), vecs, strict=True))
                 embedded.update(k for k, _ in batch)
@@ -118,4 +152,9 @@ class EmbeddingCache:
         self.hits = sum(1 for k in keys if k not in embedded)
         if not texts:
             return np.empty((0, 0), dtype=np.float32)
+        dims = sorted({have[k].shape for k in keys})
+        if len(dims) > 1:
+            raise BackendError(f"embedding cache {self.folder} holds vectors of different "
+                               f"shapes {dims} for model {self.identity}; delete that folder "
+                               "and run again")
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._util import atomic_path
 from ..errors import BackendError, ConfigError, require
-from .cache import EmbeddingCache, default_cache_dir
+from .cache import EmbeddingCache, check_vectors, default_cache_dir
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "StaticEncoder", "available_models",
            "encoder"]
@@ -72,7 +72,7 @@ class Encoder(ABC):
 
     def _encode(self, texts: list[str], what: str) -> np.ndarray:
         if self.cache_root is None:
-            return np.asarray(self._embed(texts), dtype=np.float32)
+            return check_vectors(self._embed(texts), texts, f"the encoder {self.identity}")
         self.last_cache = EmbeddingCache(self.identity, self.cache_root, self.cache_batch)
         return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet)
 

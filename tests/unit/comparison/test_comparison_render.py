@@ -97,3 +97,19 @@ def test_terminal_prints_names_with_brackets_as_text() -> None:
                  "vs dir[/sub].trec", "better/worse than dir[/sub].trec",
                  "note: run [red]x lacks 1 query"):
         assert text in out, text
+
+
+def test_markdown_escapes_hostile_system_names_and_notes() -> None:
+    base = np.linspace(0.2, 0.6, 20)
+    names = ['<img src=x onerror="alert(1)">', "a|b", "*bold* [link](javascript:x)",
+             "line\nbreak\u2028sep"]
+    results = {n: _result(n, {"nDCG@10": base + 0.01 * i}) for i, n in enumerate(names)}
+    cmp = compare_results(results, baseline=names[0], test="t", correction="none")
+    cmp.notes.append("<script>alert(2)</script>")
+    md = render_markdown(cmp)
+    assert "<img" not in md and "<script" not in md and "\u2028" not in md
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in md
+    assert "\\*bold\\* \\[link\\](javascript:x)" in md and "a\\|b" in md
+    table = md.split("\n\n")[0].splitlines()
+    pipes = {line.count("|") - line.count("\\|") for line in table}
+    assert len(pipes) == 1  # a '|' in a name adds no column

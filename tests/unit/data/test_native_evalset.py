@@ -11,7 +11,7 @@ from searchbench.data.evalset import EvalSet, drop_identical_ids, read_native
 from searchbench.data.qrels import Qrels
 from searchbench.data.run import Run
 from searchbench.data.texts import Corpus, Document, Queries, Query
-from searchbench.errors import DataFormatError
+from searchbench.errors import DataFormatError, OutputError
 
 
 def make_set(tmp_path: Path, evidence: list[dict] | None = None) -> Path:
@@ -56,10 +56,12 @@ def test_rewrite_replaces_files_and_removes_stale_ones(tmp_path: Path) -> None:
     es = read_native(make_set(tmp_path))
     out = es.write(tmp_path / "out")
     es.evidence = ()
-    es.write(out, compress=True)
+    with pytest.raises(OutputError, match="not empty"):
+        es.write(out, compress=True)  # refused: the folder holds a set already
+    es.write(out, compress=True, overwrite=True)
     assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl.gz", "provenance.json",
                                                      "qrels.tsv", "queries.jsonl"]
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_quote_not_found_lists_query_and_doc(tmp_path: Path) -> None:

@@ -153,7 +153,7 @@ def test_descriptions_feed_the_docs() -> None:
     json.dumps(rows)  # plain data
     ndcg = next(r for r in rows if r["name"] == "nDCG")
     assert ndcg["trec_eval"] == ["ndcg", "ndcg_cut.K"] and ndcg["synopsis"] == "nDCG[@k]"
-    assert ndcg["params"] == ["gain: linear | exp, default linear — gain of a grade g: "
+    assert ndcg["params"] == ["gain: linear or exp, default linear — gain of a grade g: "
                               "'linear' = g, 'exp' = 2^g − 1"]
     assert "log2(r + 1)" in ndcg["formula"]
     judged = next(r for r in rows if r["name"] == "Judged")

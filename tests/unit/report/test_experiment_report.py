@@ -84,6 +84,6 @@ def test_mean_ci_is_students_interval(report):
 def test_markdown_and_json(report):
     md = report.to_markdown()
     assert "| base (baseline) |" in md and "text of q3" in md
-    assert "warning [small-set]: only 6 judged queries" in md
+    assert "warning \\[small-set\\]: only 6 judged queries" in md  # escaped brackets
     data = json.loads(report.to_json())
     assert data["groups"][0]["wins_losses"]["losses"][0]["query_id"] == "q3"
