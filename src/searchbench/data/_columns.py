@@ -51,8 +51,15 @@ def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
 
+# Whitespace by Python's str.isspace (RE2's \s is ASCII only), NUL and U+FEFF: the same set
+# the TREC readers refuse in a file (trec._ODD), so columns and files accept the same ids.
+ODD_ID_CHARACTERS = (r"[\s\x00\x0b\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}"
+                     r"\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]")
+
+
 def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
-    """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
+    """Ids are non-empty and hold no whitespace, NUL or U+FEFF (TREC files could not write
+    them back, and TREC readers refuse them)."""
     import pyarrow.compute as pc
 
     from ._arrow import to_numpy
@@ -62,11 +69,11 @@ def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     if not len(arr):
         return
     bad = (to_numpy(pc.binary_length(arr)) == 0) | \
-        to_numpy(pc.match_substring_regex(arr, r"[\s\x00]")).astype(bool)
+        to_numpy(pc.match_substring_regex(arr, ODD_ID_CHARACTERS)).astype(bool)
     if bad.any():
         example = arr[int(np.flatnonzero(bad)[0])].as_py()
         raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace (or a NUL "
-                              "byte); expected ids without spaces, tabs or newlines")
+                              "byte or U+FEFF); expected ids without spaces, tabs or newlines")
 
 
 @dataclass(frozen=True)
