@@ -160,3 +160,41 @@ def default_line(source: str):
         return f"{source}: entry {i + 1}"
 
     return describe
+
+
+def flatten_mapping(mapping: object, what: str, source: str
+                    ) -> tuple[list[str], list[str], np.ndarray]:
+    """``{query_id: {doc_id: value}}`` as three columns: ids as str, values as numbers
+    (int64 when every grade is an int; float64 otherwise, checked later; bools refused).
+
+    Anything else - a non-mapping, a value that is not a number, an integer too large
+    for int64 - raises :class:`DataFormatError` naming the query and doc.
+    """
+    from collections.abc import Mapping
+
+    integer = what == "grade"
+    if not isinstance(mapping, Mapping):
+        raise DataFormatError(f"{source}: found a {type(mapping).__name__}, expected a mapping "
+                              "{query_id: {doc_id: value}}")
+    qs, ds, values = [], [], []
+    for qid, docs in mapping.items():
+        if not isinstance(docs, Mapping):
+            raise DataFormatError(f"{source}: query {qid!r} holds a {type(docs).__name__}; "
+                                  "expected a mapping {doc_id: value}")
+        for did, value in docs.items():
+            ok = isinstance(value, int | float | np.integer | np.floating) and \
+                not isinstance(value, bool) and (not integer or -2**63 <= value < 2**63)
+            if not ok:
+                kind = "an integer grade" if integer else "a number"
+                raise DataFormatError(f"{source}: query {qid!r}, doc {did!r}: found {what} "
+                                      f"{value!r}, expected {kind}")
+            qs.append(str(qid))
+            ds.append(str(did))
+            values.append(value)
+    try:
+        exact = integer and all(isinstance(v, int | np.integer) for v in values)
+        column = np.asarray(values, dtype=np.int64 if exact else np.float64)
+    except OverflowError:  # a float score beyond float64's range
+        raise DataFormatError(f"{source}: a {what} is too large for a 64-bit number; expected "
+                              "ordinary numbers") from None
+    return qs, ds, column

@@ -365,17 +365,14 @@ def keep_first_fields(data: bytes, n_fields: int) -> bytes:
 
 def read_json_mapping(source: str | os.PathLike[str] | IO[Any]) -> dict[str, dict[str, Any]]:
     """Read ``{query_id: {doc_id: value}}`` from a JSON file (pytrec_eval and ranx layout)."""
-    import json
 
     from ..errors import DataFormatError
+    from ._files import decode_utf8, parse_json
 
     name = source_name(source)
     with open_binary(source) as stream:
-        try:
-            data = json.loads(stream.read().decode("utf-8-sig"))
-        except ValueError as exc:
-            raise DataFormatError(f"{name}: not valid JSON ({exc}); expected "
-                                  "{query_id: {doc_id: value}}") from None
+        text = decode_utf8(stream.read(), name)
+    data = parse_json(text, name, "{query_id: {doc_id: value}}")
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise DataFormatError(f"{name}: expected a JSON object {{query_id: {{doc_id: value}}}}")
     return data

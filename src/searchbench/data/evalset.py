@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError
-from ._files import public_mode
+from ._files import decode_utf8, parse_json, public_mode
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -288,10 +288,12 @@ def _read_provenance(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        obj = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}); expected the "
-                              "object written by searchbench, or delete the file") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataFormatError(f"{path}: cannot be read ({exc.strerror or exc}); expected a "
+                              "readable file") from None
+    obj = parse_json(decode_utf8(data, str(path)), str(path),
+                     "the object written by searchbench, or delete the file")
     if not isinstance(obj, dict) or not isinstance(obj.get("provenance", {}), dict):
         raise DataFormatError(f"{path}: expected a JSON object with a 'provenance' object")
     for key in ("exclude_unjudged", "ignore_identical_ids"):

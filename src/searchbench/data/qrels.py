@@ -57,13 +57,10 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], **kw: Any) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's layout)."""
-        qs, ds, gs = [], [], []
-        for qid, docs in judgments.items():
-            for did, grade in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                gs.append(grade)
-        return cls.from_columns(qs, ds, np.asarray(gs, dtype=np.int64), **kw)
+        from ._columns import flatten_mapping
+
+        qs, ds, gs = flatten_mapping(judgments, "grade", kw.get("source") or "<qrels>")
+        return cls.from_columns(qs, ds, gs, **kw)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Qrels:
