@@ -127,7 +127,8 @@ def _read_npy(path: Path) -> np.ndarray:
     """A ``.npy`` file memory-mapped; pickled data is never loaded (``allow_pickle=False``)."""
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, EOFError, OSError) as exc:
+    except Exception as exc:  # numpy parses the untrusted header: ValueError, EOFError,
+        # OSError, tokenize.TokenError, SyntaxError... all mean "not a .npy array"
         text = str(exc)
         why = "it holds Python objects (pickled data is never loaded)" \
             if "object" in text or "pickle" in text else \
