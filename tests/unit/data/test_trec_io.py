@@ -64,7 +64,8 @@ def test_negative_grades_are_kept(tmp_path: Path) -> None:
     ("name", "text", "message"),
     [
         ("run", "q1 Q0 d1 1 0.5\n", "r:1: found 5 fields, expected 6"),
-        ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 abc t\n", "r:2: found score 'abc', expected a number"),
+        ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 abc t\n",
+         "r:2: found score 'abc', expected a number"),
         ("run", "q1 Q0 d1 1 nan t\n", "r:1: score nan is not finite"),
         ("run", "q1 Q0 d1 1 inf t\n", "r:1: score inf is not finite"),
         ("run", "# only a comment\n", "holds no run lines"),
