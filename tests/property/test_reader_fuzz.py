@@ -230,3 +230,36 @@ def test_vector_readers_raise_only_searchbench_errors(name: str, seed: bytes,
             only_searchbench_errors(lambda: np.asarray(read_vectors(path)).sum())
 
     check()
+
+
+CLASSIC = {
+    "cranfield": {"cran.all.1400": b".I 1\r\n.T\r\nsource\r\n.W\r\none\r\n.I 2\r\n.W\r\ntwo\r\n",
+                  "cran.qry": b".I 001\r\n.W\r\nfirst ?\r\n.I 004\r\n.W\r\nsecond\r\n",
+                  "cranqrel": b"1 2 2\r\n1 1 -1\r\n2 2 4\r\n"},
+    "cisi": {"CISI.ALL": b".I 1\n.T\nA\n.A\nX\n.W\nabc\n.X\n1\t5\t1\n",
+             "CISI.QRY": b".I 1\n.W\nq one\n.I 2\n.W\nq two\n",
+             "CISI.REL": b"     1     1\t0\t0.000000\n"},
+}
+
+
+@pytest.mark.parametrize("collection", sorted(CLASSIC))
+def test_classic_collections_raise_only_searchbench_errors(collection: str,
+                                                           tmp_path: Path) -> None:
+    import warnings
+
+    from searchbench.collections.classic import load_cisi, load_cranfield
+
+    load = {"cranfield": load_cranfield, "cisi": load_cisi}[collection]
+    files = CLASSIC[collection]
+
+    @FUZZ
+    @given(st.sampled_from(sorted(files)), st.data())
+    def check(target: str, data: Any) -> None:
+        for name, content in files.items():
+            (tmp_path / name).write_bytes(data.draw(mutated(content)) if name == target
+                                          else content)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            only_searchbench_errors(lambda: load(tmp_path))
+
+    check()
