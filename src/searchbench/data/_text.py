@@ -100,6 +100,8 @@ class _Source(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
+        if not self._text and hasattr(self._stream, "readinto"):
+            return self._guarded(lambda: self._stream.readinto(view)) or 0
         if not self._pending:
             self._pending = self._read(max(len(view), BUFFER))
         n = min(len(view), len(self._pending))
@@ -107,17 +109,23 @@ class _Source(io.RawIOBase):
         self._pending = self._pending[n:]
         return n
 
+    def _guarded(self, read: Any) -> Any:
+        from ..errors import DataFormatError
+
+        try:
+            return read()
+        except OSError as exc:
+            raise DataFormatError(f"{self._name}: cannot be read ({exc.strerror or exc}); "
+                                  "expected a readable file") from None
+
     def _read(self, size: int) -> bytes:
         from ..errors import DataFormatError
 
         try:
-            data = self._stream.read(size // 4 if self._text else size)
+            data = self._guarded(lambda: self._stream.read(size // 4 if self._text else size))
         except UnicodeDecodeError as exc:
             raise DataFormatError(f"{self._name}: not valid UTF-8 ({exc.reason}); expected "
                                   "UTF-8 text") from None
-        except OSError as exc:
-            raise DataFormatError(f"{self._name}: cannot be read ({exc.strerror or exc}); "
-                                  "expected a readable file") from None
         if data is None:
             return b""
         return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
