@@ -34,7 +34,7 @@ _QUERY_KEYS = frozenset({"id", "_id", "text", "source", "generator", "verified",
 
 
 _decode = json.JSONDecoder().decode
-_SPACE = re.compile(r"\s")
+_SPACE = re.compile(r"[\s\x00\ufeff]")  # the characters TREC readers refuse in ids
 
 
 def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -104,8 +104,9 @@ def _get_id(obj: dict[str, Any], where: object) -> str:
     if value is None or isinstance(value, bool) or not isinstance(value, str | int):
         raise DataFormatError(f'{where}: id is {value!r}; expected a string "id" (or "_id")')
     if isinstance(value, str):
-        raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace; expected "
-                              "a non-empty id without spaces (qrels and runs split on them)")
+        raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace (or a "
+                              "NUL or U+FEFF); expected a non-empty id without spaces (qrels "
+                              "and runs split on them)")
     return str(value)
 
 

@@ -299,3 +299,20 @@ def test_fvecs_vectors(tmp_path: Path) -> None:
     raises(read_vectors, write(tmp_path, "cut.fvecs", data[:-3]), r"whole vectors")
     bad = data[:12] + np.array([5], "<i4").tobytes() + data[16:]
     raises(read_vectors, write(tmp_path, "dims.fvecs", bad), r"vector 1 says dimension 5")
+
+
+# -- ids in text collections -----------------------------------------------------------------
+@pytest.mark.parametrize("char", ["\x00", "\ufeff", "\xa0", " ", "\x0c"])
+def test_text_collection_ids_refuse_what_runs_cannot_hold(char: str, tmp_path: Path) -> None:
+    corpus = write(tmp_path, "c.jsonl",
+                   json_line({"id": "ok", "text": "x"}) + json_line({"id": f"d{char}1"}))
+    raises(read_corpus_jsonl, corpus, r":2: id .* is empty or contains whitespace")
+    docs = write(tmp_path, "d.trec", f"<DOC>\n<DOCNO>ok</DOCNO>\n</DOC>\n<DOC>\n<DOCNO>d{char}1"
+                                     "</DOCNO>\n</DOC>\n".encode())
+    raises(read_trec_docs, docs, r":5: <DOCNO> .* holds whitespace")
+
+
+def json_line(obj: dict) -> bytes:
+    import json
+
+    return (json.dumps(obj) + "\n").encode()
