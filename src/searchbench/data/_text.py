@@ -49,13 +49,34 @@ def open_binary(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     name = source_name(source)
     raw = io.BufferedReader(_Source(_raw_stream(source, name), name))  # type: ignore[arg-type]
     try:
-        magic = raw.peek(2)[:2]
+        head = raw.peek(10)[:10]
+        _refuse_other_encodings(head, name)
     except BaseException:
         raw.close()
         raise
-    if magic != GZIP_MAGIC:
+    if head[:2] != GZIP_MAGIC:
         return raw
     return io.BufferedReader(_Gunzip(raw, name), BUFFER)  # type: ignore[arg-type]
+
+
+_FOREIGN = ((b"BZh", "bzip2-compressed data"), (b"\xfd7zXZ\x00", "xz-compressed data"),
+            (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"PK\x03\x04", "a zip archive"),
+            (b"\xff\xfe", "UTF-16 text (little-endian byte-order mark)"),
+            (b"\xfe\xff", "UTF-16 text (big-endian byte-order mark)"))
+
+
+def _refuse_other_encodings(head: bytes, name: str) -> None:
+    """Name what a file is when its first bytes say it is not text or gzip (only the
+    signatures that cannot start UTF-8 text are checked, and bzip2's ``BZh`` with its block
+    magic, so a run whose first query is ``BZh9`` still reads)."""
+    from ..errors import DataFormatError
+
+    for magic, what in _FOREIGN:
+        if head.startswith(magic) and (magic != b"BZh" or head[4:10] == b"1AY&SY"):
+            fix = "re-save it as UTF-8" if "UTF-16" in what else \
+                "decompress it first, or compress it with gzip"
+            raise DataFormatError(f"{name}: found {what}; expected UTF-8 text, plain or "
+                                  f"gzip-compressed — {fix}")
 
 
 BUFFER = 1 << 16

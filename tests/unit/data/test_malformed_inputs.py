@@ -316,3 +316,28 @@ def json_line(obj: dict) -> bytes:
     import json
 
     return (json.dumps(obj) + "\n").encode()
+
+
+# -- other encodings and compressions --------------------------------------------------------
+def _foreign() -> list[tuple[str, bytes, str]]:
+    import bz2
+    import lzma
+
+    return [("bz2", bz2.compress(RUN), "bzip2-compressed data"),
+            ("xz", lzma.compress(RUN), "xz-compressed data"),
+            ("zip", b"PK\x03\x04" + bytes(30), "a zip archive"),
+            ("utf16", RUN.decode().encode("utf-16"), "UTF-16 text")]
+
+
+@pytest.mark.parametrize(("kind", "data", "what"), _foreign(), ids=[f[0] for f in _foreign()])
+@pytest.mark.parametrize("read", [sb.Run.from_file, sb.Qrels.from_file, read_corpus_jsonl,
+                                  read_smart_docs, read_trec_docs],
+                         ids=["run", "qrels", "corpus", "smart", "trec"])
+def test_other_compressions_and_utf16_are_named(kind: str, data: bytes, what: str, read,
+                                                tmp_path: Path) -> None:
+    raises(read, write(tmp_path, kind, data), rf": found {what}")
+
+
+def test_a_query_id_that_looks_like_a_signature_still_reads(tmp_path: Path) -> None:
+    run = sb.Run.from_file(write(tmp_path, "r", b"BZh9 Q0 d 1 1 t\n"))
+    assert run.query_ids.tolist() == ["BZh9"]
