@@ -10,6 +10,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,6 +100,17 @@ def decode_utf8(data: bytes, name: str) -> str:
                               "file as UTF-8") from None
 
 
+_HUGE_NUMBER = re.compile(r"[0-9]{4300}")
+
+
+def number_problem(exc: ValueError) -> str:
+    """The reason of a ValueError from ``json``, in the user's terms."""
+    text = str(exc)
+    if "Exceeds the limit" in text:
+        return "found an integer of more than 4300 digits, which Python does not convert"
+    return text
+
+
 def parse_json(text: str, name: str, expected: str) -> Any:
     """``json.loads`` whose every failure (syntax, a number too long for Python, nesting
     too deep) is one :class:`DataFormatError` naming the source and, when known, the line."""
@@ -110,8 +122,10 @@ def parse_json(text: str, name: str, expected: str) -> Any:
         raise DataFormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg} at column "
                               f"{exc.colno}); expected {expected}") from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        raise DataFormatError(f"{name}: a JSON value cannot be read ({exc}); expected "
-                              f"{expected}") from None
+        huge = _HUGE_NUMBER.search(text)
+        where = f"{name}:{text.count(chr(10), 0, huge.start()) + 1}" if huge else name
+        raise DataFormatError(f"{where}: a JSON value cannot be read ({number_problem(exc)}); "
+                              f"expected {expected}") from None
     except RecursionError:
         raise DataFormatError(f"{name}: JSON nested too deeply to read; expected "
                               f"{expected}") from None

@@ -167,7 +167,8 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting too deep
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        why = "nested too deeply" if isinstance(exc, RecursionError) else \
+            "an integer of more than 4300 digits" if "Exceeds the limit" in str(exc) else str(exc)
         raise ConfigError(f"{p}: cannot be read as TOML ({why}); expected an experiment "
                           "config") from None
     cfg = parse_config(data, name=p.stem, where=str(p))
