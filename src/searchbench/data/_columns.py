@@ -25,16 +25,18 @@ class Grouped:
     values: np.ndarray  # per entry
 
 
-def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
+def encode(query_ids: object, doc_ids: object, values: np.ndarray,
+           source: str | None = None) -> Grouped:
     """Intern both id columns; entries keep their input order.
 
-    An id column may also be given already interned, as :class:`Interned`.
+    An id column may also be given already interned, as :class:`Interned`. ``source``
+    (a file name) starts the message of a bad id.
     """
     q_codes, q_vocab = interned(query_ids)
     d_codes, d_vocab = interned(doc_ids)
     for given, vocab, what in ((query_ids, q_vocab, "query"), (doc_ids, d_vocab, "doc")):
         if not (isinstance(given, Interned) and given.valid):
-            check_ids(vocab, what)
+            check_ids(vocab, what, source)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -57,7 +59,7 @@ ODD_ID_CHARACTERS = (r"[\s\x00\x0b\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}
                      r"\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]")
 
 
-def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
+def check_ids(vocab: np.ndarray | pa.Array, what: str, source: str | None = None) -> None:
     """Ids are non-empty and hold no whitespace, NUL or U+FEFF (TREC files could not write
     them back, and TREC readers refuse them)."""
     import pyarrow.compute as pc
@@ -72,8 +74,10 @@ def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
         to_numpy(pc.match_substring_regex(arr, ODD_ID_CHARACTERS)).astype(bool)
     if bad.any():
         example = arr[int(np.flatnonzero(bad)[0])].as_py()
-        raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace (or a NUL "
-                              "byte or U+FEFF); expected ids without spaces, tabs or newlines")
+        where = f"{source}: " if source else ""
+        raise DataFormatError(f"{where}{what} id {example!r} is empty or holds whitespace (or a "
+                              "NUL byte or U+FEFF); expected ids without spaces, tabs or "
+                              "newlines")
 
 
 @dataclass(frozen=True)

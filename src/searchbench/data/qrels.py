@@ -50,7 +50,7 @@ class Qrels:
         """Build from three parallel columns (lists, numpy or pyarrow arrays)."""
         name = source or "<qrels>"
         grade_arr = _check_grades(np.asarray(grades), name, describe_line)
-        grouped = encode(query_ids, doc_ids, grade_arr)
+        grouped = encode(query_ids, doc_ids, grade_arr, source)
         keep_idx = resolve_duplicates(grouped, keep, name, describe_line or default_line(name))
         return cls(subset(grouped, keep_idx), source=source)
 

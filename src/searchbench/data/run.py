@@ -99,7 +99,7 @@ class Run:
                 return run
             query_ids, doc_ids, score_arr = parts
             doc_ids = Interned(*encode_strings(doc_ids.array), valid=doc_ids.valid)
-        grouped = encode(query_ids, doc_ids, score_arr)
+        grouped = encode(query_ids, doc_ids, score_arr, source)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
         return cls(subset(grouped, keep_idx), name=name)
 
