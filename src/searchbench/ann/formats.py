@@ -116,7 +116,9 @@ def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.nda
                 if name not in f:
                     raise DataFormatError(f"{path}: no dataset {name!r}; found {sorted(f)}")
                 return checked_vectors(np.asarray(f[name]), f"{path}[{name}]")
-        except OSError as exc:
+        except DataFormatError:
+            raise
+        except (OSError, ValueError, TypeError) as exc:
             raise DataFormatError(f"{path}: not a readable HDF5 file ({exc}); expected an "
                                   "ann-benchmarks .hdf5 file") from None
     raise DataFormatError(f"{path}: unknown vector file; expected .npy, "
@@ -194,14 +196,26 @@ def read_ann_benchmarks(path: str | os.PathLike[str]
     searchbench's convention (angular → cosine 1 − cos; euclidean → squared L2)."""
     h5py = require("h5py", "ann")
     path = Path(path)
-    with h5py.File(path, "r") as f:
-        missing = [k for k in ("train", "test", "neighbors", "distances") if k not in f]
-        if missing:
-            raise DataFormatError(f"{path}: missing datasets {missing}; found {sorted(f)}")
-        kind = str(f.attrs.get("distance", ""))
-        train, test = np.asarray(f["train"]), np.asarray(f["test"])
-        ids = np.asarray(f["neighbors"]).astype(np.int64)
-        dist = np.asarray(f["distances"]).astype(np.float64)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file; expected an ann-benchmarks .hdf5 file")
+    try:
+        with h5py.File(path, "r") as f:
+            missing = [k for k in ("train", "test", "neighbors", "distances") if k not in f]
+            if missing:
+                raise DataFormatError(f"{path}: missing datasets {missing}; found {sorted(f)}")
+            kind = str(f.attrs.get("distance", ""))
+            train = checked_vectors(np.asarray(f["train"]), f"{path}[train]")
+            test = checked_vectors(np.asarray(f["test"]), f"{path}[test]")
+            ids = np.asarray(f["neighbors"]).astype(np.int64)
+            dist = np.asarray(f["distances"]).astype(np.float64)
+    except DataFormatError:
+        raise
+    except (OSError, ValueError, TypeError) as exc:
+        raise DataFormatError(f"{path}: not a readable ann-benchmarks HDF5 file ({exc}); "
+                              "expected datasets train, test, neighbors, distances") from None
+    if ids.ndim != 2 or ids.shape != dist.shape or len(ids) != len(test):
+        raise DataFormatError(f"{path}: neighbors {ids.shape} and distances {dist.shape} must "
+                              f"be 2-D, of one shape, one row per test vector ({len(test)})")
     if kind not in ("angular", "euclidean"):
         raise DataFormatError(f"{path}: distance {kind!r} is not supported; "
                               "expected 'angular' or 'euclidean'")

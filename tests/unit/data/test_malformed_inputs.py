@@ -343,3 +343,27 @@ def test_other_compressions_and_utf16_are_named(kind: str, data: bytes, what: st
 def test_a_query_id_that_looks_like_a_signature_still_reads(tmp_path: Path) -> None:
     run = sb.Run.from_file(write(tmp_path, "r", b"BZh9 Q0 d 1 1 t\n"))
     assert run.query_ids.tolist() == ["BZh9"]
+
+
+def test_malformed_hdf5_vectors(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    from searchbench.ann.formats import read_ann_benchmarks, read_vectors
+
+    raises(read_vectors, write(tmp_path, "junk.hdf5", b"not hdf5 at all"),
+           r"not a readable HDF5 file")
+    raises(read_ann_benchmarks, write(tmp_path, "junk2.hdf5", b"\x89HDF\r\n\x1a\n" + bytes(9)),
+           r"not a readable ann-benchmarks HDF5 file")
+    path = tmp_path / "nan.hdf5"
+    with h5py.File(path, "w") as f:
+        f["train"] = np.array([[1.0, 2.0], [np.nan, 0.0]])
+        f["test"] = np.ones((1, 2))
+        f["neighbors"] = np.zeros((1, 1), dtype=np.int64)
+        f["distances"] = np.zeros((1, 1))
+        f.create_group("group")
+        f.attrs["distance"] = "euclidean"
+    raises(read_vectors, path, r"\[train\]: row 1 holds NaN or inf")
+    raises(read_ann_benchmarks, path, r"\[train\]: row 1 holds NaN or inf")
+    with pytest.raises(DataFormatError, match=r"no dataset 'x'"):
+        read_vectors(path, key="x")
+    with pytest.raises(DataFormatError, match=r"nan\.hdf5"):
+        read_vectors(path, key="group")
