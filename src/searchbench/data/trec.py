@@ -24,7 +24,15 @@ from ..errors import DataFormatError
 from ._arrow import to_numpy
 from ._columns import Interned, Strings
 from ._strings import concat_strings
-from ._text import has_data, iter_blocks, normalise, open_binary, rewindable, source_name
+from ._text import (
+    has_data,
+    iter_blocks,
+    keep_first_fields,
+    normalise,
+    open_binary,
+    rewindable,
+    source_name,
+)
 from .ids import Interner
 
 if TYPE_CHECKING:
@@ -46,8 +54,12 @@ def read_run(
 
     Input rules, shared with :func:`read_qrels`:
 
-    - fields are separated by spaces or tabs; a line with more or fewer fields is an error
-      naming the line (a doc id holding a space would shift the columns);
+    - fields are separated by spaces or tabs; a line with fewer than six fields is an error
+      naming the line. Fields after the sixth are ignored, as trec_eval does (its own test
+      run ``results.trunc`` has such lines), with a warning naming the first such line -
+      unless the columns are evidently shifted (the fourth field, the rank, is not an
+      integer, or the sixth, the tag, is a number: a doc id holding a space), which is an
+      error naming the line;
     - no other whitespace (form feed, vertical tab, no-break space U+00A0, other Unicode
       spaces), NUL byte or byte-order mark may appear in a line: an error naming the line
       (trec_eval would keep them in the id, so the id would silently differ);
@@ -65,6 +77,7 @@ def read_run(
     source = rewindable(path)
     src = source_name(path)
     table = _read_table(source, src, _run_spec, lazy_docs=True)
+    table.extra.warn(src)
     tag = table.first[5].decode("utf-8", "replace") if len(table.first) > 5 else None
     # the run takes the columns out of the list: each is freed once used
     run = Run._consume(table.columns, name=name or tag or Path(src).name, keep=keep, source=src,
@@ -78,9 +91,10 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
 
     The layout is chosen from the first data line: 4 fields → TREC, 3 → BEIR (a first line
     whose last field is not a number is a header and skipped); every line must then have
-    that many fields. A grade is an integer written ``-?[0-9]+`` in -128..127 (``+1``,
-    ``1_0``, ``0x1`` and ``1.0`` are refused with their line). The other input rules are
-    :func:`read_run`'s.
+    that many fields (more is an error naming the line: qrels have no trailing fields, and
+    a doc id holding a space would shift the grade). A grade is an integer written
+    ``-?[0-9]+`` in -128..127 (``+1``, ``1_0``, ``0x1`` and ``1.0`` are refused with their
+    line). The other input rules are :func:`read_run`'s.
     """
     from .qrels import Qrels
 
@@ -110,10 +124,35 @@ class _Spec:
 
 
 @dataclass
+class _Extra:
+    """Run lines with fields after the sixth (ignored, as trec_eval does): the first such
+    line and how many there are, for one warning per file."""
+
+    first: int = 0
+    count: int = 0
+
+    def add(self, line: int, count: int) -> None:
+        self.first = self.first or line
+        self.count += count
+
+    def warn(self, src: str) -> None:
+        if self.count:
+            import warnings
+
+            from ..errors import user_stacklevel
+
+            warnings.warn(f"{src}:{self.first}: {self.count} line(s) have more than six fields; "
+                          "the fields after the sixth are ignored, as trec_eval does — if a "
+                          "doc id holds a space, fix the file", UserWarning,
+                          stacklevel=user_stacklevel())
+
+
+@dataclass
 class _Table:
     columns: list[Any]
     first: list[bytes]  # fields of the first data line
     header: bool
+    extra: _Extra
 
 
 def _run_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
@@ -155,6 +194,7 @@ def _read_table(
     spec: _Spec | None = None
     first: list[bytes] = []
     header = False
+    extra = _Extra()
     with open_binary(source) as stream:
         for block in iter_blocks(stream):
             _refuse_cr_line_endings(block, src)
@@ -169,7 +209,7 @@ def _read_table(
                     if header:  # blank it: line numbers stay right
                         data = data[:found.start()] + data[found.end():]
             if spec is not None and has_data(data):
-                table = _parse(data, spec, line_base)
+                table = _parse(data, spec, line_base, extra)
                 queries.add(table.column("qid"))
                 if lazy_docs:
                     doc_chunks.extend(table.column("docid").chunks)
@@ -184,7 +224,8 @@ def _read_table(
         Interned(*docs.finish(), valid=True)
     scores = np.concatenate(values)
     values.clear()
-    return _Table([Interned(*queries.finish(), valid=True), doc_ids, scores], first, header)
+    return _Table([Interned(*queries.finish(), valid=True), doc_ids, scores], first, header,
+                  extra)
 
 
 def _refuse_cr_line_endings(block: bytes, src: str) -> None:
@@ -228,15 +269,51 @@ def _refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
                           "marks")
 
 
-def _parse(data: bytes, spec: _Spec, line_base: int) -> pa.Table:
+def _parse(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> pa.Table:
     """Parse a normalised block with pyarrow; locate the bad line on failure."""
     try:
         table = _read_csv(data, spec)
     except pa.ArrowInvalid as exc:
-        raise _locate_error(data, spec, line_base, exc) from None
+        if spec.what != "run" or not _LONG_LINE.search(data):
+            raise _locate_error(data, spec, line_base, exc) from None
+        data = _drop_trailing_fields(data, spec, line_base, extra)
+        try:
+            table = _read_csv(data, spec)
+        except pa.ArrowInvalid as again:
+            raise _locate_error(data, spec, line_base, again) from None
     for column in spec.integers:
         table = _integer_column(table, column, data, spec, line_base)
     return table
+
+
+_LONG_LINE = re.compile(rb"(?m)^(?:[^ \n]+ ){6}[^\n]*")
+_RANK = re.compile(rb"[+-]?[0-9]+")
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)",
+                      re.IGNORECASE)
+
+
+def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> bytes:
+    """The block with run fields after the sixth removed (trec_eval ignores them), after
+    checking each long line: a rank that is not an integer, or a tag that is a number, means
+    the columns are shifted (a doc id holding a space) - an error naming the line."""
+    found = 0
+    for found, match in enumerate(_LONG_LINE.finditer(data), 1):
+        fields = match.group().split(b" ")
+        rank, tag = fields[3], fields[5]
+        shifted = "rank" if _RANK.fullmatch(rank) is None else \
+            "tag" if _DECIMAL.fullmatch(tag) is not None else None
+        if shifted:
+            line = line_base + data.count(b"\n", 0, match.start()) + 1
+            value = (rank if shifted == "rank" else tag).decode("utf-8", "replace")
+            why = f"rank {value!r} is not an integer" if shifted == "rank" else \
+                f"tag {value!r} is a number"
+            raise DataFormatError(f"{spec.src}:{line}: found {len(fields)} fields and shifted "
+                                  f"columns ({why}: a doc id holding a space?); expected 6 "
+                                  f"fields ({spec.layout})")
+        if found == 1:
+            extra.add(line_base + data.count(b"\n", 0, match.start()) + 1, 0)
+    extra.add(0, found)
+    return keep_first_fields(data, len(spec.columns))
 
 
 def _integer_column(table: pa.Table, column: str, data: bytes, spec: _Spec,

@@ -206,12 +206,31 @@ def test_decimal_scores_are_read(score: str, value: float, tmp_path: Path) -> No
     assert run.ranking("q") == [("d", value)]
 
 
-@pytest.mark.parametrize("line", [b"q1 Q0 doc 7 3 1.0 t", b"q1 Q0 d3 3 1.0 t extra",
-                                  b"q1 Q0 d3 3 \x0c 1.0 t"],
-                         ids=["space-in-id", "trailing-field", "form-feed-field"])
-def test_run_lines_with_more_than_six_fields_name_the_line(line: bytes, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("line", "n", "why"), [
+    (b"q1 Q0 doc 7 3 1.0 t", 7, "tag '1.0' is a number"),
+    (b"q1 Q0 doc x 3 1.0 t", 7, "rank 'x' is not an integer"),
+    (b"q1 Q0 a b c 3 1.0 t", 8, "rank 'b' is not an integer"),
+], ids=["space-in-id", "space-in-id-text", "two-spaces"])
+def test_run_lines_with_shifted_columns_name_the_line(line: bytes, n: int, why: str,
+                                                      tmp_path: Path) -> None:
     path = write(tmp_path, "r", RUN + line + b"\n")
-    raises(sb.Run.from_file, path, r":3: found (7 fields|a form feed)")
+    raises(sb.Run.from_file, path, rf":3: found {n} fields and shifted columns \({why}: a doc "
+                                   r"id holding a space\?\); expected 6 fields")
+
+
+def test_trailing_fields_are_ignored_with_a_warning_as_trec_eval(tmp_path: Path) -> None:
+    """trec_eval ignores fields after the sixth (its test run results.trunc has such lines)."""
+    text = RUN + b"q2 Q0 d1 1 0.5 STANDARD more junk at\nq2 Q0 d2 2 0.25 t end\n"
+    with pytest.warns(UserWarning, match=r"r:3: 2 line\(s\) have more than six fields; the "
+                                         r"fields after the sixth are ignored"):
+        run = sb.Run.from_file(write(tmp_path, "r", text))
+    assert run.ranking("q2") == [("d1", 0.5), ("d2", 0.25)]
+    assert run.ranking("q1") == [("d1", 2.5), ("d2", 1.5)]
+
+
+def test_form_feed_as_a_whole_field_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "r", RUN + b"q1 Q0 d3 3 \x0c 1.0 t\n")
+    raises(sb.Run.from_file, path, r":3: found a form feed")
 
 
 def test_qrels_lines_with_extra_fields_name_the_line(tmp_path: Path) -> None:
