@@ -76,7 +76,7 @@ def mixed_run_text(seed: int) -> bytes:
         if r < 0.03:
             line = "\t".join(fields)
         elif r < 0.05:
-            line = "  " + line + " \t "  # leading and trailing blanks
+            line = "  " + line + " x y"  # leading spaces, extra trailing fields
         elif r < 0.07:
             lines.append(rng.choice(["# a comment ", " \t# indented comment "]) + line)
         elif r < 0.09:
