@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import io
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searchbench as sb
+from searchbench.ann import GroundTruth
 from searchbench.ann.formats import read_bigann_groundtruth, read_vectors
 from searchbench.data.beir import read_beir
 from searchbench.data.evalset import read_native
@@ -213,8 +215,17 @@ def _npy(x: np.ndarray) -> bytes:
 VECTORS = np.arange(12, dtype=np.float32).reshape(4, 3)
 BIN = np.array([4, 3], dtype="<u4").tobytes() + VECTORS.tobytes()
 FVECS = b"".join(np.array([3], "<i4").tobytes() + row.tobytes() for row in VECTORS)
+def _groundtruth() -> bytes:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "gt.npz"
+        GroundTruth(np.array([[0, 1], [2, 3]]), np.array([[0.0, 1.0], [0.5, 2.0]]), "l2", 2,
+                    {"source": "fuzz"}).save(path)
+        return path.read_bytes()
+
+
 VECTOR_FILES = [("v.npy", _npy(VECTORS)), ("v.fbin", BIN), ("v.fvecs", FVECS),
-                ("gt.ibin", np.array([2, 2], "<u4").tobytes() + bytes(32))]
+                ("gt.ibin", np.array([2, 2], "<u4").tobytes() + bytes(32)),
+                ("gt.npz", _groundtruth())]
 
 
 @pytest.mark.parametrize(("name", "seed"), VECTOR_FILES, ids=[v[0] for v in VECTOR_FILES])
@@ -224,7 +235,9 @@ def test_vector_readers_raise_only_searchbench_errors(name: str, seed: bytes,
     @given(mutated(seed))
     def check(data: bytes) -> None:
         path = _file(tmp_path, data, name)
-        if name.startswith("gt"):
+        if name == "gt.npz":
+            only_searchbench_errors(lambda: GroundTruth.load(path))
+        elif name.startswith("gt"):
             only_searchbench_errors(lambda: read_bigann_groundtruth(path, "l2"))
         else:
             only_searchbench_errors(lambda: np.asarray(read_vectors(path)).sum())
