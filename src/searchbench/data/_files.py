@@ -101,6 +101,7 @@ def decode_utf8(data: bytes, name: str) -> str:
 
 
 _HUGE_NUMBER = re.compile(r"[0-9]{4300}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def number_problem(exc: ValueError) -> str:
@@ -117,7 +118,15 @@ def parse_json(text: str, name: str, expected: str) -> Any:
     import json
 
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text):  # a lone "\ud800" cannot be written as UTF-8
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else "?"
+        raise DataFormatError(f"{name}: the escape {bad.encode('unicode_escape').decode()!r} is "
+                              "half of a surrogate pair (not a character); expected valid "
+                              f"Unicode text in {expected}") from None
     except json.JSONDecodeError as exc:
         raise DataFormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg} at column "
                               f"{exc.colno}); expected {expected}") from None

@@ -135,7 +135,8 @@ def test_a_valid_surrogate_pair_is_read(tmp_path: Path) -> None:
      r"valid UTF-8"),
     (b'{"provenance": {}, "exclude_unjudged": "yes"}', r"'exclude_unjudged' is 'yes'"),
     (b'{"provenance": [}', r":1: invalid JSON"),
-], ids=["digits", "deep", "utf8", "type", "syntax"])
+    (b'{"provenance": {"a": "\\udfff"}}', r"the escape '\\\\udfff' is half of a surrogate"),
+], ids=["digits", "deep", "utf8", "type", "syntax", "surrogate"])
 def test_provenance_json_errors_name_the_file(content: bytes, pattern: str,
                                               tmp_path: Path) -> None:
     root = tmp_path / "set"
@@ -169,7 +170,8 @@ def test_experiment_toml_errors_name_the_file(content: bytes, pattern: str,
     (b'{"q": {"d": ' + b"9" * 5000 + b"}}", r"a JSON value cannot be read"),
     (b'{"q": {"d": 1.0}, "r": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", r"nested too deeply"),
     (b'{"q": {"d": \xff}}', r":1: bytes ff"),
-], ids=["string", "digits", "deep", "utf8"])
+    (b'{"q": {"d\\ud800": 1}}', r"json: the escape '\\\\ud800' is half of a surrogate pair"),
+], ids=["string", "digits", "deep", "utf8", "surrogate"])
 def test_json_runs_name_the_file(content: bytes, pattern: str, tmp_path: Path) -> None:
     raises(sb.Run.from_json, write(tmp_path, "r.json", content), pattern)
 
