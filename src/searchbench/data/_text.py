@@ -22,9 +22,6 @@ BLOCK_SIZE = 1 << 26  # 64 MiB
 BOM = b"\xef\xbb\xbf"
 
 
-STDIN_NAMES = ("-", "/dev/stdin")
-"""Paths read as standard input: ``-`` (the usual convention) and ``/dev/stdin``."""
-
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -47,13 +44,14 @@ def open_binary(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     so it can be read again.
     """
     name = source_name(source)
-    raw = io.BufferedReader(_Source(_raw_stream(source, name), name))  # type: ignore[arg-type]
+    src = _Source(_raw_stream(source, name), name)
     try:
-        head = raw.peek(10)[:10]
+        head = src.head(10)  # read until 10 bytes or the end: a pipe may give fewer at once
         _refuse_other_encodings(head, name)
     except BaseException:
-        raw.close()
+        src.close()
         raise
+    raw = io.BufferedReader(src)  # type: ignore[arg-type]
     if head[:2] != GZIP_MAGIC:
         return raw
     return io.BufferedReader(_Gunzip(raw, name), BUFFER)  # type: ignore[arg-type]
@@ -119,9 +117,18 @@ class _Source(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def head(self, n: int) -> bytes:
+        """The first ``n`` bytes (fewer at the end), kept to be read again."""
+        while len(self._pending) < n:
+            more = self._read(n - len(self._pending))
+            if not more:
+                break
+            self._pending += more
+        return self._pending[:n]
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
-        if not self._text and hasattr(self._stream, "readinto"):
+        if not self._pending and not self._text and hasattr(self._stream, "readinto"):
             return self._guarded(lambda: self._stream.readinto(view)) or 0
         if not self._pending:
             self._pending = self._read(max(len(view), BUFFER))
@@ -143,7 +150,8 @@ class _Source(io.RawIOBase):
         from ..errors import DataFormatError
 
         try:
-            data = self._guarded(lambda: self._stream.read(size // 4 if self._text else size))
+            data = self._guarded(
+                lambda: self._stream.read(max(size // 4, 1) if self._text else size))
         except UnicodeDecodeError as exc:
             raise DataFormatError(f"{self._name}: not valid UTF-8 ({exc.reason}); expected "
                                   "UTF-8 text") from None

@@ -208,3 +208,24 @@ def test_cli_reports_a_damaged_stream_in_one_line(files) -> None:
     err = out.stderr.decode().strip().splitlines()
     assert out.returncode == 1 and len(err) == 1, err
     assert err[0].startswith("error: <stdin>: the compressed file is truncated or corrupt")
+
+
+class _Trickle(io.RawIOBase):
+    """A pipe that hands out one byte per read (the gzip magic arrives in two reads)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = self._data.read(1)
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+@pytest.mark.parametrize(("name", "data", "read", "want"), READERS[:4], ids=IDS[:4])
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_stream_giving_one_byte_per_read(name, data, read, want, compress) -> None:
+    assert read(_Trickle(gzip.compress(data) if compress else data)) == want
