@@ -98,3 +98,11 @@ def test_a_full_disk_is_one_line(tmp_path: Path) -> None:
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 1 and len(lines) == 1, out.stderr
     assert lines[0].startswith("error: ") and "No space left on device" in lines[0]
+
+
+def test_a_failed_rename_names_its_target_once(tmp_path: Path) -> None:
+    target = tmp_path / "run.trec"
+    exc = OSError(errno.EISDIR, os.strerror(errno.EISDIR),
+                  str(tmp_path / ".run.trec.a1b2c3d4.tmp"), str(target))
+    assert os_error_message(exc) == f"{target}: {os.strerror(errno.EISDIR)}; expected a file " \
+                                    "path, found a folder"

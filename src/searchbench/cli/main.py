@@ -99,7 +99,10 @@ def os_error_message(exc: OSError) -> str:
     """``path: what happened; what to do`` for an OS error. A temporary file of an atomic
     write (``.NAME.XXXX.tmp``) is reported as its target ``NAME``."""
     paths = [p for p in (exc.filename, exc.filename2) if p is not None]
-    shown = [_target(os.fsdecode(p)) for p in paths]
+    shown: list[str] = []
+    for path in (_target(os.fsdecode(p)) for p in paths):  # a rename: temp -> target
+        if os.path.abspath(path) not in map(os.path.abspath, shown):
+            shown.append(path)
     what = exc.strerror or str(exc)
     hint = _HINTS.get(exc.errno or 0)
     where = " -> ".join(shown)
