@@ -404,7 +404,7 @@ def read_json_mapping(source: str | os.PathLike[str] | IO[Any]) -> dict[str, dic
     """Read ``{query_id: {doc_id: value}}`` from a JSON file (pytrec_eval and ranx layout)."""
 
     from ..errors import DataFormatError
-    from ._files import decode_utf8, parse_json
+    from ._decode import decode_utf8, parse_json
 
     name = source_name(source)
     with open_binary(source) as stream:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError
-from ._files import decode_utf8, parse_json, public_mode
+from ._files import public_mode
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -287,6 +287,8 @@ def _read_provenance(path: Path) -> dict[str, Any]:
     """The optional ``provenance.json`` written by :func:`write_native` ({} if absent)."""
     if not path.is_file():
         return {}
+    from ._decode import decode_utf8, parse_json
+
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -16,7 +16,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import DataFormatError
-from ._files import PathOrFile, atomic_write, describe, number_problem, open_text
+from ._decode import number_problem
+from ._files import PathOrFile, atomic_write, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
 __all__ = [
