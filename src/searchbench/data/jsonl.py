@@ -16,7 +16,6 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import DataFormatError
-from ._decode import number_problem
 from ._files import PathOrFile, atomic_write, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
@@ -60,6 +59,8 @@ def _object(line: str, name: str, lineno: int) -> dict[str, Any]:
             f"{line.strip()[:60]!r}; expected one JSON object per line"
         ) from None
     except ValueError as exc:
+        from ._decode import number_problem
+
         raise DataFormatError(f"{where}: a JSON value cannot be read ({number_problem(exc)}); "
                               "expected one JSON object per line with ordinary numbers") from None
     except RecursionError:

@@ -35,8 +35,7 @@ def block_size(monkeypatch: pytest.MonkeyPatch):
 
 
 def reference_fields(data: bytes) -> list[list[str]]:
-    """DESIGN §2 line by line: BOM, CRLF, tabs, runs of spaces, # comment lines (``#`` the
-    first non-blank character, as in trec_eval 10)."""
+    """DESIGN §2 line by line: BOM, CRLF, tabs, runs of spaces, # comment lines."""
     text = data.decode("utf-8").removeprefix("\ufeff")
     out = []
     for line in text.split("\n"):

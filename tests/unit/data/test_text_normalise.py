@@ -12,8 +12,7 @@ from searchbench.data._text import is_clean, normalise
 
 def reference(block: bytes) -> bytes:
     """DESIGN §2 line by line: tabs/CR are spaces, fields split on runs of spaces,
-    ``#`` comment lines (``#`` the first non-blank character) emptied (kept as lines, so
-    line numbers stay)."""
+    ``#`` comment lines emptied (kept as lines, so line numbers stay)."""
     lines = block.replace(b"\t", b" ").replace(b"\r", b" ").split(b"\n")
     return b"\n".join(b"" if ln.lstrip(b" ").startswith(b"#")
                        else b" ".join(f for f in ln.split(b" ") if f) for ln in lines)
