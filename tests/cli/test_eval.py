@@ -95,7 +95,7 @@ def test_bad_file_exits_1(tmp_path: Path, files, capsys) -> None:
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 a 1 notanumber t\n")
     assert main(["eval", files[0], str(bad)]) == 1
-    assert f"{bad}:1: score 'notanumber' is not a number" in capsys.readouterr().err
+    assert f"{bad}:1: found score 'notanumber', expected a number" in capsys.readouterr().err
 
 
 def test_usage_error_exits_2(files, capsys) -> None:

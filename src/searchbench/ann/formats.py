@@ -17,12 +17,14 @@ import numpy as np
 
 from .._util import atomic_write
 from ..errors import DataFormatError, require
-from ..knn import TIE_POLICY, GroundTruth, check_metric
+from ..knn import TIE_POLICY, GroundTruth, check_finite, check_metric
 
 __all__ = [
+    "checked_vectors",
     "read_ann_benchmarks",
     "read_bigann_groundtruth",
     "read_bin",
+    "read_vecs",
     "read_vectors",
     "write_bin",
 ]
@@ -37,6 +39,8 @@ def read_bin(path: str | os.PathLike[str], mmap: bool = True) -> np.ndarray:
     if dtype is None:
         raise DataFormatError(f"{path}: unknown extension; expected one of "
                               f"{', '.join(_BIN_DTYPES)}")
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file; expected a {path.suffix} file")
     n, d = _header(path)
     expected = 8 + n * d * np.dtype(dtype).itemsize
     size = path.stat().st_size
@@ -71,6 +75,8 @@ def read_bigann_groundtruth(path: str | os.PathLike[str], metric: str) -> Ground
     distances are (big-ann stores ``l2`` distances squared and ``ip`` as inner products).
     """
     path, metric = Path(path), check_metric(metric)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file; expected big-ann ground truth")
     n, k = _header(path)
     expected = 8 + 2 * n * k * 4
     if path.stat().st_size != expected:
@@ -86,23 +92,102 @@ def read_bigann_groundtruth(path: str | os.PathLike[str], metric: str) -> Ground
 
 
 def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.ndarray:
-    """``.npy`` (memory-mapped), big-ann binary, or one dataset of an HDF5 file."""
+    """``.npy`` (memory-mapped), big-ann binary, ``.fvecs/.ivecs/.bvecs``, or one dataset of
+    an HDF5 file, checked: a 2-D array of numbers with at least one row and column, every
+    value finite. A malformed file (object array - never unpickled -, truncated, bad
+    header, wrong shape, NaN or infinity) raises :class:`DataFormatError` naming the file
+    (and the first bad row)."""
     path = Path(path)
     if not path.exists():
-        raise DataFormatError(f"{path}: no such file")
+        raise DataFormatError(f"{path}: no such file; expected a vector file")
+    if path.is_dir():
+        raise DataFormatError(f"{path}: is a folder; expected a vector file")
     if path.suffix == ".npy":
-        return np.load(path, mmap_mode="r")
+        return checked_vectors(_read_npy(path), str(path))
     if path.suffix in _BIN_DTYPES:
-        return read_bin(path)
+        return checked_vectors(read_bin(path), str(path))
+    if path.suffix in _VECS_DTYPES:
+        return checked_vectors(read_vecs(path), str(path))
     if path.suffix in (".hdf5", ".h5"):
         h5py = require("h5py", "ann")
-        with h5py.File(path, "r") as f:
-            name = key or "train"
-            if name not in f:
-                raise DataFormatError(f"{path}: no dataset {name!r}; found {sorted(f)}")
-            return np.asarray(f[name])
+        try:
+            with h5py.File(path, "r") as f:
+                name = key or "train"
+                if name not in f:
+                    raise DataFormatError(f"{path}: no dataset {name!r}; found {sorted(f)}")
+                return checked_vectors(np.asarray(f[name]), f"{path}[{name}]")
+        except DataFormatError:
+            raise
+        except (OSError, ValueError, TypeError) as exc:
+            raise DataFormatError(f"{path}: not a readable HDF5 file ({exc}); expected an "
+                                  "ann-benchmarks .hdf5 file") from None
     raise DataFormatError(f"{path}: unknown vector file; expected .npy, "
-                          f"{', '.join(_BIN_DTYPES)} or .hdf5")
+                          f"{', '.join(_BIN_DTYPES)}, {', '.join(_VECS_DTYPES)} or .hdf5")
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    """A ``.npy`` file memory-mapped; pickled data is never loaded (``allow_pickle=False``)."""
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # numpy parses the untrusted header: ValueError, EOFError,
+        # OSError, tokenize.TokenError, SyntaxError... all mean "not a .npy array"
+        text = str(exc)
+        why = "it holds Python objects (pickled data is never loaded)" \
+            if "object" in text or "pickle" in text else \
+            "the file is shorter than its header says: truncated" if "mmap length" in text \
+            else text
+        raise DataFormatError(f"{path}: not a readable .npy array ({why}); expected a 2-D "
+                              "numeric array saved with numpy.save") from None
+    if not isinstance(arr, np.ndarray):
+        raise DataFormatError(f"{path}: holds an .npz archive, not one array; expected a 2-D "
+                              "numeric array saved with numpy.save")
+    return arr
+
+
+def checked_vectors(x: np.ndarray, name: str) -> np.ndarray:
+    """``x`` if it is a non-empty 2-D array of finite numbers; else DataFormatError naming
+    ``name`` and the first bad row. Rows are checked in chunks (memory maps stay maps)."""
+    if x.dtype.kind not in "fiu" or x.dtype.fields is not None:
+        raise DataFormatError(f"{name}: found values of type {x.dtype}; expected numbers "
+                              "(float, int or uint)")
+    if x.ndim != 2:
+        raise DataFormatError(f"{name}: found a {x.ndim}-D array of shape {x.shape}; expected "
+                              "a 2-D array (one row per vector)")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise DataFormatError(f"{name}: found shape {x.shape}; expected at least one vector "
+                              "with at least one dimension")
+    if x.dtype.kind == "f":
+        check_finite(x, name)
+    return x
+
+
+_VECS_DTYPES = {".fvecs": np.dtype("<f4"), ".ivecs": np.dtype("<i4"), ".bvecs": np.dtype("u1")}
+
+
+def read_vecs(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read a TEXMEX ``.fvecs/.ivecs/.bvecs`` file: per vector an int32 dimension ``d``,
+    then ``d`` values (float32, int32 or uint8), every vector of the same ``d``."""
+    path = Path(path)
+    dtype = _VECS_DTYPES.get(path.suffix)
+    if dtype is None:
+        raise DataFormatError(f"{path}: unknown extension; expected one of "
+                              f"{', '.join(_VECS_DTYPES)}")
+    raw = np.fromfile(path, dtype=np.uint8)
+    if len(raw) < 4:
+        raise DataFormatError(f"{path}: shorter than one vector header (int32 dimension)")
+    d = int(raw[:4].view("<i4")[0])
+    row = 4 + d * dtype.itemsize
+    if d <= 0 or len(raw) % row:
+        raise DataFormatError(f"{path}: the first vector says dimension {d}, which does not "
+                              f"divide the file's {len(raw)} bytes into whole vectors; "
+                              "expected a complete file with one dimension throughout")
+    rows = raw.reshape(-1, row)
+    dims = rows[:, :4].copy().view("<i4").ravel()
+    if (dims != d).any():
+        i = int(np.flatnonzero(dims != d)[0])
+        raise DataFormatError(f"{path}: vector {i} says dimension {int(dims[i])}; expected "
+                              f"{d}, as the first vector")
+    return np.ascontiguousarray(rows[:, 4:]).view(dtype)
 
 
 def read_ann_benchmarks(path: str | os.PathLike[str]
@@ -111,14 +196,26 @@ def read_ann_benchmarks(path: str | os.PathLike[str]
     searchbench's convention (angular → cosine 1 − cos; euclidean → squared L2)."""
     h5py = require("h5py", "ann")
     path = Path(path)
-    with h5py.File(path, "r") as f:
-        missing = [k for k in ("train", "test", "neighbors", "distances") if k not in f]
-        if missing:
-            raise DataFormatError(f"{path}: missing datasets {missing}; found {sorted(f)}")
-        kind = str(f.attrs.get("distance", ""))
-        train, test = np.asarray(f["train"]), np.asarray(f["test"])
-        ids = np.asarray(f["neighbors"]).astype(np.int64)
-        dist = np.asarray(f["distances"]).astype(np.float64)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file; expected an ann-benchmarks .hdf5 file")
+    try:
+        with h5py.File(path, "r") as f:
+            missing = [k for k in ("train", "test", "neighbors", "distances") if k not in f]
+            if missing:
+                raise DataFormatError(f"{path}: missing datasets {missing}; found {sorted(f)}")
+            kind = str(f.attrs.get("distance", ""))
+            train = checked_vectors(np.asarray(f["train"]), f"{path}[train]")
+            test = checked_vectors(np.asarray(f["test"]), f"{path}[test]")
+            ids = np.asarray(f["neighbors"]).astype(np.int64)
+            dist = np.asarray(f["distances"]).astype(np.float64)
+    except DataFormatError:
+        raise
+    except (OSError, ValueError, TypeError) as exc:
+        raise DataFormatError(f"{path}: not a readable ann-benchmarks HDF5 file ({exc}); "
+                              "expected datasets train, test, neighbors, distances") from None
+    if ids.ndim != 2 or ids.shape != dist.shape or len(ids) != len(test):
+        raise DataFormatError(f"{path}: neighbors {ids.shape} and distances {dist.shape} must "
+                              f"be 2-D, of one shape, one row per test vector ({len(test)})")
     if kind not in ("angular", "euclidean"):
         raise DataFormatError(f"{path}: distance {kind!r} is not supported; "
                               "expected 'angular' or 'euclidean'")

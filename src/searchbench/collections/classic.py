@@ -48,6 +48,9 @@ def _file(folder: str | os.PathLike[str], name: str, collection: str) -> Path:
     return path
 
 
+_INTEGER = re.compile(rb"-?[0-9]{1,18}")
+
+
 def _int_table(path: Path, n_cols: int) -> tuple[np.ndarray, list[int]]:
     """The first ``n_cols`` integer columns and each row's line number (small files)."""
     raw = path.read_bytes().replace(b"\r", b"")
@@ -57,8 +60,8 @@ def _int_table(path: Path, n_cols: int) -> tuple[np.ndarray, list[int]]:
         if len(fields) != width:
             raise DataFormatError(f"{path}:{n}: {len(fields)} fields; expected {width} "
                                   "whitespace-separated columns, as on the first line")
-        bad = next((f for f in fields[:n_cols] if not f.lstrip(b"-").isdigit()), None)
-        if bad is not None:
+        bad = next((f for f in fields[:n_cols] if _INTEGER.fullmatch(f) is None), None)
+        if bad is not None:  # at most 18 digits: int64 holds it
             raise DataFormatError(f"{path}:{n}: {bad.decode(errors='replace')!r} is not an "
                                   "integer; expected integer ids and codes")
     table = np.array([f[:n_cols] for _, f in rows], dtype=bytes).reshape(-1, n_cols)

@@ -26,16 +26,18 @@ class Grouped:
     values: np.ndarray  # per entry
 
 
-def encode(query_ids: object, doc_ids: object, values: np.ndarray) -> Grouped:
+def encode(query_ids: object, doc_ids: object, values: np.ndarray,
+           source: str | None = None) -> Grouped:
     """Intern both id columns; entries keep their input order.
 
-    An id column may also be given already interned, as :class:`Interned`.
+    An id column may also be given already interned, as :class:`Interned`. ``source``
+    (a file name) starts the message of a bad id.
     """
     q_codes, q_vocab = interned(query_ids)
     d_codes, d_vocab = interned(doc_ids)
     for given, vocab, what in ((query_ids, q_vocab, "query"), (doc_ids, d_vocab, "doc")):
         if not (isinstance(given, Interned) and given.valid):
-            check_ids(vocab, what)
+            check_ids(vocab, what, source)
     if not (len(q_codes) == len(d_codes) == len(values)):
         raise DataFormatError(
             f"columns differ in length: {len(q_codes)} query ids, {len(d_codes)} doc ids, "
@@ -52,8 +54,15 @@ def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
 
-def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
-    """Ids are non-empty and hold no whitespace (TREC files could not write them back)."""
+# Whitespace by Python's str.isspace (RE2's \s is ASCII only), NUL and U+FEFF: the same set
+# the TREC readers refuse in a file (trec._ODD), so columns and files accept the same ids.
+ODD_ID_CHARACTERS = (r"[\s\x00\x0b\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}"
+                     r"\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]")
+
+
+def check_ids(vocab: np.ndarray | pa.Array, what: str, source: str | None = None) -> None:
+    """Ids are non-empty and hold no whitespace, NUL or U+FEFF (TREC files could not write
+    them back, and TREC readers refuse them)."""
     import pyarrow.compute as pc
 
     from ._arrow import to_numpy
@@ -63,11 +72,13 @@ def check_ids(vocab: np.ndarray | pa.Array, what: str) -> None:
     if not len(arr):
         return
     bad = (to_numpy(pc.binary_length(arr)) == 0) | \
-        to_numpy(pc.match_substring_regex(arr, r"[\s\x00]")).astype(bool)
+        to_numpy(pc.match_substring_regex(arr, ODD_ID_CHARACTERS)).astype(bool)
     if bad.any():
         example = arr[int(np.flatnonzero(bad)[0])].as_py()
-        raise DataFormatError(f"{what} id {example!r} is empty or holds whitespace (or a NUL "
-                              "byte); expected ids without spaces, tabs or newlines")
+        where = f"{source}: " if source else ""
+        raise DataFormatError(f"{where}{what} id {example!r} is empty or holds whitespace (or a "
+                              "NUL byte or U+FEFF); expected ids without spaces, tabs or "
+                              "newlines")
 
 
 @dataclass(frozen=True)
@@ -154,3 +165,41 @@ def default_line(source: str):
         return f"{source}: entry {i + 1}"
 
     return describe
+
+
+def flatten_mapping(mapping: object, what: str, source: str
+                    ) -> tuple[list[str], list[str], np.ndarray]:
+    """``{query_id: {doc_id: value}}`` as three columns: ids as str, values as numbers
+    (int64 when every grade is an int; float64 otherwise, checked later; bools refused).
+
+    Anything else - a non-mapping, a value that is not a number, an integer too large
+    for int64 - raises :class:`DataFormatError` naming the query and doc.
+    """
+    from collections.abc import Mapping
+
+    integer = what == "grade"
+    if not isinstance(mapping, Mapping):
+        raise DataFormatError(f"{source}: found a {type(mapping).__name__}, expected a mapping "
+                              "{query_id: {doc_id: value}}")
+    qs, ds, values = [], [], []
+    for qid, docs in mapping.items():
+        if not isinstance(docs, Mapping):
+            raise DataFormatError(f"{source}: query {qid!r} holds a {type(docs).__name__}; "
+                                  "expected a mapping {doc_id: value}")
+        for did, value in docs.items():
+            ok = isinstance(value, int | float | np.integer | np.floating) and \
+                not isinstance(value, bool) and (not integer or -2**63 <= value < 2**63)
+            if not ok:
+                kind = "an integer grade" if integer else "a number"
+                raise DataFormatError(f"{source}: query {qid!r}, doc {did!r}: found {what} "
+                                      f"{value!r}, expected {kind}")
+            qs.append(str(qid))
+            ds.append(str(did))
+            values.append(value)
+    try:
+        exact = integer and all(isinstance(v, int | np.integer) for v in values)
+        column = np.asarray(values, dtype=np.int64 if exact else np.float64)
+    except OverflowError:  # a float score beyond float64's range
+        raise DataFormatError(f"{source}: a {what} is too large for a 64-bit number; expected "
+                              "ordinary numbers") from None
+    return qs, ds, column

@@ -13,6 +13,8 @@ import os
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ..errors import DataFormatError
+from ._decode import Counting, decode_message
 from ._text import open_binary, source_name
 
 __all__ = ["PathOrFile", "describe", "open_text"]
@@ -26,14 +28,17 @@ describe = source_name  # a printable name for a path or file object (``path:lin
 def open_text(source: PathOrFile) -> Iterator[IO[str]]:
     """Open for reading text: UTF-8 with an optional BOM, universal newlines (CRLF ok).
 
-    A text file object is passed through unchanged; a path is never read as content.
+    Paths, ``-`` (standard input), pipes and file objects (binary or text) are read once,
+    as one stream; ``.gz`` is transparent. Bytes that are not UTF-8 raise one
+    :class:`DataFormatError` naming the source, the line and the byte offset.
     """
-    if not isinstance(source, str | os.PathLike) and isinstance(source, io.TextIOBase):
-        yield source
-        return
+    name = source_name(source)
     with open_binary(source) as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline=None)
+        counter = Counting(raw)
+        text = io.TextIOWrapper(counter, encoding="utf-8-sig", newline=None)  # type: ignore[arg-type]
         try:
             yield text
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(decode_message(name, exc, counter)) from None
         finally:
             text.detach()

@@ -334,11 +334,15 @@ def _read_provenance(path: Path) -> dict[str, Any]:
     """The optional ``provenance.json`` written by :func:`write_native` ({} if absent)."""
     if not path.is_file():
         return {}
+    from ._decode import decode_utf8, parse_json
+
     try:
-        obj = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}); expected the "
-                              "object written by searchbench, or delete the file") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataFormatError(f"{path}: cannot be read ({exc.strerror or exc}); expected a "
+                              "readable file") from None
+    obj = parse_json(decode_utf8(data, str(path)), str(path),
+                     "the object written by searchbench, or delete the file")
     if not isinstance(obj, dict) or not isinstance(obj.get("provenance", {}), dict):
         raise DataFormatError(f"{path}: expected a JSON object with a 'provenance' object")
     for key in ("exclude_unjudged", "ignore_identical_ids"):

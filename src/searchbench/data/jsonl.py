@@ -35,62 +35,62 @@ _QUERY_KEYS = frozenset({"id", "_id", "text", "source", "generator", "verified",
 
 
 _decode = json.JSONDecoder().decode
-_SPACE = re.compile(r"\s")
+_SPACE = re.compile(r"[\s\x00\ufeff]")  # the characters TREC readers refuse in ids
 
 
 def _objects(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line."""
-    lineno = 0
-    try:
-        with open_text(source) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.isspace():
-                    yield lineno, _object(line, name, lineno)
-    except UnicodeDecodeError as exc:
-        line = _undecodable_line(source)
-        where = f"{name}:{line}" if line else f"{name} (after line {lineno})"
-        raise DataFormatError(
-            f"{where}: not valid UTF-8 ({exc.reason}: byte "
-            f"0x{exc.object[exc.start]:02x}); expected UTF-8 text — re-save the file as UTF-8"
-        ) from None
-
-
-def _undecodable_line(source: PathOrFile) -> int | None:
-    """The number of the first line that is not UTF-8 (``None`` if it cannot be re-read:
-    the text reader decodes ahead, so its position is only approximate)."""
-    import io
-
-    from ._text import open_binary
-
-    if not isinstance(source, str | os.PathLike) and (
-            isinstance(source, io.TextIOBase) or not source.seekable()):
-        return None
-    try:
-        with open_binary(source) as raw:
-            for lineno, line in enumerate(raw, 1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError:
-                    return lineno
-    except (OSError, ValueError):
-        return None
-    return None
+    """``(line number, object)`` for every non-blank line (bytes that are not UTF-8 raise a
+    DataFormatError naming the line: see :func:`open_text`)."""
+    with open_text(source) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.isspace():
+                yield lineno, _object(line, name, lineno)
 
 
 def _object(line: str, name: str, lineno: int) -> dict[str, Any]:
+    """One line's JSON object. Failures of every kind - bad syntax, an integer longer than
+    Python converts (4300 digits), nesting deeper than the recursion limit, a lone
+    surrogate escape (``"\\ud800"``, not encodable as UTF-8) - name the line."""
+    where = f"{name}:{lineno}"
     try:
         obj = _decode(line)
     except json.JSONDecodeError as exc:
         raise DataFormatError(
-            f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno}): "
+            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}): "
             f"{line.strip()[:60]!r}; expected one JSON object per line"
         ) from None
+    except ValueError as exc:
+        from ._decode import number_problem
+
+        raise DataFormatError(f"{where}: a JSON value cannot be read ({number_problem(exc)}); "
+                              "expected one JSON object per line with ordinary numbers") from None
+    except RecursionError:
+        raise DataFormatError(f"{where}: JSON nested too deeply to read; expected one JSON "
+                              "object per line") from None
     if type(obj) is not dict:
         raise DataFormatError(
-            f"{name}:{lineno}: found a JSON {type(obj).__name__}, expected an object "
+            f"{where}: found a JSON {type(obj).__name__}, expected an object "
             '{"id": ..., "text": ...}'
         )
+    if _SURROGATE.search(line):
+        _check_encodable(obj, where)
     return obj
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_encodable(obj: dict[str, Any], where: str) -> None:
+    """A lone surrogate (``"\\udc80"`` without its pair) cannot be written as UTF-8."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else "?"
+        raise DataFormatError(f"{where}: the escape {bad.encode('unicode_escape').decode()!r} "
+                              "is half of a surrogate pair (not a character); expected valid "
+                              "Unicode text — fix the escape or remove it") from None
+    except (ValueError, RecursionError):
+        return
 
 
 def iter_jsonl(source: PathOrFile) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -107,8 +107,9 @@ def _get_id(obj: dict[str, Any], where: object) -> str:
     if value is None or isinstance(value, bool) or not isinstance(value, str | int):
         raise DataFormatError(f'{where}: id is {value!r}; expected a string "id" (or "_id")')
     if isinstance(value, str):
-        raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace; expected "
-                              "a non-empty id without spaces (qrels and runs split on them)")
+        raise DataFormatError(f"{where}: id {value!r} is empty or contains whitespace (or a "
+                              "NUL or U+FEFF); expected a non-empty id without spaces (qrels "
+                              "and runs split on them)")
     return str(value)
 
 

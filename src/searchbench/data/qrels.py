@@ -50,20 +50,17 @@ class Qrels:
         """Build from three parallel columns (lists, numpy or pyarrow arrays)."""
         name = source or "<qrels>"
         grade_arr = _check_grades(np.asarray(grades), name, describe_line)
-        grouped = encode(query_ids, doc_ids, grade_arr)
+        grouped = encode(query_ids, doc_ids, grade_arr, source)
         keep_idx = resolve_duplicates(grouped, keep, name, describe_line or default_line(name))
         return cls(subset(grouped, keep_idx), source=source)
 
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], **kw: Any) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's layout)."""
-        qs, ds, gs = [], [], []
-        for qid, docs in judgments.items():
-            for did, grade in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                gs.append(grade)
-        return cls.from_columns(qs, ds, np.asarray(gs, dtype=np.int64), **kw)
+        from ._columns import flatten_mapping
+
+        qs, ds, gs = flatten_mapping(judgments, "grade", kw.get("source") or "<qrels>")
+        return cls.from_columns(qs, ds, gs, **kw)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Qrels:

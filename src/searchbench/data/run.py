@@ -99,20 +99,17 @@ class Run:
                 return run
             query_ids, doc_ids, score_arr = parts
             doc_ids = Interned(*encode_strings(doc_ids.array), valid=doc_ids.valid)
-        grouped = encode(query_ids, doc_ids, score_arr)
+        grouped = encode(query_ids, doc_ids, score_arr, source)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
         return cls(subset(grouped, keep_idx), name=name)
 
     @classmethod
     def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], **kw: Any) -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (pytrec_eval's layout)."""
-        qs, ds, ss = [], [], []
-        for qid, docs in ranking.items():
-            for did, score in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                ss.append(score)
-        return cls.from_columns(qs, ds, np.asarray(ss, dtype=np.float64), **kw)
+        from ._columns import flatten_mapping
+
+        qs, ds, ss = flatten_mapping(ranking, "score", kw.get("source") or "<run>")
+        return cls.from_columns(qs, ds, ss, **kw)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Run:

@@ -8,10 +8,9 @@ error for its message.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -51,18 +50,38 @@ BEIR_QRELS_COLUMNS = ["qid", "docid", "grade"]
 def read_run(
     path: str | os.PathLike[str] | IO[Any], *, name: str | None = None, keep: str | None = None
 ) -> Run:
-    """Read a TREC run ``qid Q0 docid rank score tag`` (extra trailing fields ignored)."""
+    """Read a TREC run: six fields per line, ``qid Q0 docid rank score tag``.
+
+    Input rules, shared with :func:`read_qrels`:
+
+    - fields are separated by spaces or tabs; a line with fewer than six fields is an error
+      naming the line. Fields after the sixth are ignored, as trec_eval does (its own test
+      run ``results.trunc`` has such lines), with a warning naming the first such line -
+      unless the columns are evidently shifted (the fourth field, the rank, is not an
+      integer, or the sixth, the tag, is a number: a doc id holding a space), which is an
+      error naming the line;
+    - no other whitespace (form feed, vertical tab, no-break space U+00A0, other Unicode
+      spaces), NUL byte or byte-order mark may appear in a line: an error naming the line
+      (trec_eval would keep them in the id, so the id would silently differ);
+    - a UTF-8 byte-order mark at the very start of the file is ignored (trec_eval keeps it
+      in the first query id); CRLF line ends are accepted, a lone-CR file refused;
+    - a line whose first non-blank character is ``#`` is a comment (trec_eval 10);
+    - the score is a decimal float (``1``, ``-0.5``, ``+2e3``); a non-finite score is an
+      error; the rank column is not read (ranking is by score, then doc id).
+
+    Paths, ``-``/``/dev/stdin``, pipes, FIFOs and file objects are read once; ``.gz`` is
+    recognised from the data.
+    """
     from .run import Run
 
-    path = rewindable(path)
+    source = rewindable(path)
     src = source_name(path)
-    columns = list(_read_table(
-        path, RUN_COLUMNS, {"score": pa.float64()}, ["qid", "docid", "score"],
-        min_fields=6, what="run", lazy_docs=True))
-    tag = _first_tag(path)
+    table = _read_table(source, src, _run_spec, lazy_docs=True)
+    table.extra.warn(src)
+    tag = table.first[5].decode("utf-8", "replace") if len(table.first) > 5 else None
     # the run takes the columns out of the list: each is freed once used
-    run = Run._consume(columns, name=name or tag or Path(src).name, keep=keep, source=src,
-                       describe_line=_line_finder(path, src))
+    run = Run._consume(table.columns, name=name or tag or Path(src).name, keep=keep, source=src,
+                       describe_line=_line_finder(source, src))
     run.metadata["tag"] = tag
     return run
 
@@ -70,89 +89,21 @@ def read_run(
 def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None) -> Qrels:
     """Read TREC qrels ``qid iter docid grade`` or BEIR ``query-id corpus-id score`` (.tsv).
 
-    The layout is chosen from the first data line: 4 fields → TREC, 3 → BEIR (a header
-    line whose last field is not an integer is skipped).
+    The layout is chosen from the first data line: 4 fields → TREC, 3 → BEIR (a first line
+    whose last field is not a number is a header and skipped); every line must then have
+    that many fields (more is an error naming the line: qrels have no trailing fields, and
+    a doc id holding a space would shift the grade). A grade is an integer written
+    ``-?[0-9]+`` in -128..127 (``+1``, ``1_0``, ``0x1`` and ``1.0`` are refused with their
+    line). The other input rules are :func:`read_run`'s.
     """
     from .qrels import Qrels
 
-    path = rewindable(path)
+    source = rewindable(path)
     src = source_name(path)
-    n_fields, has_header = _sniff_qrels(path, src)
-    columns = TREC_QRELS_COLUMNS if n_fields == 4 else BEIR_QRELS_COLUMNS
-    query_ids, doc_ids, grades = _read_table(
-        path, columns, {"grade": pa.int64()}, ["qid", "docid", "grade"],
-        min_fields=n_fields, max_fields=n_fields, what="qrels", skip_header=has_header)
+    table = _read_table(source, src, _qrels_spec)
+    query_ids, doc_ids, grades = table.columns
     return Qrels.from_columns(query_ids, doc_ids, grades, keep=keep, source=src,
-                              describe_line=_line_finder(path, src, skip_header=has_header))
-
-
-def _read_table(
-    path: str | os.PathLike[str] | IO[Any], columns: list[str], types: dict[str, pa.DataType],
-    include: list[str], *, min_fields: int, what: str, max_fields: int | None = None,
-    skip_header: bool = False, lazy_docs: bool = False,
-) -> tuple[Interned, Interned | Strings, np.ndarray]:
-    """Parse block by block; ids are interned per block so their strings never pile up.
-
-    Returns the interned query ids, the doc ids and the values column. With
-    ``lazy_docs`` (runs) the doc ids are not interned but kept as one Arrow string array:
-    evaluation never needs a run-wide doc vocabulary, and hashing every id into one is
-    most of the reading time.
-    """
-    src = source_name(path)
-    column_types = {c: pa.string() for c in ("qid", "docid")} | types
-    spec = _Spec(src, columns, column_types, include, min_fields, max_fields, what)
-    queries, docs, values, line_base, valid = Interner(), Interner(), [], 0, True
-    doc_chunks: list[pa.Array] = []
-    with open_binary(path) as stream:
-        for block in _guarded_blocks(stream, src):
-            _refuse_cr_line_endings(block, src)
-            data = normalise(block)
-            # a form feed is the one whitespace byte a split field may hold; NUL is refused too
-            valid &= b"\f" not in data and b"\x00" not in data
-            if skip_header and line_base == 0:
-                data = _HEADER.sub(rb"\1", data, count=1)
-            if has_data(data):
-                table = _parse(data, spec, line_base)
-                queries.add(table.column("qid"))
-                if lazy_docs:
-                    doc_chunks.extend(table.column("docid").chunks)
-                else:
-                    docs.add(table.column("docid"))
-                values.append(to_numpy(table.column(include[-1])))
-            line_base += block.count(b"\n")
-    if not values:
-        raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
-    doc_ids = Strings(concat_strings(doc_chunks), valid=valid) if lazy_docs else \
-        Interned(*docs.finish(), valid=valid)
-    scores = np.concatenate(values)
-    values.clear()
-    return Interned(*queries.finish(), valid=valid), doc_ids, scores
-
-
-def _refuse_cr_line_endings(block: bytes, src: str) -> None:
-    """A file whose lines end in a lone CR (classic Mac) reads as one long line, and a run
-    would keep only its first record (extra fields are ignored): refuse it instead."""
-    if b"\r" in block and b"\n" not in block and _CR_THEN_DATA.search(block):
-        raise DataFormatError(f"{src}: lines end in a lone carriage return (\\r, classic Mac "
-                              "line endings); expected LF or CRLF line endings")
-
-
-_CR_THEN_DATA = re.compile(rb"\r[^\s]")
-
-
-def _guarded_blocks(stream: IO[bytes], src: str) -> Iterator[bytes]:
-    """Blocks of the stream; a truncated or corrupt gzip file becomes a DataFormatError."""
-    import zlib
-
-    try:
-        yield from iter_blocks(stream)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise DataFormatError(f"{src}: the compressed file is truncated or corrupt ({exc}); "
-                              "expected a complete .gz file") from None
-
-
-_HEADER = re.compile(rb"^(\n*)[^\n]*")
-_COLUMN_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
+                              describe_line=_line_finder(source, src, table.header))
 
 
 @dataclass(frozen=True)
@@ -161,34 +112,240 @@ class _Spec:
     columns: list[str]
     types: dict[str, pa.DataType]
     include: list[str]
-    min_fields: int
-    max_fields: int | None
+    n_fields: int
     what: str
+    integers: tuple[str, ...] = ()  # read as strings, checked against _INTEGER, then cast
 
     @property
     def layout(self) -> str:
         if self.what == "run":
             return "qid Q0 docid rank score tag"
-        return "qid iter docid grade" if self.min_fields == 4 else "query-id corpus-id score"
+        return "qid iter docid grade" if self.n_fields == 4 else "query-id corpus-id score"
 
 
-def _parse(data: bytes, spec: _Spec, line_base: int) -> pa.Table:
+@dataclass
+class _Extra:
+    """Run lines with fields after the sixth (ignored, as trec_eval does): the first such
+    line and how many there are, for one warning per file."""
+
+    first: int = 0
+    count: int = 0
+
+    def add(self, line: int, count: int) -> None:
+        self.first = self.first or line
+        self.count += count
+
+    def warn(self, src: str) -> None:
+        if self.count:
+            import warnings
+
+            from ..errors import user_stacklevel
+
+            warnings.warn(f"{src}:{self.first}: {self.count} line(s) have more than six fields; "
+                          "the fields after the sixth are ignored, as trec_eval does — if a "
+                          "doc id holds a space, fix the file", UserWarning,
+                          stacklevel=user_stacklevel())
+
+
+@dataclass
+class _Table:
+    columns: list[Any]
+    first: list[bytes]  # fields of the first data line
+    header: bool
+    extra: _Extra
+
+
+def _run_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
+    types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
+    return _Spec(src, RUN_COLUMNS, types, ["qid", "docid", "score"], 6, "run"), False
+
+
+def _qrels_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
+    if len(first) not in (3, 4):
+        raise DataFormatError(
+            f"{src}:{line}: found {len(first)} fields, expected 4 (TREC: qid iter docid "
+            "grade) or 3 (BEIR: query-id corpus-id score)")
+    columns = TREC_QRELS_COLUMNS if len(first) == 4 else BEIR_QRELS_COLUMNS
+    header = len(first) == 3 and _NUMBER_LIKE.fullmatch(first[-1]) is None
+    types = {"qid": pa.string(), "docid": pa.string(), "grade": pa.string()}
+    spec = _Spec(src, columns, types, ["qid", "docid", "grade"], len(first), "qrels",
+                 integers=("grade",))
+    return spec, header
+
+
+_NUMBER_LIKE = re.compile(rb"[-+]?[0-9._eExX]+")
+_INTEGER = r"^-?[0-9]{1,18}$"  # at most 18 digits: always fits int64
+_DATA_LINE = re.compile(rb"[^\n]+")
+
+
+def _read_table(
+    source: str | os.PathLike[str] | IO[Any], src: str,
+    choose: Callable[[list[bytes], str, int], tuple[_Spec, bool]], *, lazy_docs: bool = False,
+) -> _Table:
+    """Parse block by block; ids are interned per block so their strings never pile up.
+
+    ``choose`` gets the first data line's fields and returns the layout. Returns the
+    interned query ids, the doc ids and the values column. With ``lazy_docs`` (runs) the
+    doc ids are not interned but kept as one Arrow string array: evaluation never needs a
+    run-wide doc vocabulary, and hashing every id into one is most of the reading time.
+    """
+    queries, docs, values, line_base = Interner(), Interner(), [], 0
+    doc_chunks: list[pa.Array] = []
+    spec: _Spec | None = None
+    first: list[bytes] = []
+    header = False
+    extra = _Extra()
+    with open_binary(source) as stream:
+        for block in iter_blocks(stream):
+            _refuse_cr_line_endings(block, src)
+            data = normalise(block)
+            _refuse_odd_characters(data, src, line_base)
+            if spec is None:
+                found = _DATA_LINE.search(data)
+                if found is not None:
+                    first = found.group().split(b" ")
+                    line = line_base + data.count(b"\n", 0, found.start()) + 1
+                    spec, header = choose(first, src, line)
+                    if header:  # blank it: line numbers stay right
+                        data = data[:found.start()] + data[found.end():]
+            if spec is not None and has_data(data):
+                table = _parse(data, spec, line_base, extra)
+                queries.add(table.column("qid"))
+                if lazy_docs:
+                    doc_chunks.extend(table.column("docid").chunks)
+                else:
+                    docs.add(table.column("docid"))
+                values.append(to_numpy(table.column(spec.include[-1])))
+            line_base += block.count(b"\n")
+    if not values:
+        what = spec.what if spec else ("run" if choose is _run_spec else "qrels")
+        raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
+    doc_ids = Strings(concat_strings(doc_chunks), valid=True) if lazy_docs else \
+        Interned(*docs.finish(), valid=True)
+    scores = np.concatenate(values)
+    values.clear()
+    return _Table([Interned(*queries.finish(), valid=True), doc_ids, scores], first, header,
+                  extra)
+
+
+def _refuse_cr_line_endings(block: bytes, src: str) -> None:
+    """A file whose lines end in a lone CR (classic Mac) reads as one long line: refuse it."""
+    if b"\r" in block and b"\n" not in block and _CR_THEN_DATA.search(block):
+        raise DataFormatError(f"{src}: lines end in a lone carriage return (\\r, classic Mac "
+                              "line endings); expected LF or CRLF line endings")
+
+
+_CR_THEN_DATA = re.compile(rb"\r[^\s]")
+
+# Whitespace Python's str.split() splits on besides space/tab/CR/LF, NUL, and U+FEFF; the
+# hints are single bytes (memchr speed): the control bytes, and the UTF-8 lead bytes of the
+# others (looked for only when the block is not ASCII)
+_CONTROL_HINTS = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_LEAD_HINTS = (b"\xc2", b"\xe1", b"\xe2", b"\xe3", b"\xef")
+_ODD = re.compile(rb"[\x00\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a"
+                  rb"\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf")
+_ODD_NAMES = {b"\x00": "a NUL byte", b"\x0b": "a vertical tab (\\v)",
+              b"\x0c": "a form feed (\\f)", b"\xc2\xa0": "a no-break space (U+00A0)",
+              b"\xef\xbb\xbf": "a byte-order mark (U+FEFF) after the start of the file"}
+
+
+def _refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
+    """Refuse whitespace other than space, tab, CR and LF, NUL bytes and a byte-order mark
+    inside the file: each would end up inside an id (or split it, for other readers) and
+    silently stop it from matching. One memchr-speed scan per character when none occurs
+    (the usual case: an ASCII block costs an ``isascii`` pass and seven ``memchr``); the
+    regex runs only when a hint byte occurs."""
+    hints = _CONTROL_HINTS if data.isascii() else _CONTROL_HINTS + _LEAD_HINTS
+    if not any(hint in data for hint in hints):
+        return
+    found = _ODD.search(data)
+    if found is None:
+        return
+    line = line_base + data.count(b"\n", 0, found.start()) + 1
+    char = found.group()
+    what = _ODD_NAMES.get(char) or f"the whitespace character U+{ord(char.decode()):04X}"
+    raise DataFormatError(f"{src}:{line}: found {what}; expected fields separated by spaces "
+                          "or tabs, and ids without other whitespace, NUL bytes or byte-order "
+                          "marks")
+
+
+def _parse(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> pa.Table:
     """Parse a normalised block with pyarrow; locate the bad line on failure."""
     try:
-        return _read_csv(data, spec)
+        table = _read_csv(data, spec)
     except pa.ArrowInvalid as exc:
-        counts = _COLUMN_COUNT.search(str(exc))
-        if spec.max_fields is None and counts and int(counts.group(2)) > int(counts.group(1)):
-            try:
-                return _read_csv(keep_first_fields(data, len(spec.columns)), spec)
-            except pa.ArrowInvalid:
-                pass
-        raise _locate_error(data, spec, line_base, exc) from None
+        if spec.what != "run" or not _LONG_LINE.search(data):
+            raise _locate_error(data, spec, line_base, exc) from None
+        data = _drop_trailing_fields(data, spec, line_base, extra)
+        try:
+            table = _read_csv(data, spec)
+        except pa.ArrowInvalid as again:
+            raise _locate_error(data, spec, line_base, again) from None
+    for column in spec.integers:
+        table = _integer_column(table, column, data, spec, line_base)
+    return table
+
+
+_LONG_LINE = re.compile(rb"(?m)^(?:[^ \n]+ ){6}[^\n]*")
+_RANK = re.compile(rb"[+-]?[0-9]+")
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)",
+                      re.IGNORECASE)
+
+
+def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> bytes:
+    """The block with run fields after the sixth removed (trec_eval ignores them), after
+    checking each long line: a rank that is not an integer, or a tag that is a number, means
+    the columns are shifted (a doc id holding a space) - an error naming the line."""
+    found = 0
+    for found, match in enumerate(_LONG_LINE.finditer(data), 1):
+        fields = match.group().split(b" ")
+        rank, tag = fields[3], fields[5]
+        shifted = "rank" if _RANK.fullmatch(rank) is None else \
+            "tag" if _DECIMAL.fullmatch(tag) is not None else None
+        if shifted:
+            line = line_base + data.count(b"\n", 0, match.start()) + 1
+            value = (rank if shifted == "rank" else tag).decode("utf-8", "replace")
+            why = f"rank {value!r} is not an integer" if shifted == "rank" else \
+                f"tag {value!r} is a number"
+            raise DataFormatError(f"{spec.src}:{line}: found {len(fields)} fields and shifted "
+                                  f"columns ({why}: a doc id holding a space?); expected 6 "
+                                  f"fields ({spec.layout})")
+        if found == 1:
+            extra.add(line_base + data.count(b"\n", 0, match.start()) + 1, 0)
+    extra.add(0, found)
+    return keep_first_fields(data, len(spec.columns))
+
+
+def _integer_column(table: pa.Table, column: str, data: bytes, spec: _Spec,
+                    line_base: int) -> pa.Table:
+    """Check a string column against ``-?[0-9]{1,18}`` (vectorised) and cast it to int64."""
+    import pyarrow.compute as pc
+
+    values = table.column(column)
+    ok = to_numpy(pc.match_substring_regex(values, _INTEGER))
+    if not ok.all():
+        row = int(np.flatnonzero(~ok)[0])
+        line = _row_line(data, row, line_base)
+        raise DataFormatError(f"{spec.src}:{line}: found {column} {values[row].as_py()!r}, "
+                              f"expected an integer such as 0, 1 or 2 (digits with an "
+                              f"optional '-'; {spec.layout})")
+    index = table.column_names.index(column)
+    return table.set_column(index, column, pc.cast(values, pa.int64()))
+
+
+def _row_line(data: bytes, row: int, line_base: int) -> int:
+    """The file line of the ``row``-th data line (0-based) of a normalised block."""
+    for i, found in enumerate(_DATA_LINE.finditer(data)):
+        if i == row:
+            return line_base + data.count(b"\n", 0, found.start()) + 1
+    return line_base + 1
 
 
 def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
+    """Parse with pyarrow from memory Arrow owns: no pyarrow thread ever holds (and drops,
+    possibly during interpreter shutdown) a reference to a Python object."""
     return pacsv.read_csv(
-        pa.py_buffer(data),
+        pa.BufferReader(_arrow_copy(data)),
         read_options=pacsv.ReadOptions(column_names=spec.columns, block_size=1 << 24),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
                                           ignore_empty_lines=True),
@@ -198,102 +355,87 @@ def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
     )
 
 
+def _arrow_copy(data: bytes) -> pa.Buffer:
+    """``data`` copied into a buffer allocated from Arrow's memory pool."""
+    buffer = pa.allocate_buffer(len(data))
+    memoryview(buffer).cast("B")[:] = data
+    return buffer
+
+
 def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> Exception:
-    """Slow path, run only on failure: the first line with a bad field count or number."""
-    for i, raw in enumerate(data.split(b"\n")):
-        if not raw:
-            continue
-        where = f"{spec.src}:{line_base + i + 1}"
-        try:
-            fields = raw.decode("utf-8").split(" ")
-        except UnicodeDecodeError as err:
-            return DataFormatError(f"{where}: byte {raw[err.start]:#04x} is not valid UTF-8; "
-                                   "expected UTF-8 text")
-        too_many = spec.max_fields is not None and len(fields) > spec.max_fields
-        if len(fields) < spec.min_fields or too_many:
-            expected = spec.min_fields if spec.max_fields == spec.min_fields else \
-                f"at least {spec.min_fields}"
-            return DataFormatError(f"{where}: found {len(fields)} fields, expected {expected} "
-                                   f"({spec.layout})")
-        bad = _bad_number(fields, spec)
-        if bad:
-            return DataFormatError(f"{where}: {bad}; expected {spec.layout}")
-    return DataFormatError(f"{spec.src}: cannot parse the {spec.what} file: {exc}")
-
-
-def _bad_number(fields: list[str], spec: _Spec) -> str | None:
-    for col, typ in spec.types.items():
-        if pa.types.is_string(typ):
-            continue
-        value = fields[spec.columns.index(col)]
-        try:
-            float(value) if pa.types.is_floating(typ) else int(value)
-        except ValueError:
-            kind = "a number" if pa.types.is_floating(typ) else "an integer"
-            return f"{col} {value!r} is not {kind}"
-    return None
-
-
-def _sniff_qrels(path: str | os.PathLike[str] | IO[Any], src: str) -> tuple[int, bool]:
-    """(fields per line, has a header) from the first data line."""
-    for _, fields in _iter_lines(path, limit=1):
-        if len(fields) in (3, 4):
-            header = len(fields) == 3 and not _is_int(fields[-1])
-            return len(fields), header
-        raise DataFormatError(
-            f"{src}:1: found {len(fields)} fields, expected 4 (TREC: qid iter docid grade) "
-            "or 3 (BEIR: query-id corpus-id score)"
-        )
-    raise DataFormatError(f"{src}: the file holds no qrels lines; expected at least one")
-
-
-def _is_int(text: str) -> bool:
+    """Slow path, run only on failure: find the first line pyarrow refuses (bisecting the
+    block with the same parser, so the rules cannot drift apart) and say what is wrong."""
+    lines = [(i, raw) for i, raw in enumerate(data.split(b"\n")) if raw]
+    lo, hi = 0, len(lines)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _fails(lines[lo:mid], spec):
+            hi = mid
+        else:
+            lo = mid
+    if not lines:
+        return DataFormatError(f"{spec.src}: cannot parse the {spec.what} file: {exc}")
+    index, raw = lines[lo]
+    where = f"{spec.src}:{line_base + index + 1}"
     try:
-        int(text)
-    except ValueError:
-        return False
-    return True
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return DataFormatError(f"{where}: byte {raw[err.start]:#04x} (field "
+                               f"{raw.count(b' ', 0, err.start) + 1}) is not valid UTF-8; "
+                               "expected UTF-8 text")
+    fields = raw.split(b" ")
+    if len(fields) != spec.n_fields:
+        hint = " (a field holding a space?)" if len(fields) > spec.n_fields else ""
+        return DataFormatError(f"{where}: found {len(fields)} fields{hint}, expected "
+                               f"{spec.n_fields} ({spec.layout})")
+    for column, kind in spec.types.items():
+        value = fields[spec.columns.index(column)]
+        if pa.types.is_floating(kind) and _fails([(0, value)], spec, {column: kind}):
+            return DataFormatError(f"{where}: found {column} {value.decode()!r}, expected a "
+                                   f"number such as 1.5 or -2e3 ({spec.layout})")
+    return DataFormatError(f"{where}: cannot parse this {spec.what} line ({exc}); expected "
+                           f"{spec.layout}")
 
 
-def _iter_lines(path: str | os.PathLike[str] | IO[Any], limit: int | None = None
-                ) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of data lines, line by line: for sniffing and error paths only."""
-    with open_binary(path) as stream:
-        seen = 0
-        for n, raw in enumerate(stream, start=1):
-            line = raw.decode("utf-8", "replace").lstrip("\ufeff")
-            if line.startswith("#") or not line.strip():
-                continue
-            yield n, line.split()
-            seen += 1
-            if limit is not None and seen >= limit:
-                return
+def _fails(lines: list[tuple[int, bytes]], spec: _Spec,
+           single: dict[str, pa.DataType] | None = None) -> bool:
+    """Whether pyarrow refuses these lines (or, with ``single``, this one value)."""
+    data = b"\n".join(raw for _, raw in lines) + b"\n"
+    try:
+        if single is None:
+            _read_csv(data, spec)
+        else:
+            column = next(iter(single))
+            pacsv.read_csv(pa.BufferReader(_arrow_copy(data)),
+                           read_options=pacsv.ReadOptions(column_names=[column]),
+                           parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False),
+                           convert_options=pacsv.ConvertOptions(column_types=single,
+                                                                null_values=[]))
+    except pa.ArrowInvalid:
+        return True
+    return False
 
 
-def _line_finder(path: str | os.PathLike[str] | IO[Any], src: str, skip_header: bool = False
+def _line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header: bool = False
                  ) -> Callable[[int], str]:
-    """Map a data-row index to ``path:line`` by rescanning the file (error path only)."""
+    """Map a data-row index to ``path:line`` by rescanning the source (error path only)."""
 
     def describe(row: int) -> str:
         target = row + (1 if skip_header else 0)
         try:
-            for i, (n, _) in enumerate(_iter_lines(path)):
-                if i == target:
-                    return f"{src}:{n}"
+            seen, line_base = 0, 0
+            with open_binary(source) as stream:
+                for block in iter_blocks(stream):
+                    data = normalise(block)
+                    n = len(_DATA_LINE.findall(data))
+                    if target < seen + n:
+                        return f"{src}:{_row_line(data, target - seen, line_base)}"
+                    seen, line_base = seen + n, line_base + block.count(b"\n")
         except (OSError, ValueError):
             pass
         return f"{src}: row {row + 1}"
 
     return describe
-
-
-def _first_tag(path: str | os.PathLike[str] | IO[Any]) -> str | None:
-    try:
-        for _, fields in _iter_lines(path, limit=1):
-            return fields[5] if len(fields) >= 6 else None
-    except (OSError, ValueError, DataFormatError):
-        return None
-    return None
 
 
 # -- writing -------------------------------------------------------------------------

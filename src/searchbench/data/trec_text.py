@@ -47,6 +47,18 @@ def _tidy(text: str) -> str:
     return "\n".join(line.rstrip() for line in _TAG.sub("", text).split("\n")).strip()
 
 
+_BAD_ID = re.compile(r"[\s\x00\ufeff]")
+
+
+def _check_id(value: str, tag: str, name: str, line: int) -> None:
+    """An id holding whitespace (or NUL, U+FEFF) could never be matched in a run or qrels
+    file, which split on whitespace: refuse it where it is read."""
+    if _BAD_ID.search(value):
+        raise DataFormatError(f"{name}:{line}: {tag} {value!r} holds whitespace (or a NUL or "
+                              "U+FEFF); expected an id without spaces (runs and qrels split "
+                              "on them)")
+
+
 def _check_gap(gap: str, name: str, line: int) -> None:
     stray = gap.strip()
     if stray:
@@ -97,6 +109,7 @@ def _trec_docs(source: PathOrFile, name: str) -> Iterator[tuple[int, Document]]:
         if m is None or not m.group(1):
             raise DataFormatError(f"{name}:{line}: <DOC> without <DOCNO>; expected "
                                   "<DOC><DOCNO>id</DOCNO>…</DOC>")
+        _check_id(m.group(1), "<DOCNO>", name, line + inner.count("\n", 0, m.start()))
         rest = inner[: m.start()] + inner[m.end():]
         t = _TITLE.search(rest)
         title = _tidy(t.group(2)) if t else ""
@@ -138,6 +151,7 @@ def _topics(source: PathOrFile, name: str) -> Iterator[tuple[int, dict[str, str]
         fields = _topic_fields(inner)
         if not fields.get("num"):
             raise DataFormatError(f"{name}:{line}: <top> without <num>; expected <num> Number: id")
+        _check_id(fields["num"], "<num>", name, line)
         yield line, fields
 
 

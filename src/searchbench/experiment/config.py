@@ -162,14 +162,28 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
     """Read and validate a TOML config file; relative paths are relative to its folder."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such config file; create one with "
                           f"'searchbench experiment init {p}'") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot be read ({exc.strerror or exc}); expected a readable "
+                          "TOML file") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{p}:{line}: byte {raw[exc.start]:#04x} (offset {exc.start}) is not "
+                          "valid UTF-8; expected a UTF-8 TOML file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting too deep
+        why = "nested too deeply" if isinstance(exc, RecursionError) else \
+            "an integer of more than 4300 digits" if "Exceeds the limit" in str(exc) else str(exc)
+        raise ConfigError(f"{p}: cannot be read as TOML ({why}); expected an experiment "
+                          "config") from None
     cfg = parse_config(data, name=p.stem, where=str(p))
     cfg.path, cfg.text = p.resolve(), text
     validate_resources(cfg)

@@ -92,17 +92,20 @@ class GroundTruth:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> GroundTruth:
         """Read a file written by :meth:`save`."""
-        try:
+        try:  # an untrusted archive: zip, npy header and JSON can each fail in many ways
             with np.load(path, allow_pickle=False) as z:
                 ids, dist, meta = z["ids"], z["distances"], json.loads(str(z["provenance"]))
-        except (KeyError, ValueError, OSError) as exc:
+            if not isinstance(meta, dict):
+                raise ValueError(f"provenance is a {type(meta).__name__}, not an object")
+            metric, k = check_metric(meta["metric"]), int(meta["k"])
+            ids, dist = ids.astype(np.int64), dist.astype(np.float64)
+        except Exception as exc:  # every failure means "not ground truth"
             raise DataFormatError(f"{path}: not a searchbench ground-truth .npz "
-                                  f"(expected ids, distances, provenance): {exc}") from exc
+                                  f"(expected ids, distances, provenance): {exc}") from None
         if ids.shape != dist.shape or ids.ndim != 2:
             raise DataFormatError(f"{path}: ids {ids.shape} and distances {dist.shape} "
                                   "must be 2-D and of one shape")
-        return cls(ids.astype(np.int64), dist.astype(np.float64), check_metric(meta["metric"]),
-                   int(meta["k"]), meta)
+        return cls(ids, dist, metric, k, meta)
 
     def check_compatible(self, metric: str, n_queries: int, k: int,
                          base: np.ndarray | None = None, where: str = "ground truth") -> None:

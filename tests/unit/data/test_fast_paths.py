@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ def reference_fields(data: bytes) -> list[list[str]]:
     out = []
     for line in text.split("\n"):
         line = line.replace("\t", " ").replace("\r", " ")
-        if line.startswith("#") or not line.strip(" "):
+        if line.lstrip(" ").startswith("#") or not line.strip(" "):
             continue
         out.append([f for f in line.split(" ") if f])
     return out
@@ -76,7 +77,7 @@ def mixed_run_text(seed: int) -> bytes:
         elif r < 0.05:
             line = "  " + line + " x y"  # leading spaces, extra trailing fields
         elif r < 0.07:
-            lines.append("# a comment " + line)
+            lines.append(rng.choice(["# a comment ", " \t# indented comment "]) + line)
         elif r < 0.09:
             lines.append(rng.choice(["", "   ", "\t"]))
         elif r < 0.10:
@@ -161,17 +162,17 @@ def test_errors_name_the_line_after_clean_blocks(size: int, block_size,
     clean = "".join(f"q{i % 3} Q0 d{i} {i} {i / 8} t\n" for i in range(40))
     path = tmp_path / "r"
     path.write_text(clean + "q0\tQ0 dX 1 oops t\n")  # unclean block: the tab
-    with pytest.raises(DataFormatError, match=r"r:41: score 'oops' is not a number"):
+    with pytest.raises(DataFormatError, match=r"r:41: found score 'oops', expected a number"):
         sb.Run.from_file(path)
     path.write_text(clean + "# c\n\nq0  Q0 dX 1\n" + clean)
-    with pytest.raises(DataFormatError, match=r"r:43: found 4 fields, expected at least 6"):
+    with pytest.raises(DataFormatError, match=r"r:43: found 4 fields, expected 6"):
         sb.Run.from_file(path)
     path.write_text(clean + "q1 Q0 d1 1 0.5 t\n")
     with pytest.raises(DataFormatError, match=r"r:41: duplicate .* first seen at \S*/r:2;"):
         sb.Run.from_file(path)
     qrels = "".join(f"q{i % 3} 0 d{i} {i % 3}\n" for i in range(40))
     path.write_text(qrels + "q1 0 dX 1.5\n")
-    with pytest.raises(DataFormatError, match=r"r:41: grade '1.5' is not an integer"):
+    with pytest.raises(DataFormatError, match=r"r:41: found grade '1.5', expected an integer"):
         sb.Qrels.from_file(path)
 
 
@@ -211,7 +212,7 @@ def test_file_ids_accepted_exactly_when_columns_accept_them(size: int, block_siz
             run = sb.Run.from_file(io.BytesIO(data))
             file_ok = True
         except DataFormatError as exc:
-            assert "is empty or holds whitespace" in str(exc), exc
+            assert re.search(r"<stream>:\d+: found ", str(exc)), exc
             file_ok = False
         assert file_ok == columns_ok, repr(odd)
         if file_ok:

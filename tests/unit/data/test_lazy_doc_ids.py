@@ -199,7 +199,7 @@ def test_no_duplicate_is_reported_for_colliding_keys(monkeypatch: pytest.MonkeyP
 
 
 def test_ids_needing_the_whitespace_check_are_still_checked() -> None:
-    with pytest.raises(DataFormatError, match="is empty or holds whitespace"):
+    with pytest.raises(DataFormatError, match=r":2: found a form feed"):
         read("q Q0 a 1 1 t\nq Q0 b\x0cc 2 0.5 t\n")
 
 

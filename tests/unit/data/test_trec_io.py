@@ -63,16 +63,17 @@ def test_negative_grades_are_kept(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
-        ("run", "q1 Q0 d1 1 0.5\n", "r:1: found 5 fields, expected at least 6"),
-        ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 abc t\n", "r:2: score 'abc' is not a number"),
+        ("run", "q1 Q0 d1 1 0.5\n", "r:1: found 5 fields, expected 6"),
+        ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 abc t\n",
+         "r:2: found score 'abc', expected a number"),
         ("run", "q1 Q0 d1 1 nan t\n", "r:1: score nan is not finite"),
         ("run", "q1 Q0 d1 1 inf t\n", "r:1: score inf is not finite"),
         ("run", "# only a comment\n", "holds no run lines"),
         ("run", "", "holds no run lines"),
         ("run", "q Q0 d 1 1 t\nq Q0 e 2 1 t\nq Q0 d 3 0.5 t\n",
          "r:3: duplicate (query, doc) pair ('q', 'd'), first seen at /"),
-        ("qrels", "q 0 d 1\nq 0 d x\n", "r:2: grade 'x' is not an integer"),
-        ("qrels", "q 0 d 1.5\n", "r:1: grade '1.5' is not an integer"),
+        ("qrels", "q 0 d 1\nq 0 d x\n", "r:2: found grade 'x', expected an integer"),
+        ("qrels", "q 0 d 1.5\n", "r:1: found grade '1.5', expected an integer"),
         ("qrels", "q 0 d 1\nq d 1\n", "r:2: found 3 fields, expected 4"),
         ("qrels", "q 0 d 1\nq 0 d 2\n", "r:2: duplicate (query, doc) pair ('q', 'd')"),
         ("qrels", "q 0 d 1000\n", "r:1: grade 1000 is outside -128..127"),
@@ -146,7 +147,7 @@ def test_large_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     path = write(tmp_path, "r", "\n".join(lines) + "\nq0 Q0 dX 1 oops t\n")
     monkeypatch.setattr("searchbench.data.trec.iter_blocks",
                         lambda s: _text.iter_blocks(s, block_size=64))
-    with pytest.raises(DataFormatError, match=r"r:101: score 'oops'"):
+    with pytest.raises(DataFormatError, match=r"r:101: found score 'oops'"):
         sb.Run.from_file(path)
     path.write_text("\n".join(lines) + "\n")
     assert len(sb.Run.from_file(path)) == 100
@@ -199,13 +200,13 @@ def test_ids_with_whitespace_or_empty_are_refused(ids: dict) -> None:
 
 def test_a_form_feed_inside_a_file_id_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "r", b"q Q0 a 1 1.0 t\nq Q0 b\x0cc 2 0.5 t\n")
-    with pytest.raises(DataFormatError, match="is empty or holds whitespace"):
+    with pytest.raises(DataFormatError, match=r"r:2: found a form feed"):
         sb.Run.from_file(path)
 
 
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "r", b"q Q0 a 1 1.0 t\nq Q0 \xff 2 0.5 t\n")
-    with pytest.raises(DataFormatError, match=r"r:2: byte 0xff is not valid UTF-8"):
+    with pytest.raises(DataFormatError, match=r"r:2: byte 0xff \(field 3\) is not valid UTF-8"):
         sb.Run.from_file(path)
 
 
