@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import require
 from . import plots
 from .comparison import DETAIL_HEADER, _detail_cells, _mark, _num, legend
-from .experiment_md import TIMING_HEADER, timing_rows
+from .experiment_md import TIMING_HEADER, timing_rows, truncation_notes
 
 __all__ = ["SECTIONS", "render_html"]
 
@@ -49,6 +49,7 @@ def _group_view(group: Any, decimals: int) -> dict[str, Any]:
         "chunking_svg": plots.chunking_svg(group),
         "latency_svg": plots.latency_svg(group),
         "timing_header": TIMING_HEADER, "timings": timing_rows(group),
+        "truncation": truncation_notes(group),
         "best": best, "baseline": group.comparison.baseline if group.comparison else None,
         "chunkers": list(dict.fromkeys(c.chunker for c in group.cells)),
     }
