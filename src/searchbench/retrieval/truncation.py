@@ -54,8 +54,9 @@ class LengthReport:
         if not self.truncated:
             return ""
         fix = (f"split documents into chunks of at most {self.text_limit} tokens "
-               "(--chunk tokens:N, or TokenChunker(N) in Python; at the doc level a "
-               "document then ranks at its best chunk)"
+               "(run --chunk tokens:N, chunkers = [\"tokens:N\"] in an experiment, "
+               "TokenChunker(N) in Python; at the doc level a document then ranks at its "
+               "best chunk)"
                if self.unit == "document" else
                f"use a smaller chunk size (at most {self.text_limit} tokens with the title)")
         return (f"{self.truncated} of {self.units} {self.unit}s exceed {self.model}'s "
