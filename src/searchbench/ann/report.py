@@ -94,7 +94,7 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
             "1-R@1": f"{p['one_recall_at_1']:.3f}",
             "QPS batch": _qps_batch(p),
             "batch CPU/wall": f"{p['batch_cpu_s'] / max(p['batch_wall_s'], 1e-12):.2f}",
-            "QPS 1-query": f"{p['qps_single']:,.0f}{_spread(p.get('qps_single_spread'))}",
+            "QPS 1-query": _qps_single(p),
             "p50/p95/p99 ms": f"{lat['p50']:.3f} / {lat['p95']:.3f} / {lat['p99']:.3f}",
             "build s (CPU)": f"{p['build_wall_s']:.2f} ({p['build_cpu_s']:.2f})",
             "index MB": f"{p['index_bytes'] / 2**20:.1f}",
@@ -102,8 +102,12 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
     return out
 
 
-def _spread(value: float | None) -> str:
-    return "" if value is None else f" ±{value:.0%}"
+def _qps_single(p: dict[str, Any]) -> str:
+    """Fastest round's single-query QPS, with the slowest round's when there were several."""
+    low = p.get("qps_single_low")
+    if low is None or p.get("single_rounds", 1) < 2:
+        return f"{p['qps_single']:,.0f}"
+    return f"{p['qps_single']:,.0f} ({low:,.0f}–{p['qps_single']:,.0f})"
 
 
 def _qps_batch(p: dict[str, Any]) -> str:

@@ -297,7 +297,7 @@ def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int, max_single: 
     return {"qps_single": n / wall, "single_threads": 1, "single_queries": n,
             "single_warmup": min(warmup, len(q)), "latency_ms": {"p50": float(p50),
             "p95": float(p95), "p99": float(p99)}, "single_wall_s": wall,
-            "single_cpu_s": cpu, "single_rounds": len(walls),
+            "single_cpu_s": cpu, "single_rounds": len(walls), "qps_single_low": n / max(walls),
             "qps_single_spread": _finite(_spread(walls, len(walls)))}
 
 
