@@ -143,7 +143,8 @@ class Hybrid(Retriever):
                 "depth": self.depth, "parts": [r.config() for r in self.retrievers]}
 
     def describe(self) -> dict[str, Any]:
-        """Config plus, from the children that report them, truncation and query encoding."""
+        """Config plus the children's ``truncation`` and ``query_encoding`` (as
+        :class:`~searchbench.retrieval.Dense` reports them), keyed by child name."""
         out = super().describe()
         for key in ("truncation", "query_encoding"):
             found = {r.name: r.describe()[key] for r in self.retrievers
