@@ -46,6 +46,23 @@ def test_chunk_level_run_has_chunk_ids_and_budget(tmp_path):
         assert len(run.ranking(q)) <= 1000 // 16
 
 
+def test_budget_summary_counts_queries_that_got_nothing(tmp_path, capsys):
+    out = tmp_path / "b.trec"
+    rc = main(["run", "pyref", "-r", "bm25", "--chunk", "tokens:128", "--level", "chunk",
+               "-k", "10", "--token-budget", "60", "-o", str(out)])
+    assert rc == 0
+    run = sb.Run.from_file(out)
+    n = len(sb.load_evalset("pyref").queries)
+    empty = n - run.n_queries
+    assert empty > 0  # chunks of up to 128 words often do not fit in 60
+    printed = capsys.readouterr().out
+    assert (f"within 60 tokens: {len(run) / n:.1f} results" in printed
+            and f"(mean over all {n} queries; {empty} got nothing)" in printed)
+    side = json.loads(out.with_name("b.trec.json").read_text())
+    within = side["retrieval"]["context_tokens"]["within_budget"]
+    assert (within["queries"], within["empty"]) == (n, empty)
+
+
 def test_stdout_when_no_output(capsys):
     assert main(["run", "pyref", "-r", "bm25", "-k", "2", "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()

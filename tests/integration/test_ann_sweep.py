@@ -72,9 +72,17 @@ def test_relevance_cost_and_json_roundtrip(vectors, tmp_path):
     ctx = RelevanceContext(doc_ids, qids, qrels, measures=("nDCG@10", "R@10"))
     res = run_sweep(base, queries, "hnswlib", {"M": [4], "efConstruction": [20],
                                                "efSearch": [1, 64]},
-                    metric="ip", k=10, repeats=1, max_single=10, relevance=ctx, threads=1)
+                    metric="ip", k=10, repeats=2, max_single=10, relevance=ctx, threads=1)
     low, high = sorted(res.points, key=lambda p: p["search"]["efSearch"])
     assert low["relevance"]["nDCG@10"]["delta"] < high["relevance"]["nDCG@10"]["delta"] <= 0
+    for p in res.points:  # timed at least twice, more until stable; the range kept
+        assert 2 <= p["batch_repeats"] <= 8 and p["qps_batch_low"] <= p["qps_batch"]
+        assert p["timing_stable"] == (p["qps_batch_spread"] <= 0.05)
+        assert p["single_rounds"] == 2
+    assert res.meta["timing"]["unstable_points"] == sum(
+        not p["timing_stable"] for p in res.points)
+    # a query is lost when R@10 is 0 where exact search found its relevant documents
+    assert set(low["relevance"]["lost_queries"]) >= set(high["relevance"]["lost_queries"])
     assert low["relevance"]["nDCG@10"]["exact"] == pytest.approx(1.0)
     res.save(tmp_path / "s.json")
     back = SweepResult.load(tmp_path / "s.json")

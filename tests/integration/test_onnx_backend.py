@@ -34,3 +34,15 @@ def test_onnx_fp32_and_int8_agree_with_torch():
     assert fp32.identity != int8.identity and "int8" in int8.identity
     assert _cos(fp32.encode_documents(TEXTS), ref).min() > 0.9999   # truncation included
     assert _cos(int8.encode_documents(TEXTS), ref).min() > 0.85     # quantised: close
+
+
+def test_onnx_counts_tokens_past_its_limit_like_sentence_transformers():
+    """The ONNX tokenizer truncates what it embeds (256), not what it counts."""
+    st = sb.retrieval.encoder("minilm", cache=False)
+    onnx = sb.retrieval.encoder("onnx:minilm", cache=False)
+    long_text = TEXTS[2]
+    n = len(st.token_offsets(long_text))
+    assert n > 256
+    assert len(onnx.token_offsets(long_text)) == n
+    assert onnx.token_lengths(TEXTS) == st.token_lengths(TEXTS)
+    assert onnx.special_tokens == st.special_tokens == 2

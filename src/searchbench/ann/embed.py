@@ -43,12 +43,16 @@ def embed_evalset(evalset: Any, model: str = "minilm", *, with_title: bool = Tru
     :func:`~searchbench.load_evalset`) with ``model``; judged queries only."""
     from ..collections.registry import load_evalset
     from ..retrieval.encoders import encoder
+    from ..retrieval.truncation import length_report, warn_truncation
 
     es = load_evalset(evalset)
     enc = encoder(model, quiet=quiet)
     queries = es.judged_queries
-    base = enc.encode_documents(es.corpus.texts(with_title))
+    texts = es.corpus.texts(with_title)
+    lengths = length_report(enc, texts)  # before embedding: warn about truncation first
+    warn_truncation(lengths)
+    base = enc.encode_documents(texts)
     qv = enc.encode_queries(queries.texts())
     return EmbeddedSet(np.asarray(base, dtype=np.float32), np.asarray(qv, dtype=np.float32),
                        list(es.corpus.ids), list(queries.ids), es.qrels, es.name,
-                       enc.describe(), es)
+                       {**enc.describe(), "truncation": lengths.to_dict()}, es)

@@ -11,7 +11,7 @@ from typing import Any
 from .._util import md_table, md_text, visible_text
 from .._util.plots import figure, legend, plain_text, save, svg_element
 from ..errors import require
-from .relevance import cheapest_lossless
+from .relevance import cheapest_lossless, noise_ties
 from .sweep import SweepResult
 
 __all__ = ["pareto", "plot", "plot_svg", "render_html", "render_markdown", "rows"]
@@ -86,15 +86,42 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
             "tie-aware": f"{rec['tie_aware']['mean']:.4f}",
             "ties": _count(rec.get("queries_with_ties")),
             "1-R@1": f"{p['one_recall_at_1']:.3f}",
-            "QPS batch": f"{p['qps_batch']:,.0f} ({p['qps_batch_min']:,.0f}–"
-                         f"{p['qps_batch_max']:,.0f})",
+            "QPS batch": _qps_batch(p),
             "batch CPU/wall": f"{p['batch_cpu_s'] / max(p['batch_wall_s'], 1e-12):.2f}",
-            "QPS 1-query": f"{p['qps_single']:,.0f}",
+            "QPS 1-query": _qps_single(p),
             "p50/p95/p99 ms": f"{lat['p50']:.3f} / {lat['p95']:.3f} / {lat['p99']:.3f}",
             "build s (CPU)": f"{p['build_wall_s']:.2f} ({p['build_cpu_s']:.2f})",
             "index MB": f"{p['index_bytes'] / 2**20:.1f}",
         })
     return out
+
+
+def _qps_single(p: dict[str, Any]) -> str:
+    """Fastest round's single-query QPS, with the slowest round's when there were several."""
+    low = p.get("qps_single_low")
+    if low is None or p.get("single_rounds", 1) < 2:
+        return f"{p['qps_single']:,.0f}"
+    return f"{p['qps_single']:,.0f} ({low:,.0f}–{p['qps_single']:,.0f})"
+
+
+def _qps_batch(p: dict[str, Any]) -> str:
+    """Best batch QPS with the range used to call ties and a mark if it never settled."""
+    low = p.get("qps_batch_low", p["qps_batch_min"])
+    shaky = " unstable" if p.get("timing_stable") is False else ""
+    return (f"{p['qps_batch']:,.0f} ({low:,.0f}–{p['qps_batch']:,.0f}, "
+            f"{p.get('batch_repeats', '?')} runs{shaky})")
+
+
+def _verdict(rel: dict[str, Any]) -> str:
+    """The worst measure verdict, plus the queries the setting loses entirely."""
+    said = [v.get("verdict") or ("loss" if v["significant_loss"] else "no significant loss")
+            for v in rel.values() if isinstance(v, dict)]
+    worst = next((w for w in ("loss", "possible loss") if w in said), "no significant loss")
+    lost = rel.get("lost_queries") or []
+    if lost:
+        shown = ", ".join(lost[:5]) + (", …" if len(lost) > 5 else "")
+        worst += f"; loses {len(lost)} quer{'y' if len(lost) == 1 else 'ies'} ({shown})"
+    return worst
 
 
 def relevance_rows(result: SweepResult) -> list[dict[str, str]]:
@@ -111,26 +138,52 @@ def relevance_rows(result: SweepResult) -> list[dict[str, str]]:
             if isinstance(v, dict):
                 row[f"Δ{m}"] = (f"{v['delta']:+.4f} (p={v['p']:.3f}, "
                                 f"[{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}])")
-        row["verdict"] = "no significant loss" if rel["no_significant_loss"] else \
-            "significant loss"
+        row["verdict"] = _verdict(rel)
         out.append(row)
     return out
 
 
 def conclusion(result: SweepResult) -> str:
-    """The sentence naming the cheapest setting whose relevance loss is not significant."""
+    """The sentence naming the recommended setting: the fastest without a significant (or
+    possible) relevance loss and without a lost query, ties within timing noise broken by
+    knn_recall (:func:`~searchbench.ann.relevance.cheapest_lossless`)."""
     if not any(p.get("relevance") for p in result.points):
         return ""
-    best = cheapest_lossless(result.points)
     rel = result.meta.get("relevance", {})
+    how = f"{rel.get('test', 'paired')} test and 95 % interval, α={rel.get('alpha', 0.05)}"
+    best = cheapest_lossless(result.points)
     if best is None:
-        return "Every setting loses relevance significantly against exact search."
-    deltas = ", ".join(f"Δ{m} {v['delta']:+.4f} (p={v['p']:.3f})"
+        fallback = cheapest_lossless(result.points, allow_lost=True)
+        if fallback is None:
+            return f"Every setting loses relevance significantly against exact search ({how})."
+        return (f"No setting keeps every query: each one without a significant loss ({how}) "
+                f"loses some query entirely; the fastest of them, {_name(fallback)}, "
+                f"{_verdict(fallback['relevance'])}.")
+    deltas = ", ".join(f"Δ{m} {v['delta']:+.4f} (p={v['p']:.3f}, "
+                       f"[{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}])"
                        for m, v in best["relevance"].items() if isinstance(v, dict))
-    return (f"Fastest setting without a significant relevance loss "
-            f"({rel.get('test', 'paired')} test, α={rel.get('alpha', 0.05)}): "
-            f"{best['index']} {_params(best)} — {best['qps_batch']:,.0f} QPS, "
-            f"knn_recall@{best['k']} {_recall(best):.4f}; {deltas}.")
+    ties = [p for p in noise_ties(result.points) if p is not best]
+    tie_text = (f" Within the timing noise of it (overlapping QPS ranges): "
+                f"{'; '.join(_name(p) for p in ties)}; chosen for its higher knn_recall."
+                if ties else "")
+    return (f"Fastest setting without a significant relevance loss and without a lost "
+            f"query ({how}): {_name(best)} — {best['qps_batch']:,.0f} QPS, "
+            f"knn_recall@{best['k']} {_recall(best):.4f}; {deltas}.{tie_text}")
+
+
+def _name(p: dict[str, Any]) -> str:
+    return f"{p['index']} {_params(p)}"
+
+
+def timing_line(result: SweepResult) -> str:
+    """A warning when some settings' batch timings never settled (empty otherwise)."""
+    t = result.meta.get("timing") or {}
+    if not t.get("unstable_points"):
+        return ""
+    return (f"Timing noise: the batch QPS of {t['unstable_points']} settings did not settle "
+            f"within {t.get('stable_within', 0.05):.0%} (spread up to "
+            f"{t.get('worst_spread', 0):.0%}); QPS differences that small are noise, and the "
+            "recommendation treats overlapping QPS ranges as ties.")
 
 
 def exact_line(result: SweepResult) -> str:
@@ -169,6 +222,8 @@ def render_markdown(result: SweepResult) -> str:
     if rel:
         parts += ["", md_text(exact_line(result)), "", _md_table(rel), "",
                   md_text(conclusion(result))]
+    if timing_line(result):
+        parts += ["", f"**Warning:** {md_text(timing_line(result))}"]
     return "\n".join(parts) + "\n"
 
 
@@ -197,21 +252,23 @@ knn_recall is agreement with exact search, <b>not</b> relevance recall.
 Tie tolerance: {{ tolerance }}. Machine: {{ meta.machine.cpu }}, {{ meta.machine.cores }}
 cores, load average {{ load }}; {{ libs }}.</p>
 {% if conclusion %}<p class="ok">{{ conclusion }}</p>{% endif %}
+{% if timing %}<p class="down">{{ timing }}</p>{% endif %}
 <h2>Recall – QPS (batch)</h2><figure>{{ svg_batch | safe }}</figure>
 <h2>Recall – QPS (single query)</h2><figure>{{ svg_single | safe }}</figure>
 <h2>All points</h2>
 {{ table(points) }}
 {% if relevance %}<h2>Relevance cost against exact search</h2>
 <p class="muted">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
-α={{ meta.relevance.alpha }}; {{ meta.relevance.rule }}. {{ exact_line }}</p>
+{{ meta.relevance.interval or "Student t" }} interval, α={{ meta.relevance.alpha }};
+{{ meta.relevance.rule }}. {{ exact_line }}</p>
 {{ table(relevance) }}{% endif %}
 <h2>Ground truth</h2><p class="muted">{{ gt }}</p>
 </body></html>
 """
 
 _TABLE = """{% macro table(rs) %}<table><tr>{% for h in rs[0] %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for r in rs %}<tr>{% for h in rs[0] %}<td{% if r[h] == 'significant loss' %} class="down"
-{% elif r[h] == 'no significant loss' %} class="up"{% endif %}>{{ r[h] }}</td>{% endfor %}
+{% for r in rs %}<tr>{% for h in rs[0] %}<td{% if h == 'verdict' %} class="{{ 'up'
+ if r[h] == 'no significant loss' else 'down' }}"{% endif %}>{{ r[h] }}</td>{% endfor %}
 </tr>{% endfor %}</table>{% endmacro %}"""
 
 
@@ -225,7 +282,7 @@ def render_html(result: SweepResult, title: str = "ANN sweep") -> str:
     libs = ", ".join(f"{k} {v}" for k, v in m.get("machine", {}).get("libraries", {}).items())
     gt = ", ".join(f"{k}: {v}" for k, v in m.get("ground_truth", {}).items())
     return tpl.render(title=title, meta=m, tolerance=tol, libs=libs, gt=gt, load=_load(m),
-                      exact_line=exact_line(result),
+                      exact_line=exact_line(result), timing=timing_line(result),
                       conclusion=conclusion(result), svg_batch=plot_svg(result),
                       svg_single=plot_svg(result, "qps_single"), points=rows(result),
                       relevance=relevance_rows(result))

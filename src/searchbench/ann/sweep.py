@@ -1,9 +1,11 @@
 """Parameter sweeps: one build per build-parameter set, search parameters looped over it.
 
 Every point records knn_recall (by id and tie-aware, mean/p5/min), 1-recall@1, batch QPS
-(all queries in one call, ``threads`` threads; the best of ``repeats`` runs, since
-interference only slows a run; median, min and max kept), single-query latency
-p50/p95/p99 with one thread after ``warmup`` queries, build wall and CPU time, the
+(all queries in one call, ``threads`` threads; the best run, since interference only slows
+a run, repeated until the fastest three agree within 5 % or 4 × ``repeats`` runs; median,
+min, max, the spread and the range used to call ties kept; a warning names settings that
+never settled), single-query latency p50/p95/p99 with one thread after ``warmup`` queries
+(fastest of up to three rounds, spread kept), build wall and CPU time, the
 serialised index size and the RSS growth of the build. CPU time is process time (all
 threads): CPU ≫ wall × threads means other load, CPU ≪ wall means waiting. Latencies are
 measured from Python around one library call per query.
@@ -18,6 +20,7 @@ import os
 import platform
 import resource
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +45,8 @@ from .recall import knn_recall, one_recall_at
 __all__ = ["SweepResult", "parse_param", "run_sweep"]
 
 FORMAT = "searchbench.ann.sweep/1"
+STABLE_WITHIN = 0.05  # the fastest batch runs must agree within 5 %
+MAX_REPEAT_FACTOR = 4  # at most 4 × --repeats batch runs per setting
 Progress = Callable[[str], None]
 
 
@@ -155,6 +160,7 @@ def run_sweep(
                 f"{pt['qps_batch']:,.0f} QPS")
             points.append(pt)
     meta = _meta(base, queries, metric, k, big_k, threads, exact, exact_s, s)
+    meta["timing"] = _warn_unstable(points)
     if relevance is not None:
         meta["relevance"] = dict(relevance.describe(), search_depths=sorted({big_k, deep}))
     return SweepResult(points, meta)
@@ -219,7 +225,7 @@ def _point(idx: AnnIndex, sp: dict[str, int], base: np.ndarray, queries: np.ndar
            max_single: int) -> dict[str, Any]:
     idx.set_search(sp)
     batch, ids = _time_batch(idx, queries, big_k, threads, repeats)
-    single = _time_single(idx, queries, big_k, warmup, max_single)
+    single = _time_single(idx, queries, big_k, warmup, max_single, min(3, max(1, repeats)))
     rec = knn_recall(exact, ids, k, base=base, queries=queries)
     pt: dict[str, Any] = {"index": idx.spec.name, "library": idx.spec.library,
                           "search": dict(sp), "k": k, "K": big_k,
@@ -234,39 +240,93 @@ def _point(idx: AnnIndex, sp: dict[str, int], base: np.ndarray, queries: np.ndar
     return pt
 
 
+def _spread(walls: list[float], m: int) -> float:
+    """Relative spread of the ``m`` fastest runs: ``wall_(m) / wall_(1) − 1`` (NaN if m < 2)."""
+    ordered = sorted(walls)[:m]
+    return ordered[-1] / max(ordered[0], 1e-12) - 1 if len(ordered) >= 2 else float("nan")
+
+
+def _finite(x: float) -> float | None:
+    return x if np.isfinite(x) else None
+
+
 def _time_batch(idx: AnnIndex, q: np.ndarray, k: int, threads: int,
                 repeats: int) -> tuple[dict[str, Any], np.ndarray]:
+    """Batch search timed until stable: at least ``repeats`` runs, then more (up to
+    ``MAX_REPEAT_FACTOR × repeats``) until the fastest ``min(3, repeats)`` agree within
+    :data:`STABLE_WITHIN`. Kept: the best run, the spread, and ``qps_batch_low`` (the
+    slowest of the fastest runs), the lower end of the QPS range used to call ties."""
     walls, cpus = [], []
     ids = np.empty((0, k), dtype=np.int64)
-    for _ in range(max(1, repeats)):
+    m = min(3, max(1, repeats))
+    limit = max(1, repeats) * MAX_REPEAT_FACTOR
+    while True:
         c0, t0 = time.process_time(), time.perf_counter()
         ids, _ = idx.search(q, k, threads)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
+        spread = _spread(walls, m)
+        if len(walls) >= max(1, repeats) and (not spread > STABLE_WITHIN
+                                              or len(walls) >= limit):
+            break
     best = int(np.argmin(walls))
+    low = sorted(walls)[:m][-1]
     return {"qps_batch": len(q) / walls[best], "qps_batch_median": len(q) / np.median(walls),
             "qps_batch_min": len(q) / max(walls), "qps_batch_max": len(q) / min(walls),
+            "qps_batch_low": len(q) / low, "qps_batch_spread": _finite(spread),
+            "timing_stable": None if m < 2 else bool(spread <= STABLE_WITHIN),
             "batch_threads": threads, "batch_wall_s": walls[best], "batch_cpu_s": cpus[best],
             "batch_repeats": len(walls)}, ids
 
 
-def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int,
-                 max_single: int) -> dict[str, Any]:
+def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int, max_single: int,
+                 rounds: int = 3) -> dict[str, Any]:
+    """Single-query latencies over ``rounds`` rounds of the same queries; the fastest round
+    is reported (interference only slows a round), with the spread between rounds."""
     for i in range(min(warmup, len(q))):
         idx.search(q[i:i + 1], k, 1)
     n = min(max_single, len(q))
-    lat = np.empty(n)
-    c0, t_all = time.process_time(), time.perf_counter()
-    for i in range(n):
-        t0 = time.perf_counter()
-        idx.search(q[i:i + 1], k, 1)
-        lat[i] = time.perf_counter() - t0
-    wall, cpu = time.perf_counter() - t_all, time.process_time() - c0
+    best: tuple[float, float, np.ndarray] | None = None
+    walls = []
+    for _ in range(max(1, rounds)):
+        lat = np.empty(n)
+        c0, t_all = time.process_time(), time.perf_counter()
+        for i in range(n):
+            t0 = time.perf_counter()
+            idx.search(q[i:i + 1], k, 1)
+            lat[i] = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t_all, time.process_time() - c0
+        walls.append(wall)
+        if best is None or wall < best[0]:
+            best = (wall, cpu, lat)
+    wall, cpu, lat = best  # type: ignore[misc]
     p50, p95, p99 = np.percentile(lat, [50, 95, 99]) * 1e3
     return {"qps_single": n / wall, "single_threads": 1, "single_queries": n,
             "single_warmup": min(warmup, len(q)), "latency_ms": {"p50": float(p50),
             "p95": float(p95), "p99": float(p99)}, "single_wall_s": wall,
-            "single_cpu_s": cpu}
+            "single_cpu_s": cpu, "single_rounds": len(walls), "qps_single_low": n / max(walls),
+            "qps_single_spread": _finite(_spread(walls, len(walls)))}
+
+
+def _warn_unstable(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """One warning naming the settings whose batch timings never settled; the summary."""
+    unstable = [p for p in points if p.get("timing_stable") is False]
+    summary = {"stable_within": STABLE_WITHIN, "unstable_points": len(unstable)}
+    if unstable:
+        from ..errors import user_stacklevel
+        from ..measures import SearchbenchWarning
+
+        worst = max(p["qps_batch_spread"] for p in unstable)
+        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        warnings.warn(f"batch timings of {len(unstable)} of {len(points)} settings did not "
+                      f"settle within {STABLE_WITHIN:.0%} after up to "
+                      f"{max(p['batch_repeats'] for p in unstable)} runs (spread up to "
+                      f"{worst:.0%}, load average {load}): QPS differences that small are "
+                      "noise; the recommendation treats overlapping QPS ranges as ties. "
+                      "Rerun on a quieter machine or with more --repeats",
+                      SearchbenchWarning, stacklevel=user_stacklevel())
+        summary["worst_spread"] = worst
+    return summary
 
 
 def _meta(base: np.ndarray, queries: np.ndarray, metric: str, k: int, big_k: int,

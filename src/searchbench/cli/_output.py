@@ -38,18 +38,20 @@ def console(stderr: bool = False) -> Any:
 
 @contextlib.contextmanager
 def reported_warnings(quiet: bool = False) -> Iterator[None]:
-    """Collect library warnings and print each once on stderr as ``warning: ...``."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    if quiet:
-        return
-    seen = set()
-    for w in caught:
-        text = str(w.message)
-        if text not in seen:
+    """Print each distinct library warning once on stderr as ``warning: ...``, when it is
+    raised (so a warning about work still to come, e.g. truncation, precedes that work)."""
+    seen: set[str] = set()
+
+    def show(message: Any, *_args: Any, **_kw: Any) -> None:
+        text = str(message)
+        if not quiet and text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)
+            print(f"warning: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
 
 
 def print_json(obj: Any) -> None:

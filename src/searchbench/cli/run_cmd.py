@@ -98,11 +98,10 @@ def run_command(
         sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))
         counts = _token_counts(r, run, level)
-        context = sb.retrieval.context_tokens(run, counts, k)
+        context = sb.retrieval.context_tokens(run, counts, k, queries.ids)
         if token_budget:
             run = sb.retrieval.budget_run(run, counts, token_budget)
-            context["within_budget"] = sb.retrieval.context_tokens(run, counts, k)
-            context["within_budget"]["results"] = len(run) / max(run.n_queries, 1)
+            context["within_budget"] = sb.retrieval.context_tokens(run, counts, k, queries.ids)
         scores = _score(es, r, run, level)
     run.metadata["context_tokens"] = context
     run.metadata["token_unit"] = token_unit(r)
@@ -201,7 +200,8 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
                f"{meta['level']}) and {side}")
     budget = context.get("within_budget")
     cut = (f"; within {meta['token_budget']} tokens: {budget['results']:.1f} results, "
-           f"{budget['mean']:.0f} tokens" if budget else "")
+           f"{budget['mean']:.0f} tokens (mean over all {budget['queries']} queries; "
+           f"{budget['empty']} got nothing)" if budget else "")
     typer.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
                f"({meta.get('token_unit', 'tokens')}) "
                f"per query in the top {context['k']} (mean){cut}  | index "

@@ -239,7 +239,7 @@ class _Workspace:
         run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,  # type: ignore[union-attr]
                    norm=h.norm, name=cell.retriever.name).truncate(cell.k)  # type: ignore[union-attr]
         timings = {"fuse_s": time.perf_counter() - t0}
-        for key in ("index_s", "search_s"):
+        for key in ("index_s", "encode_s", "search_s"):
             timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
         described = {"retriever": "hybrid", **s,
                      "components": [{k: v for k, v in r.metadata.items() if k != "timings"}
@@ -327,7 +327,8 @@ class _Workspace:
         qids = result.query_ids.tolist()
         scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
         lengths = self.lengths(cell, run)
-        ctx = {k: context_tokens(run, lengths, k)["mean"] for k in CONTEXT_CUTOFFS}
+        ctx = {k: context_tokens(run, lengths, k, self.query_ids)["mean"]
+               for k in CONTEXT_CUTOFFS}
         units = self.cell_index(cell).units
         words = [len(t.split()) for t in units.texts]
         extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,

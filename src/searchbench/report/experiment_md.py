@@ -7,7 +7,7 @@ from typing import Any
 from .._util import md_table, md_text
 from ..comparison import render_markdown as comparison_markdown
 
-__all__ = ["render_markdown", "timing_rows"]
+__all__ = ["render_markdown", "timing_rows", "truncation_notes"]
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
@@ -17,13 +17,15 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
-    """``system, index s, search s, latency ms, queries/s, context tokens@10`` per cell
-    (tokens in the cell's unit: model tokens, or words for BM25)."""
+    """``system, index s, query encoding s (cache), search s, search ms/query, queries/s,
+    context tokens@10`` per cell (tokens in the cell's unit: model tokens, or words for
+    BM25). Search excludes the query encoding, which is shown apart
+    with how many query embeddings came from the cache (cache reads are not model speed)."""
     rows = []
     for c in group.cells:
         t = c.timings
         ctx = c.extras.get("context_tokens", {}).get("10")
-        rows.append([c.system, f"{t.get('index_s', 0):.{decimals}f}",
+        rows.append([c.system, f"{t.get('index_s', 0):.{decimals}f}", _encoding(c, decimals),
                      f"{t.get('search_s', 0) + t.get('fuse_s', 0):.{decimals + 1}f}",
                      f"{t.get('latency_ms', 0):.{decimals + 1}f}", f"{t.get('qps', 0):.0f}",
                      "–" if ctx is None else
@@ -31,8 +33,39 @@ def timing_rows(group: Any, decimals: int = 1) -> list[list[str]]:
     return rows
 
 
-TIMING_HEADER = ["system", "index s", "search s", "latency ms/query", "queries/s",
-                 "context tokens@10"]
+TIMING_HEADER = ["system", "index s", "query encoding s (cache)", "search s",
+                 "search ms/query", "queries/s (search)", "context tokens@10"]
+
+
+def _retriever_parts(cell: Any) -> list[dict[str, Any]]:
+    """The run metadata of a cell's retriever, or of each component of a hybrid."""
+    described = cell.provenance.get("retriever", {}) or {}
+    return list(described.get("components") or [described])
+
+
+def _encoding(cell: Any, decimals: int) -> str:
+    """Query encoding seconds and cache use, e.g. ``0.01 (38/38 cached)``; ``–`` if none."""
+    parts = [p["query_encoding"] for p in _retriever_parts(cell) if p.get("query_encoding")]
+    if not parts:
+        return "–"
+    seconds = cell.timings.get("encode_s", sum(p["seconds"] for p in parts))
+    cached = sum(p["cached"] for p in parts)
+    total = sum(p["queries"] for p in parts)
+    return f"{seconds:.{decimals + 1}f} ({cached}/{total} cached)"
+
+
+def truncation_notes(group: Any) -> list[str]:
+    """One sentence per cell whose model truncated units (``LengthReport.message``)."""
+    from ..retrieval.truncation import LengthReport
+
+    notes = []
+    for c in group.cells:
+        for part in _retriever_parts(c):
+            info = part.get("truncation")
+            if info and info.get("truncated"):
+                fields = {k: info[k] for k in LengthReport.__dataclass_fields__ if k in info}
+                notes.append(f"{c.system}: {LengthReport(**fields).message()}")
+    return notes
 
 
 def _wins_losses(group: Any, decimals: int) -> list[str]:
@@ -90,10 +123,13 @@ def render_markdown(report: Any, decimals: int = 4) -> str:
                   f"the store yet: {md_text(', '.join(report.missing))}", ""]
     for g in report.groups:
         lines += [f"## {md_text(g.title)}", ""]
+        lines += [f"**Truncated:** {md_text(n)}" for n in truncation_notes(g)]
+        lines += [""] if truncation_notes(g) else []
         if g.comparison is not None:
             lines += [comparison_markdown(g.comparison, decimals), ""]
             lines += _wins_losses(g, decimals)
         lines += ["### Latency, throughput and context size", ""]
-        lines += _table(TIMING_HEADER, [[md_text(r[0]), *r[1:]] for r in timing_rows(g)])
+        timings = [[md_text(r[0]), *r[1:-1], md_text(r[-1])] for r in timing_rows(g)]
+        lines += _table(TIMING_HEADER, timings)
     lines += _provenance(report)
     return "\n".join(lines)

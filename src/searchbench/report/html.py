@@ -17,7 +17,7 @@ from typing import Any
 from ..comparison import DETAIL_HEADER, detail_cells, format_number, legend, significance_mark
 from ..errors import require
 from . import plots
-from .experiment_md import TIMING_HEADER, timing_rows
+from .experiment_md import TIMING_HEADER, timing_rows, truncation_notes
 
 __all__ = ["SECTIONS", "render_html"]
 
@@ -53,6 +53,7 @@ def _group_view(group: Any, decimals: int) -> dict[str, Any]:
         "chunking_svg": plots.chunking_svg(group),
         "latency_svg": plots.latency_svg(group),
         "timing_header": TIMING_HEADER, "timings": timing_rows(group),
+        "truncation": truncation_notes(group),
         "best": best, "baseline": group.comparison.baseline if group.comparison else None,
         "chunkers": list(dict.fromkeys(c.chunker for c in group.cells)),
     }

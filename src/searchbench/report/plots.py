@@ -141,6 +141,6 @@ def latency_svg(group: Any) -> str:
     y = list(range(len(systems)))[::-1]
     ax.barh(y, lat, color="#8172b3", height=0.6)
     ax.set_yticks(y, [visible_text(s) for s in systems], fontsize=8)
-    ax.set_xlabel("search latency per query, ms (batched; index time excluded)")
+    ax.set_xlabel("search latency per query, ms (batched; query encoding and index excluded)")
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig, "latency per cell")

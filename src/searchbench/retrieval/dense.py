@@ -18,6 +18,7 @@ ordered differently.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 from ..errors import require
 from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
 from .base import Retriever, doc_aligned_blocks, exact_topk
-from .chunking import Chunker, TokenChunker
+from .chunking import Chunker
 from .encoders import Encoder
 from .encoders import encoder as make_encoder
 
@@ -57,13 +58,16 @@ class Dense(Retriever):
         self.embeddings: np.ndarray | None = None
         self._sq_norms: np.ndarray | None = None
         self.truncated_units = 0
+        self.truncation: dict[str, Any] | None = None  # LengthReport.to_dict() of the index
+        self.query_encoding: dict[str, Any] = {}  # seconds and cache use of the last search
 
     def config(self) -> dict[str, Any]:
         return {"retriever": self.name, "metric": self.metric, "backend": self.backend,
                 **self.encoder.describe()}
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "truncated_units": self.truncated_units}
+        return {**super().describe(), "truncated_units": self.truncated_units,
+                "truncation": self.truncation, "query_encoding": dict(self.query_encoding)}
 
     def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
         """Count with the encoder's tokenizer; warn if chunks exceed its max length."""
@@ -80,23 +84,36 @@ class Dense(Retriever):
         return chunker
 
     def _fit(self, texts: list[str]) -> None:
+        self._report_lengths(texts)  # before embedding: the warning comes first
         emb = self.encoder.encode_documents(texts) if texts else np.empty((0, 0), np.float32)
         if self.metric == "cosine" and len(emb):
             emb = normalize(emb)
         self.embeddings = np.ascontiguousarray(emb, dtype=np.float32)
         self._sq_norms = (self.embeddings ** 2).sum(axis=1) if self.metric == "l2" else None
-        self.truncated_units = self._count_truncated(texts)
 
-    def _count_truncated(self, texts: list[str]) -> int:
-        limit = self.encoder.max_seq_length
-        if not limit or (isinstance(self.chunker, TokenChunker) and self.chunker.size <= limit):
-            return 0
-        return sum(1 for t in texts if len(t) > limit - 2 and
-                   len(self.encoder.token_offsets(t)) > limit - 2)
+    def _report_lengths(self, texts: list[str]) -> None:
+        """Count the units the encoder will truncate (its own tokenizer) and warn once."""
+        from .truncation import length_report, warn_truncation
+
+        report = length_report(self.encoder, texts,
+                               "chunk" if self.chunker is not None else "document")
+        self.truncation = report.to_dict()
+        self.truncated_units = report.truncated
+        warn_truncation(report)
 
     def _queries(self, query_texts: list[str]) -> np.ndarray:
+        """Query vectors; records the encoding time and the cache use in ``timings``."""
+        t0 = time.perf_counter()
+        self.encoder.last_cache = None
         q = self.encoder.encode_queries(query_texts)
-        return normalize(q) if self.metric == "cosine" else q.astype(np.float32, copy=False)
+        q = normalize(q) if self.metric == "cosine" else q.astype(np.float32, copy=False)
+        cache = self.encoder.last_cache
+        self.timings["encode_s"] = time.perf_counter() - t0
+        self.query_encoding = {"queries": len(query_texts), "seconds": self.timings["encode_s"],
+                               "cached": cache.hits if cache is not None else 0,
+                               "embedded": cache.misses if cache is not None
+                               else len(query_texts)}
+        return q
 
     def _prepare(self, query_texts: list[str]) -> np.ndarray:
         return self._queries(query_texts)

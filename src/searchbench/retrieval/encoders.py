@@ -37,7 +37,8 @@ class Encoder(ABC):
     """Base class: prefixes, caching and token offsets; subclasses implement ``_embed``."""
 
     name = "encoder"
-    max_seq_length: int | None = None
+    max_seq_length: int | None = None  # tokens embedded, special tokens included; None: all
+    special_tokens = 0  # tokens the model adds to every text ([CLS] and [SEP] for BERT)
     cache_batch = 512  # texts embedded and stored per cache shard
 
     def __init__(self, query_prefix: str = "", doc_prefix: str = "",
@@ -63,6 +64,10 @@ class Encoder(ABC):
         from .chunking import whitespace_offsets
 
         return whitespace_offsets(text)
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Text tokens of each text, never truncated (special tokens not included)."""
+        return [len(self.token_offsets(t)) for t in texts]
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         return self._encode([self.query_prefix + t for t in texts], "embedding queries")
@@ -114,6 +119,7 @@ class SentenceTransformerEncoder(Encoder):
             raise BackendError(f"cannot load sentence-transformers model {self.name!r} "
                                f"from {self.path}: {exc}") from exc
         self.max_seq_length = int(self.model.max_seq_length)
+        self.special_tokens = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
         self._identity = f"st:{self.name}:{weights_hash(self.path)}:{backend}:" \
                          f"{_kwargs_tag(model_kwargs)}msl{self.max_seq_length}"
 
@@ -129,6 +135,13 @@ class SentenceTransformerEncoder(Encoder):
         enc = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
                                    verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Text tokens of each text, tokenised in one batch (never truncated)."""
+        if not texts:
+            return []
+        enc = self.model.tokenizer(texts, add_special_tokens=False, verbose=False)
+        return [len(ids) for ids in enc["input_ids"]]
 
 
 @contextmanager
@@ -154,7 +167,13 @@ def _kwargs_tag(model_kwargs: dict[str, Any] | None) -> str:
 
 
 class StaticEncoder(Encoder):
-    """A model2vec static model (token embeddings averaged: no transformer at query time)."""
+    """A model2vec static model (token embeddings averaged: no transformer at query time).
+
+    Whole texts are embedded: model2vec's default ``max_length`` of 512 tokens is lifted
+    (``encode(max_length=None)``), since a static model averages token vectors and has no
+    positional limit; ``max_seq_length`` is therefore None and token counts (context size,
+    ``--token-budget``) use the model's tokenizer without truncation.
+    """
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None, **kw: Any):
         super().__init__(**kw)
@@ -165,18 +184,37 @@ class StaticEncoder(Encoder):
             self.model = m2v.StaticModel.from_pretrained(str(self.path))
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load model2vec model from {self.path}: {exc}") from exc
-        self._identity = f"model2vec:{self.name}:{weights_hash(self.path)}"
+        self._counter = _untruncated(self.model.tokenizer)
+        self._identity = f"model2vec:{self.name}:{weights_hash(self.path)}:whole-text"
 
     @property
     def identity(self) -> str:
         return self._identity
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(texts, show_progress_bar=False)
+        return self.model.encode(texts, show_progress_bar=False, max_length=None)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(),
+                "truncation": "none: model2vec averages every token (max_length=None)"}
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        enc = self.model.tokenizer.encode(text, add_special_tokens=False)
+        enc = self._counter.encode(text, add_special_tokens=False)
         return [tuple(o) for o in enc.offsets]
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        enc = self._counter.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in enc]
+
+
+def _untruncated(tokenizer: Any) -> Any:
+    """A copy of a ``tokenizers.Tokenizer`` that neither truncates nor pads."""
+    import copy
+
+    counter = copy.deepcopy(tokenizer)
+    counter.no_truncation()
+    counter.no_padding()
+    return counter
 
 
 def minilm_path() -> Path:

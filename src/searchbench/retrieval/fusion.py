@@ -152,6 +152,17 @@ class Hybrid(Retriever):
                 "weights": list(self.weights) if self.weights else None, "norm": self.norm,
                 "depth": self.depth, "parts": [r.config() for r in self.retrievers]}
 
+    def describe(self) -> dict[str, Any]:
+        """Config plus the children's ``truncation`` and ``query_encoding`` (as
+        :class:`~searchbench.retrieval.Dense` reports them), keyed by child name."""
+        out = super().describe()
+        for key in ("truncation", "query_encoding"):
+            found = {r.name: r.describe()[key] for r in self.retrievers
+                     if r.units is not None and r.describe().get(key)}
+            if found:
+                out[key] = found
+        return out
+
     def index(self, corpus: Corpus, chunker: Chunker | None = None) -> Hybrid:
         """Index every child with the same (tokenizer-bound) chunker."""
         for r in self.retrievers:
@@ -171,7 +182,9 @@ class Hybrid(Retriever):
         runs = [r.search(queries, depth, level) for r in self.retrievers]
         fused = fuse(runs, self.fusion, rrf_k=self.rrf_k, weights=self.weights,
                      norm=self.norm, name=self.name).truncate(k)
-        self.timings["search_s"] = time.perf_counter() - t0
+        encode = sum(r.timings.get("encode_s", 0.0) for r in self.retrievers)
+        self.timings["encode_s"] = encode
+        self.timings["search_s"] = max(time.perf_counter() - t0 - encode, 0.0)
         for r in self.retrievers:
             self.timings[f"search_s.{r.name}"] = r.timings.get("search_s", 0.0)
         fused.metadata.update(self.describe(), level=level, k=k, timings=dict(self.timings),

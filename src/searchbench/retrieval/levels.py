@@ -6,8 +6,9 @@
   query has evidence for other documents (*partial evidence*): then a relevant document
   without quotes is left unjudged at chunk level (see :func:`chunk_qrels`).
 - :func:`doc_run`: a chunk run turned into a doc run, a document ranking at its best chunk.
-- :func:`context_tokens` / :func:`budget_run`: tokens returned in the top K, and the
-  longest prefix of each ranking that fits a token budget.
+- :func:`context_tokens` / :func:`budget_run`: tokens returned in the top K (averaged
+  over every query asked, empty ones included), and the longest prefix of each ranking
+  that fits a token budget.
 """
 
 from __future__ import annotations
@@ -94,14 +95,29 @@ def doc_run(run: Run, name: str | None = None) -> Run:
     return out
 
 
-def context_tokens(run: Run, token_counts: Mapping[str, int], k: int) -> dict[str, float]:
-    """Tokens in the top ``k`` results per query: mean, median, max over queries."""
-    per_q = _cumulative(run, token_counts)
-    totals = [float(c[min(k, len(c)) - 1]) if len(c) else 0.0 for c in per_q]
-    if not totals:
-        return {"k": k, "mean": 0.0, "median": 0.0, "max": 0.0}
-    return {"k": k, "mean": float(np.mean(totals)), "median": float(np.median(totals)),
-            "max": float(np.max(totals))}
+def context_tokens(run: Run, token_counts: Mapping[str, int], k: int,
+                   query_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """Tokens in the top ``k`` results per query: mean, median, max over queries.
+
+    ``query_ids``: every query that was asked. A query with no result in ``run`` (none
+    retrieved, or none within a token budget) then counts as 0 tokens and 0 results, so
+    the mean is over all queries, not only those that got something. Also returned:
+    ``queries`` (how many the statistics are over), ``empty`` (how many got nothing) and
+    ``results`` (mean results in the top ``k`` per query).
+    """
+    per_q = dict(zip(run.query_ids.astype(str).tolist(), _cumulative(run, token_counts),
+                     strict=True))
+    asked = list(per_q) if query_ids is None else list(dict.fromkeys(query_ids))
+    cums = [per_q.get(q, np.empty(0)) for q in asked]
+    totals = np.asarray([float(c[min(k, len(c)) - 1]) if len(c) else 0.0 for c in cums])
+    results = np.asarray([min(k, len(c)) for c in cums], dtype=np.float64)
+    out: dict[str, Any] = {"k": k, "queries": len(asked),
+                           "empty": int(np.sum(results == 0)),
+                           "results": float(results.mean()) if len(asked) else 0.0}
+    if not len(asked):
+        return {**out, "mean": 0.0, "median": 0.0, "max": 0.0}
+    return {**out, "mean": float(totals.mean()), "median": float(np.median(totals)),
+            "max": float(totals.max())}
 
 
 def budget_run(run: Run, token_counts: Mapping[str, int], budget: int) -> Run:

@@ -18,7 +18,7 @@ import numpy as np
 from .._util import atomic_path
 from ..errors import BackendError, ConfigError, require
 from .cache import default_cache_dir
-from .encoders import Encoder, minilm_path, weights_hash
+from .encoders import Encoder, _untruncated, minilm_path, weights_hash
 
 __all__ = ["OnnxEncoder", "export_onnx", "onnx_encoder"]
 
@@ -101,6 +101,9 @@ class OnnxEncoder(Encoder):
         self.tokenizer = tokenizers.Tokenizer.from_file(str(src / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_seq_length)
         self.tokenizer.enable_padding()
+        self._counter = _untruncated(self.tokenizer)  # counts tokens past the limit too
+        self.special_tokens = int(self.tokenizer.post_processor.num_special_tokens_to_add(False)
+                                  if self.tokenizer.post_processor else 0)
         self._identity = f"onnx:{name}:{weights_hash(src)}:{'int8' if quantized else 'fp32'}:" \
                          f"msl{self.max_seq_length}"
 
@@ -129,8 +132,12 @@ class OnnxEncoder(Encoder):
         return vecs.astype(np.float32)
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        enc = self._counter.encode(text, add_special_tokens=False)
         return [tuple(o) for o in enc.offsets if o[1] > o[0]]
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        enc = self._counter.encode_batch(list(texts), add_special_tokens=False)
+        return [sum(1 for a, b in e.offsets if b > a) for e in enc]
 
 
 def onnx_encoder(name: str, quantized: bool = False, **kw: Any) -> OnnxEncoder:

@@ -67,3 +67,81 @@ def test_prepare_hook_applies_to_both_runs():
 
     _ctx(prepare=prepare).cost(exact, exact.ids.copy())
     assert sorted(seen) == ["ann", "exact"]
+
+
+# -- verdicts: the test and the interval never contradict each other --------------------
+def _lose(n_queries: int, lost: int, test: str):
+    """n queries, one relevant document each, found at rank 1 by exact search; the ANN run
+    misses it for the first ``lost`` queries: per-query ΔR@3 is −1 there, 0 elsewhere."""
+    docs = [f"d{i}" for i in range(n_queries + 3)]
+    qids = [f"q{i:02d}" for i in range(n_queries)]
+    qrels = Qrels.from_columns(qids, docs[:n_queries], [1] * n_queries)
+    exact_ids = np.array([[i, n_queries, n_queries + 1] for i in range(n_queries)])
+    found = exact_ids.copy()
+    found[:lost, 0] = n_queries + 2
+    exact = GroundTruth(exact_ids, np.zeros(exact_ids.shape), "ip", 3)
+    ctx = RelevanceContext(docs, qids, qrels, measures=("R@3",), test=test)
+    return ctx.cost(exact, found), np.r_[-np.ones(lost), np.zeros(n_queries - lost)], qids
+
+
+def test_randomization_p_and_t_interval_disagree_gives_possible_loss():
+    # 4 of 20 queries lost: the sign-flip test cannot reject (exactly p = 2/16 = 0.125)
+    # while Student's interval excludes 0 (scipy: t = −2.18, p = 0.042)
+    from scipy import stats
+
+    cost, diffs, qids = _lose(20, 4, "randomization")
+    r = cost["R@3"]
+    assert r["p"] == pytest.approx(2 / 16, abs=0.01)  # 10,000 sampled sign flips
+    lo, hi = stats.t.interval(0.95, len(diffs) - 1, loc=diffs.mean(), scale=stats.sem(diffs))
+    assert r["ci"] == pytest.approx([lo, hi]) and hi < 0
+    assert r["verdict"] == "possible loss"  # before: "no significant loss"
+    assert cost["no_significant_loss"] is False
+    assert cost["lost_queries"] == qids[:4] and r["lost_queries"] == qids[:4]
+
+
+def test_t_test_and_its_interval_are_one_procedure():
+    from scipy import stats
+
+    cost, diffs, _ = _lose(20, 4, "t")  # the default test
+    r = cost["R@3"]
+    assert r["p"] == pytest.approx(stats.ttest_1samp(diffs, 0).pvalue)
+    assert r["p"] < 0.05 and r["ci"][1] < 0 and r["verdict"] == "loss"
+    for lost in range(0, 9):  # p < α exactly when the interval excludes 0
+        r = _lose(20, lost, "t")[0]["R@3"]
+        assert (r["p"] < 0.05) == (r["ci"][1] < 0 or r["ci"][0] > 0)
+        assert r["verdict"] in ("loss", "no significant loss")
+
+
+def test_verdict_rule():
+    from searchbench.ann.relevance import verdict
+
+    assert verdict(-0.07, 0.059, -0.0009, 0.05) == "possible loss"  # the issue's row
+    assert verdict(-0.07, 0.01, -0.01, 0.05) == "loss"
+    assert verdict(-0.07, 0.01, 0.02, 0.05) == "possible loss"
+    assert verdict(-0.07, 0.30, 0.02, 0.05) == "no significant loss"
+    assert verdict(0.01, 0.001, 0.02, 0.05) == "no significant loss"  # a gain
+
+
+def _point(qps, low, recall, rel_ok=True, lost=()):
+    return {"index": "hnsw", "search": {"efSearch": qps}, "qps_batch": qps,
+            "qps_batch_low": low, "knn_recall": {"by_id": {"mean": recall}},
+            "relevance": {"no_significant_loss": rel_ok, "lost_queries": list(lost)}}
+
+
+def test_recommendation_skips_lost_queries_and_ignores_timing_noise():
+    from searchbench.ann.relevance import noise_ties
+
+    noisy_fast = _point(9690, 3000, 0.80, lost=["q7"])  # loses a query entirely
+    a = _point(5000, 4000, 0.90)
+    b = _point(4500, 4200, 0.95)   # overlaps a's range [4000, 5000]: a tie, better recall
+    c = _point(3000, 2900, 0.99)   # clearly slower
+    bad = _point(20000, 19000, 0.5, rel_ok=False)
+    pts = [noisy_fast, a, b, c, bad]
+    assert cheapest_lossless(pts) is b
+    assert noise_ties(pts) == [a, b]
+    # allowed, the noisy point's range [3000, 9690] overlaps every other: all are ties, so
+    # its single fast run does not win; the most accurate tie does
+    assert cheapest_lossless(pts, allow_lost=True) is c
+    only_lost = [noisy_fast, bad]
+    assert cheapest_lossless(only_lost) is None
+    assert cheapest_lossless(only_lost, allow_lost=True) is noisy_fast

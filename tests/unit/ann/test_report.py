@@ -59,3 +59,46 @@ def test_markdown_index_names_from_the_sweep_file_are_inert():
     header, rule, row = md.splitlines()[2:5]
     assert row.startswith(r"| a\|b &lt;b&gt;x&lt;/b&gt; | M=8 efSearch=8 | ")
     assert row.replace("\\|", "").count("|") == header.count("|") == rule.count("|")
+def _rel(verdict, lost=()):
+    loss = verdict != "no significant loss"
+    return {"R@100": {"exact": 0.8, "ann": 0.73, "delta": -0.0667, "p": 0.059,
+                      "ci": [-0.1325, -0.0009], "verdict": verdict, "significant_loss": loss,
+                      "lost_queries": list(lost)},
+            "no_significant_loss": not loss, "lost_queries": list(lost)}
+
+
+def _meta(**extra):
+    return {"metric": "cosine", "k": 10, "K": 100, "n_base": 5, "n_queries": 3, "dim": 4,
+            "exact": {"qps_batch": 300.0}, "relevance": {"test": "t", "alpha": 0.05},
+            "machine": {"cpu": "x", "cores": 2, "load_average": [0, 0, 0]}, **extra}
+
+
+def test_rows_and_conclusion_state_possible_loss_and_lost_queries():
+    from searchbench.ann.report import conclusion, relevance_rows
+
+    ivf = _pt("ivf", 4, 0.9, 9000)
+    ivf["relevance"] = _rel("possible loss")  # the row: p = 0.059, interval < 0
+    fast = _pt("hnsw", 2, 0.7, 8000)
+    fast["relevance"] = _rel("no significant loss", lost=["q7"])
+    slow = _pt("hnsw", 64, 0.99, 2000)
+    slow["relevance"] = _rel("no significant loss")
+    result = SweepResult([ivf, fast, slow], _meta())
+    verdicts = {r["params"]: r["verdict"] for r in relevance_rows(result)}
+    assert verdicts == {"M=8 efSearch=4": "possible loss",
+                        "M=8 efSearch=2": "no significant loss; loses 1 query (q7)",
+                        "M=8 efSearch=64": "no significant loss"}
+    text = conclusion(result)
+    assert "hnsw M=8 efSearch=64 — 2,000 QPS" in text  # neither the doubtful nor the lossy
+    only_lossy = SweepResult([ivf, fast], _meta())
+    assert "loses some query entirely" in conclusion(only_lossy)
+    assert "hnsw M=8 efSearch=2" in conclusion(only_lossy)
+
+
+def test_unstable_timings_are_reported():
+    pts = [_pt("hnsw", 8, 0.8, 5000)]
+    pts[0].update(timing_stable=False, qps_batch_spread=0.4, batch_repeats=12)
+    md = render_markdown(SweepResult(pts, _meta(timing={"stable_within": 0.05,
+                                                        "unstable_points": 1,
+                                                        "worst_spread": 0.4})))
+    assert "**Warning:** Timing noise: the batch QPS of 1 settings did not settle" in md
+    assert "12 runs unstable" in md

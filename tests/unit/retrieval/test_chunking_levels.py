@@ -124,3 +124,21 @@ def test_partial_evidence_leaves_unquoted_relevant_documents_unjudged():
     assert got["q1"] == {"a#0-7": 0, "a#8-18": 2, "a#19-27": 0,
                          "c#0-3": 0, "c#4-7": 0, "c#8-11": 0}
     assert got["q2"] == {"b#0-3": 1, "b#4-7": 1, "b#8-11": 1}
+def test_budget_summary_averages_over_every_query_asked():
+    """Queries left with nothing (none retrieved, or nothing fits the budget) count as
+    0 results and 0 tokens; how many there are is reported."""
+    run = sb.Run.from_dict({"q1": {"a": 3.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {"a": 1.0}})
+    counts = {"a": 100, "b": 250, "c": 400}
+    asked = ["q1", "q2", "q3", "q4"]  # q4 retrieved nothing at all
+    cut = budget_run(run, counts, 300)  # q1: a (100); q2: c (400) does not fit; q3: a
+    assert cut.n_queries == 2  # the run itself forgets q2 and q4
+    within = context_tokens(cut, counts, 10, asked)
+    assert within["queries"] == 4 and within["empty"] == 2
+    assert within["results"] == pytest.approx((1 + 0 + 1 + 0) / 4)
+    assert within["mean"] == pytest.approx((100 + 0 + 100 + 0) / 4)
+    assert within["median"] == pytest.approx(50.0) and within["max"] == 100
+    full = context_tokens(run, counts, 10, asked)
+    assert (full["empty"], full["results"]) == (1, pytest.approx(4 / 4))
+    assert full["mean"] == pytest.approx((350 + 400 + 100 + 0) / 4)
+    # without the queries asked: the run's own queries (the previous behaviour)
+    assert context_tokens(cut, counts, 10)["mean"] == pytest.approx(100)
