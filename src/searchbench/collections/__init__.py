@@ -1,1 +1,1 @@
-"""collections layer (see DESIGN.md §1)."""
+"""collections layer (see ARCHITECTURE §1)."""

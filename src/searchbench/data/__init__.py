@@ -1,1 +1,1 @@
-"""data layer (see DESIGN.md §1)."""
+"""data layer (see ARCHITECTURE §1)."""

@@ -1,4 +1,4 @@
-"""Measures: the grammar (spec), vectorised kernels, and the Evaluator (DESIGN §3)."""
+"""Measures: the grammar (spec), vectorised kernels, and the Evaluator (ARCHITECTURE §4)."""
 
 from .evaluator import EvalResult, Evaluator, SearchbenchWarning, evaluate
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, valid_names

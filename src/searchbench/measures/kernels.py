@@ -1,4 +1,4 @@
-"""Vectorised measure kernels over all queries at once (DESIGN §3).
+"""Vectorised measure kernels over all queries at once (ARCHITECTURE §4).
 
 Every kernel takes a :class:`Judged` view — one row per retrieved entry the qrels judge,
 grouped by query and in rank order — and returns one float per qrels query. Segment sums use

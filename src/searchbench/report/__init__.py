@@ -1,1 +1,1 @@
-"""report layer (see DESIGN.md §1)."""
+"""report layer (see ARCHITECTURE §1)."""

@@ -3,7 +3,7 @@
 Metrics: ``ip`` (inner product), ``cos`` (inner product of L2-normalised vectors) and
 ``l2`` (score = −‖q − d‖², so higher is better). Scores are computed block by block
 (``block_size`` units at a time, blocks never split a document) with BLAS matrix products,
-and each block's top k is merged exactly (DESIGN §2 ties).
+and each block's top k is merged exactly (ARCHITECTURE §3 ties).
 
 Backends for unpooled search (documents, or chunks at chunk level): ``auto``/``kernel``
 take candidates from :func:`searchbench.ann.groundtruth.exact_knn` (``faiss.knn`` when
@@ -127,7 +127,7 @@ class Dense(Retriever):
 
     def _kernel_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Candidates from the ANN module's exact kernel (:func:`exact_knn`), re-ranked
-        by this retriever's scores and DESIGN §2 ties; rows with ties at the cut rescored."""
+        by this retriever's scores and ARCHITECTURE §3 ties; rows with ties at the cut rescored."""
         from ..ann.groundtruth import exact_knn
 
         units = self._require_index()

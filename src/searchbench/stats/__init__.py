@@ -1,4 +1,4 @@
-"""stats layer (see DESIGN.md §1): paired tests, resampling, corrections, comparisons.
+"""stats layer (see ARCHITECTURE §1): paired tests, resampling, corrections, comparisons.
 
 Imports numpy and scipy only (scipy lazily, inside the functions that need it).
 """
