@@ -44,7 +44,7 @@ def _section(package: str, about: str, seen: dict[int, str]) -> list[str]:
         else:
             path = f"{obj.__module__}.{obj.__qualname__}"
             seen[id(obj)] = path
-            lines += [f"::: {path}", "    options:", f"      heading_level: 3", ""]
+            lines += [f"::: {path}", "    options:", "      heading_level: 3", ""]
     if constants:
         lines += ["Constants: " + ", ".join(constants) + ".", ""]
     if again:
