@@ -20,7 +20,9 @@ DOCS = ROOT / "docs"
 
 
 def _root():
-    cli_main._register()
+    register = getattr(cli_main, "_register", None)  # eager registration, if the app uses it
+    if register is not None:
+        register()
     return typer.main.get_command(cli_main.app)
 
 
