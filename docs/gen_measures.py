@@ -33,7 +33,7 @@ def _trec(name: str, cutoff: str) -> str:
 
 def measures_markdown() -> str:
     """A Markdown table: one row per measure family, straight from the registry."""
-    rows = ["| family | per query | cutoff | parameters | aggregated | trec_eval name |",
+    rows = ["| family | per query | cutoff | parameters | aggregated | trec_eval name (k = 10) |",
             "|---|---|---|---|---|---|"]
     for fam in FAMILIES.values():
         params = ", ".join(f"`{p}`" for p in fam.params) or "—"
