@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test lint install install-test browser clean
+.PHONY: demo test lint install install-test browser clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,7 +16,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q $(TORCH)
@@ -43,6 +43,11 @@ test: install-test browser
 	$(BIN)/ruff check src tests benchmarks
 	PYTHONPATH=src $(BIN)/lint-imports
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
+	$(MAKE) --no-print-directory docs
+
+# The docs site (MkDocs): generated pages from the code; any warning fails the build.
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 lint: install-test
 	$(BIN)/ruff check src tests benchmarks

@@ -1,7 +1,8 @@
-"""Shared fixtures: the real test collections of ../shared/data.
+"""Shared fixtures: trec_eval's vendored test files and the external test collections.
 
 ``SEARCHBENCH_TEST_DATA`` set (as in CI) and the data missing -> the test fails.
-Unset -> tests that need it skip with a clear reason.
+Unset -> tests that need it skip with a clear reason. trec_eval's small test files are
+vendored under tests/fixtures/trec_eval and need no configuration.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ def shared_data() -> Path:
     return root
 
 
+TREC_EVAL_FIXTURES = Path(__file__).parent / "fixtures" / "trec_eval"
+
+
 @pytest.fixture(scope="session")
-def trec_eval_dir(shared_data: Path) -> Path:
-    path = shared_data / "trec_eval"
-    if not path.is_dir():
-        pytest.fail(f"{path} is missing from the shared data")
-    return path
+def trec_eval_dir() -> Path:
+    """trec_eval's own test files, vendored in the repository (see its README.md)."""
+    if not (TREC_EVAL_FIXTURES / "out.test").is_file():
+        pytest.fail(f"{TREC_EVAL_FIXTURES} lacks trec_eval's files: the checkout is incomplete")
+    return TREC_EVAL_FIXTURES
 
 
 # -- a test skipped for a missing package is a missing install step in CI ---------------

@@ -1,7 +1,8 @@
 """Conformance: our values equal trec_eval's own expected outputs (4 printed decimals).
 
-Each case is a command line from ../shared/data/README.md; every measure printed in the
-expected output that our grammar supports is compared, per query and for ``all``.
+Each case is a command line from tests/fixtures/trec_eval/README.md (the vendored files);
+every measure printed in the expected output that our grammar supports is compared, per
+query and for ``all``.
 """
 
 from __future__ import annotations

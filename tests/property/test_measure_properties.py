@@ -1,4 +1,4 @@
-"""Property tests of the measures (DESIGN §3, §6).
+"""Property tests of the measures (ARCHITECTURE §4, §10).
 
 Bounds, ideal rankings, invariance to query and line order, and — for the measures
 pytrec_eval lacks (``RR@k``, ``Judged@k``, ``nDCG(gain=exp)@k``) and a few it has — plain
@@ -82,7 +82,7 @@ def ref_judged(ranking: list[str], grades: dict[str, int], k: int) -> float:
     """Judged@k = judged docs in top k / min(k, retrieved); 0 if nothing retrieved.
 
     Judged means in the qrels with a grade >= 0: a negative grade is "judged-unjudged",
-    neither relevant nor non-relevant (DESIGN §2, trec_eval's RELVALUE_UNJUDGED).
+    neither relevant nor non-relevant (ARCHITECTURE §2.3, trec_eval's RELVALUE_UNJUDGED).
     """
     top = ranking[:k]
     judged = sum(d in grades and grades[d] >= 0 for d in top)
@@ -241,7 +241,7 @@ def write_trec(folder: Path, qrels: Qrels, run: Ranking, rng: random.Random
 @given(judgments(), rankings(allow_empty=False).filter(bool), st.randoms(use_true_random=False))
 def test_files_in_any_line_order_give_the_same_result(qrels: Qrels, run: Ranking,
                                                       rng: random.Random) -> None:
-    """Reading TREC files ignores line order and the rank column (DESIGN §2)."""
+    """Reading TREC files ignores line order and the rank column (ARCHITECTURE §3)."""
     baseline = evaluate(qrels, run, NORMALISED)
     with tempfile.TemporaryDirectory() as tmp:
         qrels_path, run_path = write_trec(Path(tmp), qrels, run, rng)

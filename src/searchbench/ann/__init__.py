@@ -1,4 +1,4 @@
-"""ANN recall against exact search (DESIGN.md §1, §3).
+"""ANN recall against exact search (ARCHITECTURE §1, §8).
 
 ``knn_recall`` measures agreement with exact search, not relevance (that is ``R@k``).
 Exact search itself lives in :mod:`searchbench.knn` (below retrieval and ann); its

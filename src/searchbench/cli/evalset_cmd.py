@@ -81,7 +81,7 @@ def convert_command(
     spec: str = SPEC_ARG,
     to: Path = typer.Option(..., "--to", help="Output folder: new or empty (or --force)."),
     out_format: OutFormat = typer.Option(OutFormat.native, "--format",
-                                         help="native (DESIGN §4) or beir."),
+                                         help="native (ARCHITECTURE §5.1) or beir."),
     split: str = SPLIT_OPTION,
     compress: bool = typer.Option(False, "--compress", help="Native: write corpus.jsonl.gz."),
     force: bool = typer.Option(False, "--force",

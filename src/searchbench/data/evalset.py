@@ -1,4 +1,4 @@
-"""EvalSet: corpus + queries + judgments (+ evidence quotes) with provenance (DESIGN §4).
+"""EvalSet: corpus + queries + judgments (+ evidence quotes) with provenance (ARCHITECTURE §5).
 
 The native format is a folder::
 

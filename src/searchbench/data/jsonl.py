@@ -1,4 +1,4 @@
-"""JSON Lines readers and writers for corpora, queries and evidence (DESIGN §4).
+"""JSON Lines readers and writers for corpora, queries and evidence (ARCHITECTURE §5.1).
 
 Files are streamed one line at a time: a 1 GB ``corpus.jsonl`` is held in memory once,
 as :class:`~searchbench.data.texts.Document` objects, never also as raw text. ``.gz`` is

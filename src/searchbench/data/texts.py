@@ -1,4 +1,4 @@
-"""Corpus and Queries: id-addressed texts with metadata (DESIGN §4)."""
+"""Corpus and Queries: id-addressed texts with metadata (ARCHITECTURE §5)."""
 
 from __future__ import annotations
 

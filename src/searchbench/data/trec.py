@@ -1,4 +1,4 @@
-"""Readers and writers for TREC qrels, TREC runs and BEIR qrels ``.tsv`` (DESIGN §2).
+"""Readers and writers for TREC qrels, TREC runs and BEIR qrels ``.tsv`` (ARCHITECTURE §2.4).
 
 Parsing is vectorised: blocks of the file are normalised with numpy (see ``_text``) and
 parsed by pyarrow's CSV reader with dictionary-encoded id columns, so a 10⁸-line run is

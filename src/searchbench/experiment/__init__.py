@@ -1,4 +1,4 @@
-"""Experiments (DESIGN §1): a TOML config grid, a runner that shares work and resumes, and a
+"""Experiments (ARCHITECTURE §1): a TOML config grid, a runner that shares work and resumes, and a
 SQLite results store. ``searchbench experiment init|run|report|list`` wraps this package."""
 
 from __future__ import annotations

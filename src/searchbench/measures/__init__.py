@@ -1,5 +1,5 @@
 """Measures: the registry of families, the grammar (spec), vectorised kernels, and the
-Evaluator (DESIGN §3).
+Evaluator (ARCHITECTURE §4).
 
 ``families()`` lists every measure family (:class:`Family`: kernel, names, trec_eval names,
 parameters, formula); the docs' measures reference is generated from it.

@@ -1,4 +1,5 @@
-"""Vectorised measure kernels over all queries at once, each registered as a family (DESIGN §3).
+"""Vectorised measure kernels over all queries at once, each registered as a family
+(ARCHITECTURE §4).
 
 Every kernel takes a :class:`Judged` view — one row per retrieved entry the qrels judge,
 grouped by query and in rank order — and returns one float per qrels query. Segment sums use

@@ -1,4 +1,4 @@
-"""The measure registry: one :class:`Family` per measure family (DESIGN §3).
+"""The measure registry: one :class:`Family` per measure family (ARCHITECTURE §4).
 
 A family carries everything searchbench knows about a measure: its kernel (the vectorised
 function), its canonical name and aliases, its trec_eval names, its typed parameters and

@@ -1,4 +1,4 @@
-"""The retrieval under test (DESIGN §5): BM25, encoders, exact dense search, fusion, chunking.
+"""The retrieval under test (ARCHITECTURE §7): BM25, encoders, exact dense search, fusion, chunking.
 
 Importing this package is cheap: torch, sentence-transformers, bm25s and faiss are imported
 inside the functions that need them, behind :func:`searchbench.errors.require`.

@@ -1,7 +1,7 @@
 """The Retriever base class: indexed units, exact blocked top-k, doc/chunk levels.
 
 Every retriever scores *units* (whole documents, or chunks when a chunker is given) and
-ranks them exactly per DESIGN §2: score descending, then id descending (byte-wise). At
+ranks them exactly per ARCHITECTURE §3: score descending, then id descending (byte-wise). At
 ``level="doc"`` a document scores as its best chunk; at ``level="chunk"`` the run's ids are
 chunk ids ``"{doc_id}#{start}-{end}"`` (character offsets into the document text).
 """

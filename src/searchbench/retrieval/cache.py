@@ -1,4 +1,4 @@
-"""On-disk embedding cache keyed by model identity and text hash (DESIGN §5).
+"""On-disk embedding cache keyed by model identity and text hash (ARCHITECTURE §7).
 
 Layout: ``<root>/embeddings/<sha256(identity)[:24]>/`` holds ``identity.txt`` and shard files
 ``shard-*.npz`` (``keys``: 32-hex-digit text hashes, ``vectors``: float32). Each batch is

@@ -4,7 +4,7 @@ Metrics (:data:`searchbench.vocab.METRICS`, aliases accepted): ``ip`` (inner pro
 ``cosine`` (inner product of L2-normalised vectors; alias ``cos``) and ``l2``
 (score = −‖q − d‖², so higher is better). Scores are computed block by block
 (``block_size`` units at a time, blocks never split a document) with BLAS matrix products,
-and each block's top k is merged exactly (DESIGN §2 ties).
+and each block's top k is merged exactly (ARCHITECTURE §3 ties).
 
 Backends for unpooled search (documents, or chunks at chunk level): ``auto``/``kernel``
 take candidates from :func:`searchbench.knn.exact_knn` (``faiss.knn`` when
@@ -139,7 +139,8 @@ class Dense(Retriever):
 
     def _kernel_topk(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Candidates from the exact k-NN kernel (:func:`exact_knn`), re-ranked
-        by this retriever's scores and DESIGN §2 ties; rows with ties at the cut rescored."""
+        by this retriever's scores and ARCHITECTURE §3 ties; rows with ties at the cut
+        rescored."""
         from ..knn import exact_knn
 
         units = self._require_index()

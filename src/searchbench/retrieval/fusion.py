@@ -1,7 +1,7 @@
 """Fusion of runs: reciprocal rank fusion and weighted sums of normalised scores.
 
 - RRF (Cormack, Clarke & Büttcher, SIGIR 2009): ``score(d) = Σ_i 1 / (k + rank_i(d))``,
-  ``rank_i`` 1-based in run i's DESIGN §2 order; a run that lacks d adds nothing.
+  ``rank_i`` 1-based in run i's ARCHITECTURE §3 order; a run that lacks d adds nothing.
 - Weighted: ``score(d) = Σ_i w_i · norm_i(d)``, scores normalised per query and run by
   ``minmax`` ((s − min)/(max − min); 1 when max = min) or ``zscore`` ((s − mean)/std; 0 when
   std = 0). A run that lacks d contributes its lowest normalised score for that query.

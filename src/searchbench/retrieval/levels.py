@@ -1,4 +1,4 @@
-"""Chunk-level judgments, doc-level aggregation and context size (DESIGN §4).
+"""Chunk-level judgments, doc-level aggregation and context size (ARCHITECTURE §5.3).
 
 - :func:`chunk_qrels`: a chunk is judged by overlap with the resolved evidence spans of
   its (query, document): grade = the highest grade of a span it overlaps, 0 if none.

@@ -35,7 +35,7 @@ def block_size(monkeypatch: pytest.MonkeyPatch):
 
 
 def reference_fields(data: bytes) -> list[list[str]]:
-    """DESIGN §2 line by line: BOM, CRLF, tabs, runs of spaces, # comment lines."""
+    """ARCHITECTURE §2.4 line by line: BOM, CRLF, tabs, runs of spaces, # comment lines."""
     text = data.decode("utf-8").removeprefix("\ufeff")
     out = []
     for line in text.split("\n"):

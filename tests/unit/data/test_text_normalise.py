@@ -11,7 +11,7 @@ from searchbench.data._text import is_clean, normalise
 
 
 def reference(block: bytes) -> bytes:
-    """DESIGN §2 line by line: tabs/CR are spaces, fields split on runs of spaces,
+    """ARCHITECTURE §2.4 line by line: tabs/CR are spaces, fields split on runs of spaces,
     ``#`` comment lines emptied (kept as lines, so line numbers stay)."""
     lines = block.replace(b"\t", b" ").replace(b"\r", b" ").split(b"\n")
     return b"\n".join(b"" if ln.lstrip(b" ").startswith(b"#")

@@ -1,5 +1,5 @@
 """The join keeps only run entries the qrels hold: every measure still equals a plain
-line-by-line reference written from DESIGN §3, for runs full of unjudged documents,
+line-by-line reference written from ARCHITECTURE §4, for runs full of unjudged documents,
 queries on one side only, negative grades, ties, ``depth``, ``missing`` and tiny chunks."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def test_rrf_equals_hand_formula():
     assert got["q1"]["d3"] == pytest.approx(1 / 63 + 1 / 61)
     assert got["q1"]["d4"] == pytest.approx(1 / 62)
     assert got["q2"] == {"d1": pytest.approx(1 / 61)}
-    # d1 and d3 tie exactly, as do d2 and d4: DESIGN §2 ranks the larger doc id first
+    # d1 and d3 tie exactly, as do d2 and d4: ARCHITECTURE §3 ranks the larger doc id first
     assert list(got["q1"]) == ["d3", "d1", "d4", "d2"]
 
 
