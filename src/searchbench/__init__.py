@@ -15,13 +15,13 @@ from .errors import (
     DataFormatError,
     MissingDependencyError,
     SearchbenchError,
+    SearchbenchWarning,
     UnknownMeasureError,
 )
 from .measures import (
     EvalResult,
     Evaluator,
     Measure,
-    SearchbenchWarning,
     evaluate,
     parse_measure,
     parse_measures,

@@ -14,7 +14,10 @@ __all__ = [
     "MissingDependencyError",
     "OutputError",
     "SearchbenchError",
+    "SearchbenchWarning",
     "UnknownMeasureError",
+    "require",
+    "user_stacklevel",
 ]
 
 
@@ -44,6 +47,14 @@ class ConfigError(SearchbenchError, ValueError):
 
 class OutputError(SearchbenchError, OSError):
     """A file searchbench was asked to write cannot be written (``cannot write PATH: why``)."""
+
+
+class SearchbenchWarning(UserWarning):
+    """A result is still computed, but something about the input deserves attention.
+
+    Every warning searchbench emits is one of these (the CLI prints each as one
+    ``warning: ...`` line); filter them with ``warnings.filterwarnings(..., SearchbenchWarning)``.
+    """
 
 
 def require(module: str, extra: str):

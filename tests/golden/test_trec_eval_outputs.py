@@ -8,6 +8,8 @@ query and for ``all``.
 from __future__ import annotations
 
 import dataclasses
+import re
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,6 +31,15 @@ CASES = [
     ("out.test.meas_params", "qrels.test", "results.test", {}),
 ]
 
+# The warnings each run file raises: trec_eval's results.trunc has 5 lines with junk after the
+# sixth field and no line for query 302 (judged in qrels.test); results.comment.test ranks
+# queries qrels.comment.test does not judge. Any other run raises none.
+RUN_WARNINGS = {
+    "results.trunc": [r"results\.trunc:1: 5 line\(s\) have more than six fields",
+                      r"1 qrels queries have no results"],
+    "results.comment.test": [r"queries are not in the qrels and are ignored"],
+}
+
 # Measures every case must cover, so an unsupported-name skip cannot hide a regression.
 CORE = {"NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "Rprec", "Bpref", "RR"}
 
@@ -42,6 +53,15 @@ def read_expected(path: Path) -> dict[str, dict[str, float]]:
             continue
         out[name][qid] = float(value)
     return out
+
+
+def assert_warned(caught: list[warnings.WarningMessage], patterns: list[str]) -> None:
+    """Exactly one :class:`SearchbenchWarning` per pattern, each matching it, no other."""
+    assert all(issubclass(w.category, sb.SearchbenchWarning) for w in caught), caught
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == len(patterns), messages
+    for pattern in patterns:
+        assert any(re.search(pattern, m) for m in messages), (pattern, messages)
 
 
 def supported(names: list[str], rel: int) -> dict[str, sb.Measure]:
@@ -64,10 +84,14 @@ def test_matches_trec_eval(trec_eval_dir: Path, expected: str, qrels: str, run: 
     want = read_expected(trec_eval_dir / expected)
     measures = supported(list(want), opts.get("rel", 1))
     assert len(measures) >= 8
-    res = sb.evaluate(
-        sb.Qrels.from_file(trec_eval_dir / qrels), sb.Run.from_file(trec_eval_dir / run),
-        list(measures.values()), missing=opts.get("missing", "skip"), depth=opts.get("depth"),
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = sb.evaluate(
+            sb.Qrels.from_file(trec_eval_dir / qrels), sb.Run.from_file(trec_eval_dir / run),
+            list(measures.values()), missing=opts.get("missing", "skip"),
+            depth=opts.get("depth"),
+        )
+    assert_warned(caught, RUN_WARNINGS.get(run, []))
     compared = 0
     for trec_name, m in measures.items():
         for qid, value in want[trec_name].items():

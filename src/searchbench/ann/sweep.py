@@ -313,8 +313,7 @@ def _warn_unstable(points: list[dict[str, Any]]) -> dict[str, Any]:
     unstable = [p for p in points if p.get("timing_stable") is False]
     summary = {"stable_within": STABLE_WITHIN, "unstable_points": len(unstable)}
     if unstable:
-        from ..errors import user_stacklevel
-        from ..measures import SearchbenchWarning
+        from ..errors import SearchbenchWarning, user_stacklevel
 
         worst = max(p["qps_batch_spread"] for p in unstable)
         load = " / ".join(f"{x:.1f}" for x in os.getloadavg())

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._util import atomic_folder, write_text
-from ..errors import DataFormatError
+from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -111,7 +110,8 @@ class EvalSet:
             warnings.warn(
                 f"{self.name}: {n} of {len(self.queries)} queries have no judgments and are "
                 f"excluded from evaluation (not scored as 0); search es.judged_queries "
-                f"({len(self.queries) - n} queries)", UserWarning, stacklevel=_user_level())
+                f"({len(self.queries) - n} queries)", SearchbenchWarning,
+                stacklevel=user_stacklevel())
 
     def prepare_run(self, run: Run) -> Run:
         """The run as this set is evaluated: identical query/doc ids dropped if asked."""
@@ -159,15 +159,6 @@ class EvalSet:
         """Write the native format (see :func:`write_native`; a non-empty ``folder`` only
         with ``overwrite``)."""
         return write_native(self, folder, compress=compress, overwrite=overwrite)
-
-
-def _user_level() -> int:
-    """``stacklevel`` pointing at the first caller outside the searchbench package."""
-    package = str(Path(__file__).resolve().parent.parent)
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _share(n: int, total: int) -> float:

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from .._util import atomic_write
-from ..errors import DataFormatError
+from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
 from ._arrow import to_numpy
 from ._columns import Interned, Strings
 from ._strings import concat_strings
@@ -139,11 +139,9 @@ class _Extra:
         if self.count:
             import warnings
 
-            from ..errors import user_stacklevel
-
             warnings.warn(f"{src}:{self.first}: {self.count} line(s) have more than six fields; "
                           "the fields after the sixth are ignored, as trec_eval does — if a "
-                          "doc id holds a space, fix the file", UserWarning,
+                          "doc id holds a space, fix the file", SearchbenchWarning,
                           stacklevel=user_stacklevel())
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from ..data.evalset import EvalSet
 from ..data.qrels import Qrels
 from ..data.run import Run
+from ..errors import SearchbenchWarning, user_stacklevel
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
 from ..retrieval.spec import (
@@ -117,7 +118,8 @@ def _damaged(db: ResultsStore, exp_id: int, keys: dict[str, Cell], done: set[str
     """Finished cells of the grid whose run file is missing or changed: warned about and
     taken out of ``done``, so they are computed again."""
     for key, why in db.run_file_problems(exp_id, done & set(keys)).items():
-        warnings.warn(f"{why}; the cell is computed again", stacklevel=4)
+        warnings.warn(f"{why}; the cell is computed again", SearchbenchWarning,
+                      stacklevel=user_stacklevel())
         done.discard(key)
         summary.redone.append(f"{keys[key].level} {keys[key].system}")
 

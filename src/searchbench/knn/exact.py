@@ -93,7 +93,8 @@ class GroundTruth:
     def load(cls, path: str | os.PathLike[str]) -> GroundTruth:
         """Read a file written by :meth:`save`."""
         try:  # an untrusted archive: zip, npy header and JSON can each fail in many ways
-            with np.load(path, allow_pickle=False) as z:
+            # opened here so that a damaged archive cannot leave numpy's handle open
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
                 ids, dist, meta = z["ids"], z["distances"], json.loads(str(z["provenance"]))
             if not isinstance(meta, dict):
                 raise ValueError(f"provenance is a {type(meta).__name__}, not an object")

@@ -5,7 +5,8 @@ Evaluator (ARCHITECTURE §4).
 parameters, formula); the docs' measures reference is generated from it.
 """
 
-from .evaluator import EvalResult, Evaluator, NoSharedQueriesError, SearchbenchWarning, evaluate
+from ..errors import SearchbenchWarning
+from .evaluator import EvalResult, Evaluator, NoSharedQueriesError, evaluate
 from .registry import Family, Param, families
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 

@@ -10,19 +10,15 @@ from typing import Any
 import numpy as np
 
 from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
-from ..errors import DataFormatError, require, user_stacklevel
+from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
 
-__all__ = ["EvalResult", "Evaluator", "NoSharedQueriesError", "SearchbenchWarning", "evaluate"]
+__all__ = ["EvalResult", "Evaluator", "NoSharedQueriesError", "evaluate"]
 
 CHUNK_ENTRIES = 1 << 22
 PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
-
-
-class SearchbenchWarning(UserWarning):
-    """A result is still computed, but something about the input deserves attention."""
 
 
 class NoSharedQueriesError(DataFormatError):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._util import json_safe, write_text
-from ..errors import ConfigError
+from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 
 __all__ = ["ExperimentReport", "Group", "experiment_report"]
 
@@ -225,7 +225,8 @@ def _check_run_files(problems: dict[str, str], cells: list[Any]) -> None:
                          "to recompute the cells whose run files changed")
     for why in problems.values():
         warnings.warn(f"{why}; the report shows the scores stored when it was written; "
-                      "run 'searchbench experiment run' again to recreate it", stacklevel=3)
+                      "run 'searchbench experiment run' again to recreate it",
+                      SearchbenchWarning, stacklevel=user_stacklevel())
 
 
 def _pick(db: Any, experiment: int | str | None, config: Any) -> int:

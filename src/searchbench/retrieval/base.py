@@ -20,7 +20,7 @@ import numpy as np
 from .._util import progress
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
-from ..errors import ConfigError
+from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..vocab import LEVELS, canonical_level
 from .chunking import Chunk, Chunker
 
@@ -154,7 +154,8 @@ class Retriever:
         self.units = build_units(corpus, self.chunker, self.with_title, self.quiet)
         if self.units.skipped_empty:
             warnings.warn(f"{self.units.skipped_empty} of {len(corpus)} documents are empty "
-                          "(no title or text) and were skipped", stacklevel=2)
+                          "(no title or text) and were skipped", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
         self._fit(self.units.texts)
         self.timings["index_s"] = time.perf_counter() - t0
         return self

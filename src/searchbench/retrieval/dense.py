@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import require
+from ..errors import SearchbenchWarning, require, user_stacklevel
 from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
 from .base import Retriever, doc_aligned_blocks, exact_topk
 from .chunking import Chunker
@@ -80,7 +80,8 @@ class Dense(Retriever):
         if limit and size and size > limit:
             warnings.warn(f"chunks of up to {size} tokens exceed {self.encoder.name}'s "
                           f"max_seq_length of {limit}: tokens after the first {limit} of a "
-                          "chunk are truncated (ignored) when embedding", stacklevel=3)
+                          "chunk are truncated (ignored) when embedding",
+                          SearchbenchWarning, stacklevel=user_stacklevel())
         return chunker
 
     def _fit(self, texts: list[str]) -> None:

@@ -5,7 +5,7 @@ A transformer encoder embeds at most ``max_seq_length`` tokens, special tokens i
 ignored. :func:`length_report` counts, before anything is embedded, the units whose
 ``text tokens + special tokens > max_seq_length`` and how long they are (median and 90th
 percentile in model tokens, numpy's linear percentile); :func:`warn_truncation` turns a
-report with truncated units into one :class:`~searchbench.measures.SearchbenchWarning`.
+report with truncated units into one :class:`~searchbench.errors.SearchbenchWarning`.
 
 Whole-document embedding deliberately stays the default (no chunker is chosen for the
 user): it is what sentence-transformers, BEIR and MTEB do, so scores stay comparable with
@@ -91,8 +91,7 @@ def length_report(encoder: Any, texts: Sequence[str], unit: str = "document") ->
 
 def warn_truncation(report: LengthReport) -> None:
     """One :class:`SearchbenchWarning` if ``report`` counts truncated units."""
-    from ..errors import user_stacklevel
-    from ..measures import SearchbenchWarning
+    from ..errors import SearchbenchWarning, user_stacklevel
 
     if report.truncated:
         warnings.warn(report.message(), SearchbenchWarning, stacklevel=user_stacklevel())
