@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import searchbench as sb
+from searchbench.errors import SearchbenchWarning
 
 # spec prefix, folder, docs, queries, judged queries, judgments  (shared data README table)
 COUNTS = [
@@ -65,7 +66,7 @@ def test_cranfield_grades_and_query_positions(shared_data: Path) -> None:
 @pytest.mark.parametrize(("prefix", "n_unjudged"), [("cisi", 36), ("cacm", 12)])
 def test_unjudged_queries_warn_and_are_excluded(shared_data: Path, prefix: str,
                                                 n_unjudged: int) -> None:
-    with pytest.warns(UserWarning, match=f"{n_unjudged} of .* excluded from evaluation"):
+    with pytest.warns(SearchbenchWarning, match=f"{n_unjudged} of .* excluded from evaluation"):
         es = sb.load_evalset(f"{prefix}:{shared_data / prefix}")
     assert es.exclude_unjudged and len(es.unjudged_query_ids) == n_unjudged
     assert set(es.judged_queries.ids) == set(es.qrels.query_ids.tolist())

@@ -63,7 +63,8 @@ def test_minilm_subset_matches_sentence_transformers(shared_data, tmp_path):
     corpus, queries, qrels = _subset(load_scifact(shared_data))
     expected, ref_rankings = _reference(corpus, queries, qrels)
     enc = sb.retrieval.encoder("minilm", cache=tmp_path)
-    dense = sb.retrieval.Dense(enc, metric="cos").index(corpus)
+    with pytest.warns(sb.SearchbenchWarning, match="documents exceed all-MiniLM-L6-v2's"):
+        dense = sb.retrieval.Dense(enc, metric="cos").index(corpus)
     run = dense.search(queries, k=10)
     got = sb.evaluate(qrels, run, ["nDCG@10"]).mean["nDCG@10"]
     assert got == pytest.approx(expected, abs=1e-4)
@@ -72,5 +73,6 @@ def test_minilm_subset_matches_sentence_transformers(shared_data, tmp_path):
     assert 0.3 < got < 0.99  # sanity: neither trivial nor broken
 
     # a second index over the same texts is served from the cache: nothing re-embedded
-    sb.retrieval.Dense(enc).index(corpus)
+    with pytest.warns(sb.SearchbenchWarning, match="documents exceed all-MiniLM-L6-v2's"):
+        sb.retrieval.Dense(enc).index(corpus)
     assert enc.last_cache.misses == 0 and enc.last_cache.hits == len(corpus)

@@ -254,8 +254,8 @@ def _spool(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     import tempfile
 
     name = source_name(source)
+    raw = _Source(_raw_stream(source, name), name)  # may fail (e.g. a folder): before copy
     copy = tempfile.SpooledTemporaryFile(max_size=BLOCK_SIZE)  # noqa: SIM115 - returned
-    raw = _Source(_raw_stream(source, name), name)
     try:
         shutil.copyfileobj(raw, copy, BUFFER)  # type: ignore[misc]
     except BaseException:

@@ -11,7 +11,7 @@ import pytest
 
 from searchbench.collections.check import check_evalset
 from searchbench.collections.classic import load_cacm, load_cisi, load_cranfield
-from searchbench.errors import DataFormatError
+from searchbench.errors import DataFormatError, SearchbenchWarning
 
 
 def cranfield(tmp_path: Path, qrels: str = "1 2 2 \r\n1 1 -1\r\n2 2 4\r\n") -> Path:
@@ -46,7 +46,7 @@ def test_cisi_unjudged_queries_excluded(tmp_path: Path) -> None:
     (tmp_path / "CISI.ALL").write_text(".I 1\n.T\nA\n.A\nX\n.W\nabc\n.X\n1\t5\t1\n")
     (tmp_path / "CISI.QRY").write_text(".I 1\n.W\nq one\n.I 2\n.W\nq two\n")
     (tmp_path / "CISI.REL").write_text("     1     1\t0\t0.000000\n")
-    with pytest.warns(UserWarning, match="1 of 2 queries have no judgments"):
+    with pytest.warns(SearchbenchWarning, match="1 of 2 queries have no judgments"):
         es = load_cisi(tmp_path)
     assert es.judged_queries.ids == ["1"] and es.qrels.to_dict() == {"1": {"1": 1}}
     assert check_evalset(es).ok

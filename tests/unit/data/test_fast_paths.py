@@ -3,8 +3,8 @@ ids trusted from a file split, tie repair, geometric interning, numpy ⇄ Arrow 
 
 from __future__ import annotations
 
-import gzip
 import contextlib
+import gzip
 import io
 import random
 import re

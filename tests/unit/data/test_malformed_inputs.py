@@ -26,7 +26,7 @@ from searchbench.data.evalset import read_native
 from searchbench.data.jsonl import read_corpus_jsonl, read_queries_jsonl
 from searchbench.data.smart import read_smart_docs
 from searchbench.data.trec_text import read_trec_docs
-from searchbench.errors import ConfigError, DataFormatError
+from searchbench.errors import ConfigError, DataFormatError, SearchbenchWarning
 
 RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"
 QRELS = b"q1 0 d1 1\nq1 0 d2 0\n"
@@ -223,7 +223,7 @@ def test_run_lines_with_shifted_columns_name_the_line(line: bytes, n: int, why: 
 def test_trailing_fields_are_ignored_with_a_warning_as_trec_eval(tmp_path: Path) -> None:
     """trec_eval ignores fields after the sixth (its test run results.trunc has such lines)."""
     text = RUN + b"q2 Q0 d1 1 0.5 STANDARD more junk at\nq2 Q0 d2 2 0.25 t end\n"
-    with pytest.warns(UserWarning, match=r"r:3: 2 line\(s\) have more than six fields; the "
+    with pytest.warns(SearchbenchWarning, match=r"r:3: 2 line\(s\) have more than six fields; the "
                                          r"fields after the sixth are ignored"):
         run = sb.Run.from_file(write(tmp_path, "r", text))
     assert run.ranking("q2") == [("d1", 0.5), ("d2", 0.25)]

@@ -11,7 +11,7 @@ from searchbench.data.evalset import EvalSet, drop_identical_ids, read_native
 from searchbench.data.qrels import Qrels
 from searchbench.data.run import Run
 from searchbench.data.texts import Corpus, Document, Queries, Query
-from searchbench.errors import DataFormatError, OutputError
+from searchbench.errors import DataFormatError, OutputError, SearchbenchWarning
 
 
 def make_set(tmp_path: Path, evidence: list[dict] | None = None) -> Path:
@@ -90,7 +90,8 @@ def test_unjudged_queries_are_excluded_with_a_warning() -> None:
                  Qrels.from_dict({"a": {"d": 1}}), name="t", exclude_unjudged=True)
     assert es.judged_query_ids == ["a"] and es.unjudged_query_ids == ["b"]
     assert es.judged_queries.ids == ["a"]
-    with pytest.warns(UserWarning, match="1 of 2 queries have no judgments and are excluded"):
+    with pytest.warns(SearchbenchWarning, match="1 of 2 queries have no judgments and "
+                                                 "are excluded"):
         es.warn_unjudged()
 
 

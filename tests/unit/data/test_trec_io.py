@@ -32,7 +32,8 @@ def test_run_is_ranked_by_score_then_docid_descending(tmp_path: Path) -> None:
 
 def test_whitespace_crlf_bom_tabs_comments_and_extra_fields(tmp_path: Path) -> None:
     text = "\ufeff# a comment\r\nq1\tQ0  d1 1\t 0.5 t extra junk\r\n\r\n  q1 Q0 d2 2 0.9 t  \r\n"
-    run = sb.Run.from_file(write(tmp_path, "r", text))
+    with pytest.warns(sb.SearchbenchWarning, match=r"r:2: 1 line\(s\) have more than six"):
+        run = sb.Run.from_file(write(tmp_path, "r", text))
     assert run.ranking("q1") == [("d2", 0.9), ("d1", 0.5)]
 
 

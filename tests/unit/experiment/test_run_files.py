@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from searchbench.errors import SearchbenchWarning
 from searchbench.experiment import ResultsStore, StoreError, load_config, run_experiment
 from searchbench.report.experiment import experiment_report
 
@@ -103,7 +104,7 @@ def test_a_changed_run_file_stops_the_report_and_is_recomputed(folder):
     with pytest.raises(StoreError, match=f"run file {cell.run_path} changed after it was "
                                          "stored"):
         experiment_report(s.store_path, config=load_config(cfg))
-    with pytest.warns(UserWarning, match="changed after it was stored.*computed again"):
+    with pytest.warns(SearchbenchWarning, match="changed after it was stored.*computed again"):
         again = run_experiment(load_config(cfg))
     assert again.redone == [f"doc {cell.system}"] and len(again.computed) == 1
     [redone] = [c for c in _cells(s.store_path, s.experiment_id) if c.system == cell.system]
@@ -121,9 +122,9 @@ def test_a_deleted_run_file_is_a_report_warning_and_redone_by_run(folder):
     cfg, s = _run_then_change(folder)
     cell = _cells(s.store_path, s.experiment_id)[1]
     Path(cell.run_path).unlink()
-    with pytest.warns(UserWarning, match=f"run file {cell.run_path} is missing"):
+    with pytest.warns(SearchbenchWarning, match=f"run file {cell.run_path} is missing"):
         experiment_report(s.store_path, config=load_config(cfg))
-    with pytest.warns(UserWarning, match="is missing; the cell is computed again"):
+    with pytest.warns(SearchbenchWarning, match="is missing; the cell is computed again"):
         again = run_experiment(load_config(cfg))
     assert again.redone == [f"doc {cell.system}"] and Path(cell.run_path).is_file()
 

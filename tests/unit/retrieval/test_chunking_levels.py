@@ -7,7 +7,7 @@ import pytest
 
 import searchbench as sb
 from searchbench.data.evalset import Evidence
-from searchbench.errors import ConfigError
+from searchbench.errors import ConfigError, SearchbenchWarning
 from searchbench.retrieval import (
     BM25,
     RecursiveChunker,
@@ -64,7 +64,7 @@ def _hand_corpus() -> sb.Corpus:
 
 def test_doc_level_ranks_a_document_at_its_best_chunk():
     queries = sb.Queries.from_dict({"q": "cats purr"})
-    with pytest.warns(UserWarning, match="1 of 3 documents are empty"):
+    with pytest.warns(SearchbenchWarning, match="1 of 3 documents are empty"):
         bm = BM25(stemmer=None, stopwords=None).index(_hand_corpus(), chunker=SentenceChunker(1))
     chunk_run = bm.search(queries, k=10, level="chunk")
     doc_level = bm.search(queries, k=10, level="doc")

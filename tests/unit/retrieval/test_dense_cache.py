@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import searchbench as sb
-from searchbench.errors import ConfigError
+from searchbench.errors import ConfigError, SearchbenchWarning
 from searchbench.retrieval import Dense, EmbeddingCache, Hybrid, TokenChunker, exact_topk
 
 from .fakes import HashEncoder
@@ -104,7 +104,7 @@ def test_hybrid_rrf_over_chunks(tmp_path):
 def test_chunks_longer_than_max_seq_length_warn(tmp_path):
     enc = HashEncoder(cache=tmp_path)
     enc.max_seq_length = 8
-    with pytest.warns(UserWarning, match="exceed hash's max_seq_length of 8: tokens after"):
+    with pytest.warns(SearchbenchWarning, match="exceed hash's max_seq_length of 8: tokens after"):
         Dense(enc).index(sb.Corpus.from_dict(DOCS), chunker=TokenChunker(16))
 
 
