@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 from searchbench.data._arrow import from_numpy, int_or, strings, to_numpy
+from searchbench.data.ids import lookup
 
 
 @pytest.mark.parametrize("values", [[1.5, -2.0, 3.25, 0.0], [3, 1, 4, 1, 5], [True, False, True]])
@@ -67,3 +68,39 @@ def test_missing_ids_are_a_data_format_error() -> None:
 def test_from_numpy_refuses_booleans() -> None:
     with pytest.raises(TypeError, match="integers or floats"):
         from_numpy(np.array([True, False]))
+
+
+class TestArrowBufferFastPath:
+    """numpy ⇄ Arrow buffer views on chunks with offsets, nulls and non-numeric types."""
+
+    def test_to_numpy_on_chunks_with_offsets_and_empty_chunks(self) -> None:
+        bools = pa.array([bool(i % 3) for i in range(21)])
+        chunked = pa.chunked_array([bools.slice(3, 7), bools.slice(0, 0), bools.slice(13)])
+        assert to_numpy(chunked).tolist() == chunked.to_pylist()
+        ints = pa.array(range(20), type=pa.int16())
+        chunked = pa.chunked_array([ints.slice(5, 3), ints.slice(0, 0), ints.slice(17)])
+        assert to_numpy(chunked).tolist() == [5, 6, 7, 17, 18, 19]
+        assert to_numpy(chunked).dtype == np.int16
+
+    def test_int_or_on_chunks_with_nulls(self) -> None:
+        a = pa.array([1, None, 3, None, 5], type=pa.int32())
+        chunked = pa.chunked_array([a.slice(1, 3), a.slice(4), pa.nulls(2, pa.int32())])
+        assert int_or(chunked, -1).tolist() == [-1, 3, -1, 5, -1, -1]
+
+    @pytest.mark.parametrize("kind", [pa.date32(), pa.date64(), pa.time32("s"),
+                                      pa.timestamp("s"), pa.duration("ms")])
+    def test_to_numpy_of_temporal_types_is_not_misread(self, kind: pa.DataType) -> None:
+        """Only numbers take the buffer view; other fixed-width types keep pyarrow's conversion."""
+        arr = pa.array([1, 2, 3], type=pa.int64()).cast(pa.int32() if kind.bit_width == 32
+                                                         else pa.int64()).view(kind)
+        want = arr.slice(1).to_numpy(zero_copy_only=False).tolist()
+        assert to_numpy(arr.slice(1)).tolist() == want
+
+    def test_strings_agree_with_lookup(self) -> None:
+        values = ["", "é", "e", "E", "日本", "a b", "x" * 300]
+        built = strings(values)
+        assert built.to_pylist() == values
+        assert built.equals(pa.array(values, type=pa.string()))
+        vocab = np.array(sorted(set(values), key=str.encode), dtype=object)
+        assert lookup(vocab, built).tolist() == [vocab.tolist().index(v) for v in values]
+        assert lookup(vocab, ["nope", "é"]).tolist() == [-1, vocab.tolist().index("é")]
