@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test lint install install-test browser clean docs
+.PHONY: demo test test-quick lint install install-test browser clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -44,6 +44,11 @@ test: install-test browser
 	PYTHONPATH=src $(BIN)/lint-imports
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
 	$(MAKE) --no-print-directory docs
+
+# The quick subset while working (about a minute): no test marked slow (models, Chromium,
+# load tests; > ~10 s each) and none needing the shared collections. `make test` runs all.
+test-quick: install-test
+	$(BIN)/python -m pytest -n 2 -q -m "not slow and not data"
 
 # The docs site (MkDocs): generated pages from the code; any warning fails the build.
 docs: install-test

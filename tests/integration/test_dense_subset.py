@@ -58,6 +58,7 @@ def _reference(corpus, queries, qrels) -> tuple[float, dict[str, list[str]]]:
     return score, rankings
 
 
+@pytest.mark.slow  # embeds 80 SciFact documents with MiniLM twice (sentence-transformers)
 @pytest.mark.data
 def test_minilm_subset_matches_sentence_transformers(shared_data, tmp_path):
     corpus, queries, qrels = _subset(load_scifact(shared_data))

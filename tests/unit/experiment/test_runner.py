@@ -77,18 +77,19 @@ _KILLED = textwrap.dedent("""
 def test_resume_after_sigkill_mid_grid(tiny_config, tmp_path):
     marker = tmp_path / "marker"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED, str(tiny_config), str(marker)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 90
-    while not marker.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"the run ended before the kill: {proc.stderr.read().decode()[-2000:]}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the run never reached its third cell")
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    with subprocess.Popen([sys.executable, "-c", _KILLED, str(tiny_config), str(marker)],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        deadline = time.monotonic() + 90
+        while not marker.exists():
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before the kill: "
+                            f"{proc.stderr.read().decode()[-2000:]}")
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("the run never reached its third cell")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     cfg = load_config(tiny_config)
     store = tiny_config.with_suffix(".sqlite")
@@ -144,8 +145,8 @@ def _python(script: str, *args: str) -> subprocess.Popen:
 
 def test_kill_between_run_file_and_store_is_redone_and_reuses_the_file(tiny_config, tmp_path):
     proc = _python(_KILLED_AFTER_RUN_FILE, str(tiny_config))
-    proc.wait(timeout=300)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    _, err = proc.communicate(timeout=300)  # reads and closes the pipes
+    assert proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
     runs = tiny_config.parent / "runs"
     orphans = sorted(p for p in runs.rglob("*.trec"))
     assert len(orphans) == 3  # three run files, two of them stored
@@ -192,8 +193,8 @@ def test_concurrent_runs_on_one_store_and_one_runs_folder(tiny_config):
     procs = [_python(_RUN, "experiment", "run", str(cfg), "--store", str(store), "--quiet")
              for cfg in (tiny_config, tiny_config, other)]
     for p in procs:
-        p.wait(timeout=600)
-        assert p.returncode == 0, p.stderr.read().decode()[-2000:]
+        _, err = p.communicate(timeout=600)  # reads and closes the pipes
+        assert p.returncode == 0, err.decode()[-2000:]
     with ResultsStore(store) as db:
         assert db._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         exps = {e["name"]: e for e in db.experiments()}
