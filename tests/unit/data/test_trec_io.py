@@ -148,15 +148,11 @@ def test_constructors_do_not_mutate_inputs() -> None:
     assert ranking == {"q": {"a": 1.0, "b": 2.0}}
 
 
-def test_large_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_large_block_boundaries(tmp_path: Path, block_size) -> None:
     """Lines split across read blocks parse as whole lines, with right line numbers."""
-    from searchbench.data import _text
-
-    monkeypatch.setattr(_text, "BLOCK_SIZE", 64)
     lines = [f"q{i % 3} Q0 d{i} {i} {i / 10} t" for i in range(100)]
     path = write(tmp_path, "r", "\n".join(lines) + "\nq0 Q0 dX 1 oops t\n")
-    monkeypatch.setattr("searchbench.data.trec.iter_blocks",
-                        lambda s: _text.iter_blocks(s, block_size=64))
+    block_size(64)
     with pytest.raises(DataFormatError, match=r"r:101: found score 'oops'"):
         sb.Run.from_file(path)
     path.write_text("\n".join(lines) + "\n")
@@ -248,13 +244,10 @@ def test_written_files_follow_the_umask(tmp_path: Path) -> None:
     assert (tmp_path / "r.trec").stat().st_mode & 0o777 == 0o644
 
 
-def test_block_wise_reading_equals_one_block(trec_eval_dir: Path, monkeypatch) -> None:
+def test_block_wise_reading_equals_one_block(trec_eval_dir: Path, block_size) -> None:
     """Interning across many small blocks gives the same run as one big block."""
-    from searchbench.data import _text
-
     whole = sb.Run.from_file(trec_eval_dir / "results.test")
-    monkeypatch.setattr("searchbench.data.trec.iter_blocks",
-                        lambda s: _text.iter_blocks(s, block_size=997))
+    block_size(997)
     blocks = sb.Run.from_file(trec_eval_dir / "results.test")
     assert blocks.to_dict() == whole.to_dict()
     assert blocks.doc_vocab.tolist() == whole.doc_vocab.tolist()
