@@ -56,6 +56,7 @@ model = "minilm"
     return path
 
 
+@pytest.mark.slow  # embeds the pyref set with MiniLM at two chunk sizes (> 10 s)
 def test_experiment_warns_stores_and_reports_truncation_and_encoding(tmp_path, capsys,
                                                                        monkeypatch):
     monkeypatch.setenv("SEARCHBENCH_CACHE", str(tmp_path / "cache"))
