@@ -62,9 +62,11 @@ def user_stacklevel() -> int:
     """``stacklevel`` for :func:`warnings.warn` pointing at the first frame outside searchbench."""
     import sys
     from pathlib import Path
+    from types import FrameType
 
     package = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level

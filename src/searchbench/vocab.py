@@ -273,7 +273,7 @@ def canonical_stopwords(value: Any, key: str | None = None) -> str | tuple[str, 
     if value is True:
         return "en"
     if isinstance(value, list | tuple) and value and all(isinstance(w, str) for w in value):
-        return tuple(value)  # type: ignore[return-value]  # a custom list of stop words
+        return tuple(value)  # a custom list of stop words
     return canonical("stop words", value, key)
 
 

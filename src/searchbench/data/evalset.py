@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -164,7 +165,8 @@ class EvalSet:
 def _user_level() -> int:
     """``stacklevel`` pointing at the first caller outside the searchbench package."""
     package = str(Path(__file__).resolve().parent.parent)
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level

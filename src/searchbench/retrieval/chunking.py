@@ -62,7 +62,8 @@ def whitespace_offsets(text: str) -> list[tuple[int, int]]:
 class Chunker(Protocol):
     """Anything with ``split(doc_id, text) -> list[Chunk]`` and ``describe() -> dict``."""
 
-    tokenizer: Offsets | None
+    @property
+    def tokenizer(self) -> Offsets | None: ...
 
     def split(self, doc_id: str, text: str) -> list[Chunk]: ...
 
