@@ -230,7 +230,8 @@ class Retriever:
         units = self._require_index()
         to_docs = level == "doc" and units.chunks is not None
         key = units.key_docs if to_docs or units.chunks is None else units.key_units
-        out_c, out_v = [], []
+        out_c: list[np.ndarray] = []
+        out_v: list[np.ndarray] = []
         step = self._query_block()
         prepared = self._prepare(query_texts)
         for a in range(0, max(len(query_texts), 1), step):
@@ -245,7 +246,7 @@ class Retriever:
                     c, v = exact_topk(np.concatenate([best_v, v], axis=1),
                                       np.concatenate([best_c, c], axis=1), key, k)
                 best_c, best_v = c, v
-            if best_c is None:
+            if best_c is None or best_v is None:  # no blocks: both None
                 best_c, best_v = np.empty((len(block), 0), np.int64), np.empty((len(block), 0))
             out_c.append(best_c)
             out_v.append(best_v)

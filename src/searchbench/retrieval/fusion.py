@@ -93,7 +93,8 @@ def weighted(runs: Sequence[Run], weights: Sequence[float] | None = None,
     """Weighted sum of per-query normalised scores (missing doc = run's lowest score)."""
     weights = check_weights(weights if weights is not None else [1.0 / len(runs)] * len(runs),
                             len(runs))
-    parts, base = [], {}
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    base: dict[str, float] = {}
     for run, w in zip(runs, weights, strict=True):
         q, d, s, low = _normalise(run, norm)
         codes = run.query_codes()
