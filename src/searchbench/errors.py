@@ -7,6 +7,8 @@ fix it.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BackendError",
     "ConfigError",
@@ -46,7 +48,7 @@ class OutputError(SearchbenchError, OSError):
     """A file searchbench was asked to write cannot be written (``cannot write PATH: why``)."""
 
 
-def require(module: str, extra: str):
+def require(module: str, extra: str) -> Any:
     """Import ``module`` lazily or raise :class:`MissingDependencyError` naming the extra."""
     import importlib
 

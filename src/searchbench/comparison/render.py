@@ -162,9 +162,9 @@ def render_csv(cmp: Comparison, per_query: bool = False) -> str:
         return buf.getvalue()
     rows = summary_rows(cmp)
     fields = list(dict.fromkeys(k for r in rows for k in r))
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
+    dict_writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    dict_writer.writeheader()
+    dict_writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
     return buf.getvalue()
 
 

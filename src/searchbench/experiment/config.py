@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,20 +73,20 @@ class Cell:
         return self.retriever.name if self.chunker == "none" else \
             f"{self.retriever.name}/{self.chunker}"
 
-    def to_dict(self, components: list[RetrieverSpec] = ()) -> dict[str, Any]:
+    def to_dict(self, components: Sequence[RetrieverSpec] = ()) -> dict[str, Any]:
         out = {"evalset": self.evalset, "retriever": self.retriever.to_dict(),
                "chunker": self.chunker, "level": self.level, "k": self.k}
         if components:
             out["components"] = [c.to_dict() for c in components]
         return out
 
-    def key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+    def key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
         from .naming import cell_key
 
         return cell_key(self.to_dict(components), evalset_hash)
 
-    def work_key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+    def work_key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of the work this cell does, names left out (same key, same run)."""
         from .naming import work_key
 

@@ -183,7 +183,8 @@ class _Workspace:
         this cell's name."""
         components = self.cfg.components(cell.retriever)
         for exp_id, key in stored.get(cell.work_key(self.hash, components), []):
-            [old] = db.cells(exp_id, {key}) or [None]
+            found = db.cells(exp_id, {key})
+            old = found[0] if found else None
             if old is None or not wanted <= set(old.scores):
                 continue
             name = slug(cell.system)

@@ -294,7 +294,7 @@ def _grid_order(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
 def _baseline(cells: list[Any], cfg: dict[str, Any]) -> str:
     systems = [c.system for c in cells]
     wanted = cfg.get("baseline")
-    if wanted in systems:
+    if isinstance(wanted, str) and wanted in systems:
         return wanted
     same = [s for s in systems if wanted and s.split("/", 1)[0] == wanted]
     return same[0] if same else systems[0]

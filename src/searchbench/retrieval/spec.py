@@ -340,7 +340,7 @@ def context_token_counts(texts: Mapping[str, str], ids: Sequence[str] | np.ndarr
 def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
     """A JSON-able description (hybrid parts nested)."""
     out: dict[str, Any] = {"type": spec.type}
-    for f in fields(spec):  # type: ignore[arg-type]
+    for f in fields(spec):
         value = getattr(spec, f.name)
         if f.name == "parts":
             value = [spec_to_dict(p) for p in value]
