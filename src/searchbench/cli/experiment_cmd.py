@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ConfigError
 from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
 from .main import app
+
+if TYPE_CHECKING:
+    from ..report import ExperimentReport
 
 experiment_app = typer.Typer(help="Run a grid of retrievers × models × chunkers on an "
                                   "evaluation set, store the results, report them.",
@@ -109,7 +113,8 @@ def print_means_tables(report, decimals: int) -> None:
 
 
 def build_report(config: Path, store: Path | None, out: Path | None,
-                 output_format: ReportFormat, decimals: int) -> tuple[object, dict]:
+                 output_format: ReportFormat, decimals: int
+                 ) -> tuple[ExperimentReport, dict[str, Path]]:
     """Read the results of ``config`` from the store and write the report files."""
     from ..experiment import default_store, load_config
     from ..report.experiment import experiment_report

@@ -211,7 +211,7 @@ class SweepResult:
                 f"held-out test ({self.n_test} queries) {self.test:.4f}")
 
 
-def sweep_weights(runs: tuple[Run, Run], qrels: Qrels, measure: str = "nDCG@10",
+def sweep_weights(runs: Sequence[Run], qrels: Qrels, measure: str = "nDCG@10",
                   grid: Sequence[float] | None = None, norm: str = "minmax",
                   test_fraction: float = 0.5, seed: int = 0) -> SweepResult:
     """Pick the weight of ``runs[0]`` (``runs[1]`` gets 1 − w) on a tune split of the judged
