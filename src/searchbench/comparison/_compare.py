@@ -42,7 +42,7 @@ from ..stats import (
     queries_for_power,
     wins_ties_losses,
 )
-from ..vocab import DEFAULT_STATS, StatsSettings
+from ..vocab import DEFAULT_STATS, StatsSettings, canonical_correction, canonical_test
 
 __all__ = [
     "Comparison",
@@ -362,8 +362,8 @@ def compare(
     """
     from ..measures import Evaluator
 
-    StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
-                  n_permutations).validated()  # before any evaluation
+    StatsSettings(canonical_test(test), canonical_correction(correction), alpha, confidence,
+                  seed, n_permutations).validated()  # before any evaluation
     named = _named_runs(runs)
     base = _baseline_name(named, baseline)
     wanted = [measures] if isinstance(measures, str) else list(measures)
@@ -392,8 +392,8 @@ def compare_results(
 ) -> Comparison:
     """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
     queries), see :func:`compare`."""
-    settings = StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
-                             n_permutations).validated()
+    settings = StatsSettings(canonical_test(test), canonical_correction(correction), alpha,
+                             confidence, seed, n_permutations).validated()
     test, correction, alpha = settings.test, settings.correction, settings.alpha
     named = _named_runs(results)
     base = _baseline_name(named, baseline)

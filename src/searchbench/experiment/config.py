@@ -21,7 +21,9 @@ from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
     RETRIEVER_TYPES,
+    Correction,
     StatsSettings,
+    TestName,
     canonical_level,
     canonical_retriever_type,
     check_positive_int,
@@ -105,8 +107,8 @@ class ExperimentConfig:
     k: int = 100
     measures: list[str] = field(default_factory=lambda: list(DEFAULT_MEASURES))
     baseline: str | None = None
-    test: str = DEFAULT_STATS.test
-    correction: str = DEFAULT_STATS.correction
+    test: TestName = DEFAULT_STATS.test
+    correction: Correction = DEFAULT_STATS.correction
     seed: int = DEFAULT_STATS.seed
     alpha: float = DEFAULT_STATS.alpha
     n_permutations: int = DEFAULT_STATS.n_permutations
@@ -154,7 +156,7 @@ class ExperimentConfig:
     @property
     def stats(self) -> StatsSettings:
         """The statistics settings (validated when the config was parsed)."""
-        return StatsSettings(self.test, self.correction, self.alpha,  # type: ignore[arg-type]
+        return StatsSettings(self.test, self.correction, self.alpha,
                              self.confidence, self.seed, self.n_permutations)
 
 

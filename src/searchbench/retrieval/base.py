@@ -77,8 +77,8 @@ def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool,
             for unit_id, text, chunk in got:
                 ids.append(unit_id)
                 texts.append(text)
-                if chunks is not None:
-                    chunks.append(chunk)  # type: ignore[arg-type]
+                if chunks is not None and chunk is not None:  # a chunker gives chunks
+                    chunks.append(chunk)
     return Units(ids, texts, doc_ids, np.asarray(starts, dtype=np.int64), chunks, skipped)
 
 
@@ -259,7 +259,7 @@ class Retriever:
         if not to_docs:
             codes = np.arange(u0, u1, dtype=np.int64)
             return np.broadcast_to(codes, scores.shape), scores
-        starts = self.units.doc_starts  # type: ignore[union-attr]
+        starts = self._require_index().doc_starts
         d0, d1 = np.searchsorted(starts, [u0, u1])
         pooled = np.maximum.reduceat(scores, starts[d0:d1] - u0, axis=1)
         codes = np.arange(d0, d1, dtype=np.int64)

@@ -177,10 +177,11 @@ def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
 
 def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
             key: Callable[[str], str]) -> HybridSpec:
-    if len(parts) < 2 or any(isinstance(p, HybridSpec) for p in parts):
+    leaves = tuple(p for p in parts if not isinstance(p, HybridSpec))
+    if len(parts) < 2 or len(leaves) < len(parts):
         raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense retrievers, "
                           f"got {len(parts)}")
-    d = HybridSpec(parts=tuple(parts))  # type: ignore[arg-type]
+    d = HybridSpec(parts=leaves)
     fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
     weights = s.get("weights")
     if weights is not None:
@@ -192,7 +193,7 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
     if fusion == "weighted" and weights is None:
         weights = tuple(1.0 / len(parts) for _ in parts)
     return HybridSpec(
-        parts=tuple(parts),  # type: ignore[arg-type]
+        parts=leaves,
         fusion=fusion,
         rrf_k=check_finite(s.get("rrf_k", d.rrf_k), key("rrf_k"), minimum=0),
         weights=weights if fusion == "weighted" else None,
