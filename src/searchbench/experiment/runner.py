@@ -28,10 +28,12 @@ import numpy as np
 from ..data.evalset import EvalSet
 from ..data.qrels import Qrels
 from ..data.run import Run
+from ..errors import ConfigError
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
 from ..retrieval.spec import (
     DenseSpec,
+    HybridSpec,
     build_retriever,
     chunker_for,
     chunking_label,
@@ -232,13 +234,16 @@ class _Workspace:
 
     def hybrid(self, cell: Cell) -> tuple[Run, dict[str, float], dict[str, Any]]:
         s, h = cell.retriever.settings, cell.retriever.spec
+        if not isinstance(h, HybridSpec):
+            raise ConfigError(f"retriever {cell.retriever.name!r} is not a validated hybrid; "
+                              "load the experiment with load_config()")
         parts = self.cfg.components(cell.retriever)
         unit = self.unit(cell.retriever)
         depth = max(cell.k, HYBRID_DEPTH)  # as Hybrid.search: each part searched this deep
         runs = [self.search(p, cell.chunker, cell.level, unit, depth) for p in parts]
         t0 = time.perf_counter()
-        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,  # type: ignore[union-attr]
-                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)  # type: ignore[union-attr]
+        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,
+                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)
         timings = {"fuse_s": time.perf_counter() - t0}
         for key in ("index_s", "encode_s", "search_s"):
             timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
@@ -249,7 +254,7 @@ class _Workspace:
 
     def unit(self, spec: RetrieverSpec) -> DenseSpec | None:
         """The dense spec whose model counts the tokens of ``spec``'s cells (None: words)."""
-        return counting_spec(spec.spec)  # type: ignore[arg-type]
+        return counting_spec(spec.spec)
 
     def encoder(self, unit: DenseSpec | None) -> Any:
         """The encoder counting tokens in ``unit`` (shared with the dense retrievers)."""

@@ -280,9 +280,10 @@ def counting_encoder(retriever: Any) -> Any:
     return None
 
 
-def counting_spec(spec: RetrieverSpec) -> DenseSpec | None:
+def counting_spec(spec: RetrieverSpec | None) -> DenseSpec | None:
     """The spec whose model counts tokens for ``spec`` (the spec-level twin of
-    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None."""
+    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None
+    (words)."""
     if isinstance(spec, DenseSpec):
         return spec
     if isinstance(spec, HybridSpec):
