@@ -17,6 +17,15 @@ from ._compare import (
     coverage_message,
     query_coverage,
     summary_rows,
+    without_measure,
+)
+from ._judged import (
+    MOSTLY_UNJUDGED_BELOW,
+    UNJUDGED_WARN_BELOW,
+    judged_cutoff,
+    judged_notes,
+    unjudged_cause,
+    warn_unjudged,
 )
 from .render import (
     DETAIL_HEADER,
@@ -24,6 +33,8 @@ from .render import (
     UP,
     detail_cells,
     format_number,
+    judged_cells,
+    judged_header,
     legend,
     render_csv,
     render_json,
@@ -37,6 +48,8 @@ from .render import (
 __all__ = [
     "DETAIL_HEADER",
     "DOWN",
+    "MOSTLY_UNJUDGED_BELOW",
+    "UNJUDGED_WARN_BELOW",
     "UP",
     "Comparison",
     "PairStat",
@@ -45,6 +58,10 @@ __all__ = [
     "coverage_message",
     "detail_cells",
     "format_number",
+    "judged_cells",
+    "judged_cutoff",
+    "judged_header",
+    "judged_notes",
     "legend",
     "query_coverage",
     "render_csv",
@@ -55,4 +72,7 @@ __all__ = [
     "significance_mark",
     "summary_rows",
     "tex_escape",
+    "unjudged_cause",
+    "warn_unjudged",
+    "without_measure",
 ]

@@ -30,6 +30,7 @@ from .spec import (
     RetrieverSpec,
     bind_chunker,
     build_retriever,
+    evalset_chunk_qrels,
     retriever_spec,
     token_unit,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "bind_chunker",
     "budget_run",
     "build_retriever",
+    "evalset_chunk_qrels",
     "chunk_qrels",
     "context_tokens",
     "doc_run",
