@@ -94,6 +94,9 @@ def convert_command(
 ) -> None:
     """Write an evaluation set in the native or BEIR format, as a whole folder.
 
+    BEIR has no place for evidence quotes: they go to a side file evidence.jsonl in the
+    folder, which beir:DIR reads back.
+
     The set is written into a temporary folder next to --to that then takes its place: a
     non-empty --to is refused unless --force (then replaced entirely, never mixed), and
     the source set is never written into.
@@ -108,9 +111,12 @@ def convert_command(
         write_beir(es, to, split, overwrite=force)
     else:
         es.write(to, compress=compress, overwrite=force)
+    where = (" (in the side file evidence.jsonl: BEIR has no place for them; searchbench "
+             "reads them back, BEIR's own tools ignore them)"
+             if out_format is OutFormat.beir and es.evidence else "")
     typer.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
                f"{len(es.queries)} queries, {len(es.qrels)} judgments, "
-               f"{len(es.evidence)} evidence quotes")
+               f"{len(es.evidence)} evidence quotes{where}")
 
 
 @evalset_app.command("chunk-qrels")

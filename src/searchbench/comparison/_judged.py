@@ -1,10 +1,10 @@
 """Judged coverage: how much of each run's top k the qrels judge.
 
 ``Judged@k`` of a query is the share of its top ``k`` results that have a judgment (any
-grade, 0 included): ``|judged ∩ top k| / min(k, retrieved)`` (the measure of that name). Measures count an unjudged
-document as non-relevant, so a run whose top ``k`` is mostly unjudged gets low scores that
-say more about the judgments than about the run. The *main cutoff* is the cutoff of the
-first measure that has one (``nDCG@10`` → 10), else 10.
+grade, 0 included): ``|judged ∩ top k| / min(k, retrieved)`` (the measure of that name).
+Measures count an unjudged document as non-relevant, so a run whose top ``k`` is mostly
+unjudged gets low scores that say more about the judgments than about the run. The *main
+cutoff* is the cutoff of the first measure that has one (``nDCG@10`` → 10), else 10.
 
 Two thresholds, on the mean Judged@k of a run over the evaluated queries:
 
