@@ -109,6 +109,23 @@ def test_experiment_chunk_cells_round_trip(tmp_path, capsys):
                   if m in ("nDCG@10", "R@10")}
         assert _eval_json(capsys, qrels, Path(c.run_path), "nDCG@10", "R@10") == \
             pytest.approx(stored, abs=1e-12)
+        assert c.extras["judged"] == {"k": 10, "mean": pytest.approx(
+            _judged_by_hand(sb.Qrels.from_file(qrels), Path(c.run_path), 10), abs=1e-12)}
+
+
+def _judged_by_hand(qrels, run_path: Path, k: int) -> float:
+    """Mean over the qrels queries of |judged ∩ top k| / min(k, retrieved), from the
+    run file's lines (rank order) and the qrels' judged pairs."""
+    judged = qrels.to_dict()
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for line in run_path.read_text().splitlines():
+        q, _, d, rank, *_ = line.split()
+        ranked.setdefault(q, []).append((int(rank), d))
+    shares = []
+    for q, docs in judged.items():
+        top = [d for _, d in sorted(ranked.get(q, []))][:k]
+        shares.append(sum(d in docs for d in top) / len(top) if top else 0.0)
+    return sum(shares) / len(shares)
 
 
 def test_bad_input_is_one_error_line(tmp_path, capsys):
