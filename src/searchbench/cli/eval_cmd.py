@@ -62,10 +62,16 @@ def eval_command(
 
     Example: searchbench eval qrels.txt bm25.trec dense.trec -m nDCG@10 -m RR@10 -m R@100
     """
-    from ..comparison import judged_cutoff, warn_unjudged, without_measure
     from ..data.qrels import Qrels
     from ..data.run import Run
-    from ..measures import Evaluator, parse_measures, trec_name
+    from ..measures import (
+        Evaluator,
+        judged_cutoff,
+        parse_measures,
+        trec_name,
+        warn_unjudged,
+        without_measure,
+    )
 
     keep_policy = keep
     wanted = [m.name for m in parse_measures(measure or DEFAULT_MEASURES)]
@@ -79,7 +85,7 @@ def eval_command(
                   for path in runs]
         results = [_evaluate(evaluator, run, path, qrels)
                    for run, path in zip(loaded, runs, strict=True)]
-        for run, res in zip(loaded, results, strict=True):  # a loud warning: see _judged
+        for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
             warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
     if probe not in wanted:
         results = [without_measure(res, probe) for res in results]

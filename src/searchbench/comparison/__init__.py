@@ -17,15 +17,6 @@ from ._compare import (
     coverage_message,
     query_coverage,
     summary_rows,
-    without_measure,
-)
-from ._judged import (
-    MOSTLY_UNJUDGED_BELOW,
-    UNJUDGED_WARN_BELOW,
-    judged_cutoff,
-    judged_notes,
-    unjudged_cause,
-    warn_unjudged,
 )
 from .render import (
     DETAIL_HEADER,
@@ -48,8 +39,6 @@ from .render import (
 __all__ = [
     "DETAIL_HEADER",
     "DOWN",
-    "MOSTLY_UNJUDGED_BELOW",
-    "UNJUDGED_WARN_BELOW",
     "UP",
     "Comparison",
     "PairStat",
@@ -59,9 +48,7 @@ __all__ = [
     "detail_cells",
     "format_number",
     "judged_cells",
-    "judged_cutoff",
     "judged_header",
-    "judged_notes",
     "legend",
     "query_coverage",
     "render_csv",
@@ -72,7 +59,4 @@ __all__ = [
     "significance_mark",
     "summary_rows",
     "tex_escape",
-    "unjudged_cause",
-    "warn_unjudged",
-    "without_measure",
 ]

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
+from ..measures.coverage import judged_cutoff, judged_notes, warn_unjudged, without_measure
 from ..stats import (
     correct,
     effect_size,
@@ -43,7 +44,6 @@ from ..stats import (
     wins_ties_losses,
 )
 from ..vocab import DEFAULT_STATS, StatsSettings
-from ._judged import judged_cutoff, judged_notes, warn_unjudged
 
 __all__ = [
     "Comparison",
@@ -53,7 +53,6 @@ __all__ = [
     "coverage_message",
     "query_coverage",
     "summary_rows",
-    "without_measure",
 ]
 
 
@@ -375,8 +374,9 @@ def compare(
     name or one of the runs (default: the first). See the module docstring for the
     statistics; ``missing`` and ``depth`` go to the measures engine.
 
-    Judged coverage (mean ``Judged@k`` at the main cutoff, see :mod:`._judged`) is
-    computed in the same pass for every system: ``Comparison.judged``. A system whose top
+    Judged coverage (mean ``Judged@k`` at the main cutoff, see
+    :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
+    ``Comparison.judged``. A system whose top
     k is almost entirely unjudged raises a :class:`~searchbench.measures.SearchbenchWarning`
     naming the likely cause; one mostly unjudged adds a note.
     """
@@ -404,15 +404,6 @@ def compare(
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
         notes=_coverage_notes(named, qrels, missing), judged=judged, judged_k=k,
     )
-
-
-def without_measure(result: Any, name: str) -> Any:
-    """A copy of the evaluation ``result`` without measure ``name``."""
-    from dataclasses import replace
-
-    return replace(result, measures=[m for m in result.measures if m != name],
-                   scores={m: v for m, v in result.scores.items() if m != name},
-                   mean={m: v for m, v in result.mean.items() if m != name}, _per_query=None)
 
 
 def compare_results(

@@ -317,8 +317,7 @@ class _Workspace:
         return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
-        from ..comparison import judged_cutoff
-        from ..measures import Evaluator
+        from ..measures import Evaluator, judged_cutoff
 
         stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
         curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]

@@ -13,12 +13,11 @@ import warnings
 import pytest
 
 from searchbench import Qrels, Run, SearchbenchWarning
-from searchbench.comparison import (
+from searchbench.comparison import compare, render_terminal
+from searchbench.measures import (
     MOSTLY_UNJUDGED_BELOW,
     UNJUDGED_WARN_BELOW,
-    compare,
     judged_cutoff,
-    render_terminal,
     unjudged_cause,
 )
 

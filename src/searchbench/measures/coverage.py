@@ -13,6 +13,9 @@ Two thresholds, on the mean Judged@k of a run over the evaluated queries:
   chunk-level run (ids ``doc#start-end``) scored against document qrels;
 - below :data:`MOSTLY_UNJUDGED_BELOW` (0.5): a comparison *rests on mostly unjudged
   documents*: :func:`~searchbench.comparison.compare` adds a note.
+
+The helpers live with the measures (not in ``comparison``) so that ``searchbench eval``
+uses them without importing the statistics.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import user_stacklevel
+
+if TYPE_CHECKING:
+    from .evaluator import EvalResult
 
 __all__ = [
     "MOSTLY_UNJUDGED_BELOW",
@@ -33,6 +39,7 @@ __all__ = [
     "judged_notes",
     "unjudged_cause",
     "warn_unjudged",
+    "without_measure",
 ]
 
 UNJUDGED_WARN_BELOW = 0.1
@@ -45,7 +52,7 @@ _SAMPLE = 1000
 def judged_cutoff(measures: Sequence[str]) -> int:
     """The main cutoff: that of the first measure with a cutoff, else 10."""
     from ..errors import UnknownMeasureError
-    from ..measures import parse_measure
+    from .spec import parse_measure
 
     for name in measures:
         try:
@@ -91,7 +98,7 @@ def warn_unjudged(name: str, judged: float, k: int, run: Any, qrels: Any) -> Non
     """One :class:`SearchbenchWarning` when the mean Judged@k of ``run`` (named ``name``)
     is below :data:`UNJUDGED_WARN_BELOW`; the ids of ``run`` and ``qrels`` are only read
     then, to name the likely cause."""
-    from ..measures import SearchbenchWarning
+    from .evaluator import SearchbenchWarning
 
     if not judged < UNJUDGED_WARN_BELOW:
         return
@@ -115,3 +122,12 @@ def judged_notes(judged: Mapping[str, float], k: int) -> list[str]:
             f"{MOSTLY_UNJUDGED_BELOW:.0%} for {shown}; unjudged results count as "
             "non-relevant, so these scores are lower bounds and differences may come from "
             "what was judged rather than from retrieval"]
+
+
+def without_measure(result: EvalResult, name: str) -> EvalResult:
+    """A copy of the evaluation ``result`` without measure ``name`` (a coverage probe)."""
+    from dataclasses import replace
+
+    return replace(result, measures=[m for m in result.measures if m != name],
+                   scores={m: v for m, v in result.scores.items() if m != name},
+                   mean={m: v for m, v in result.mean.items() if m != name}, _per_query=None)
