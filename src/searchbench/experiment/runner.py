@@ -323,13 +323,16 @@ class _Workspace:
         return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
-        from ..measures import Evaluator
+        from ..measures import Evaluator, judged_cutoff
 
         stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
         curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]
+        cutoff = judged_cutoff(self.cfg.measures)
+        probe = f"Judged@{cutoff}"  # judged coverage at the main cutoff, for the report
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = Evaluator(self.judgments(cell), stored + curve).evaluate(run)
+            wanted = list(dict.fromkeys([*stored, *curve, probe]))
+            result = Evaluator(self.judgments(cell), wanted).evaluate(run)
         qids = result.query_ids.tolist()
         scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
         lengths = self.lengths(cell, run)
@@ -342,7 +345,8 @@ class _Workspace:
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
-                  "judged_units": len(self.judgments(cell))}
+                  "judged_units": len(self.judgments(cell)),
+                  "judged": {"k": cutoff, "mean": result.mean[probe]}}
         return scores, extras
 
     def _any_base(self, cell: Cell) -> RetrieverSpec:

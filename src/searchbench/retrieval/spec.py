@@ -61,6 +61,7 @@ __all__ = [
     "counting_encoder",
     "counting_spec",
     "encoder_for",
+    "evalset_chunk_qrels",
     "retriever_spec",
     "spec_to_dict",
     "token_unit",
@@ -315,6 +316,25 @@ def chunker_for(chunk: str | Chunker | None, encoder: Any) -> Chunker | None:
     if encoder is None:
         return chunker.with_tokenizer(whitespace_offsets, "words")
     return chunker.with_tokenizer(encoder.token_offsets, encoder.name)
+
+
+def evalset_chunk_qrels(evalset: Any, chunk: str | Chunker, encoder: Any = None,
+                        quiet: bool | None = None) -> Any:
+    """The chunk-level judgments of ``evalset`` for the chunker ``chunk`` counting
+    ``encoder``'s tokens (None: whitespace words): exactly the chunk ids a retriever
+    indexed with :func:`chunker_for` ``(chunk, encoder)`` returns at ``level="chunk"``
+    (``searchbench run --level chunk --chunk SPEC [--model M]``), judged by
+    :func:`~searchbench.retrieval.levels.chunk_qrels`. A run made earlier can then be
+    scored after the fact (``searchbench evalset chunk-qrels``)."""
+    from .base import build_units
+    from .levels import chunk_qrels
+
+    chunker = chunker_for(chunk, encoder)
+    if chunker is None:
+        raise ConfigError(f"chunker {chunk!r}: chunk-level judgments need a chunker such as "
+                          "tokens:256:32, sentences:5 or recursive:512")
+    units = build_units(evalset.corpus, chunker, with_title=True, quiet=quiet)
+    return chunk_qrels(units.chunks or [], evalset.qrels, evalset.evidence)
 
 
 def chunking_label(chunk: str | None, retriever: Any = None, *,
