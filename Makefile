@@ -42,6 +42,7 @@ demo: install
 test: install-test browser
 	$(BIN)/ruff check src tests benchmarks
 	PYTHONPATH=src $(BIN)/lint-imports
+	$(BIN)/mypy
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
 	$(MAKE) --no-print-directory docs
 
@@ -57,6 +58,7 @@ docs: install-test
 lint: install-test
 	$(BIN)/ruff check src tests benchmarks
 	PYTHONPATH=src $(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -2,7 +2,7 @@
 
 Every command and sub-command of ``searchbench`` gets a section: its usage line, its help
 text and a table of its arguments and options, read from the Click objects themselves.
-``tests/unit/test_cli_docs.py`` checks that each command appears here.
+``tests/cli/test_cli_docs.py`` checks that each command appears here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """MkDocs hook: fill the generated sections of the docs from the code.
 
 A page marks a generated section with an HTML comment on a line of its own:
-``<!-- generated: measures -->``, ``<!-- generated: cli -->`` or ``<!-- generated: api -->``.
+``<!-- generated: measures -->``, ``<!-- generated: vocab -->``, ``<!-- generated: cli -->``
+or ``<!-- generated: api -->``.
 Each is produced by ``docs/gen_<name>.py``'s ``<name>_markdown()``.
 """
 

@@ -7,6 +7,8 @@ fix it.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BackendError",
     "ConfigError",
@@ -57,7 +59,7 @@ class SearchbenchWarning(UserWarning):
     """
 
 
-def require(module: str, extra: str):
+def require(module: str, extra: str) -> Any:
     """Import ``module`` lazily or raise :class:`MissingDependencyError` naming the extra."""
     import importlib
 
@@ -73,9 +75,11 @@ def user_stacklevel() -> int:
     """``stacklevel`` for :func:`warnings.warn` pointing at the first frame outside searchbench."""
     import sys
     from pathlib import Path
+    from types import FrameType
 
     package = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level

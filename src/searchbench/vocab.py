@@ -17,7 +17,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
 
@@ -190,63 +190,72 @@ def canonical(concept: str, value: Any, key: str | None = None) -> str:
                       f"{valid_values(concept)}")
 
 
+_Word = TypeVar("_Word", bound=str)
+
+
+def _one_of(values: tuple[_Word, ...], word: str) -> _Word:
+    """``word`` (a canonical spelling, checked by :func:`canonical`) typed as one of
+    ``values``."""
+    return values[values.index(word)]
+
+
 def canonical_metric(value: Any, key: str | None = None) -> Metric:
     """``cos``/``angular`` → ``cosine``, ``dot``/``inner_product`` → ``ip``,
     ``euclidean``/``l2sq`` → ``l2`` (squared Euclidean distance)."""
-    return canonical("metric", value, key)  # type: ignore[return-value]
+    return _one_of(METRICS, canonical("metric", value, key))
 
 
 def canonical_test(value: Any, key: str | None = None) -> TestName:
     """Paired test: ``randomization`` (Fisher, permutation), ``t``, ``wilcoxon``,
     ``bootstrap``."""
-    return canonical("test", value, key)  # type: ignore[return-value]
+    return _one_of(TESTS, canonical("test", value, key))
 
 
 def canonical_correction(value: Any, key: str | None = None) -> Correction:
     """Multiple-comparison correction: ``holm``, ``bonferroni``, ``bh`` (FDR), ``none``."""
-    return canonical("correction", value, key)  # type: ignore[return-value]
+    return _one_of(CORRECTIONS, canonical("correction", value, key))
 
 
 def canonical_missing(value: Any, key: str | None = None) -> MissingPolicy:
     """Qrels queries absent from a run: ``zero`` (trec_eval -c) or ``skip``."""
-    return canonical("missing policy", value, key)  # type: ignore[return-value]
+    return _one_of(MISSING_POLICIES, canonical("missing policy", value, key))
 
 
 def canonical_keep(value: Any, key: str | None = None) -> KeepPolicy | None:
     """Duplicate (query, doc) lines: ``max``, ``first``, or None (an error)."""
     if value is None:
         return None
-    return canonical("keep policy", value, key)  # type: ignore[return-value]
+    return _one_of(KEEP_POLICIES, canonical("keep policy", value, key))
 
 
 def canonical_level(value: Any, key: str | None = None) -> Level:
     """Evaluation level: ``doc`` (a document ranks at its best chunk) or ``chunk``."""
-    return canonical("level", value, key)  # type: ignore[return-value]
+    return _one_of(LEVELS, canonical("level", value, key))
 
 
 def canonical_fusion(value: Any, key: str | None = None) -> Fusion:
     """Hybrid fusion: ``rrf`` or ``weighted``."""
-    return canonical("fusion", value, key)  # type: ignore[return-value]
+    return _one_of(FUSIONS, canonical("fusion", value, key))
 
 
 def canonical_norm(value: Any, key: str | None = None) -> Norm:
     """Score normalisation of weighted fusion: ``minmax`` or ``zscore``."""
-    return canonical("normalisation", value, key)  # type: ignore[return-value]
+    return _one_of(NORMS, canonical("normalisation", value, key))
 
 
 def canonical_bm25_method(value: Any, key: str | None = None) -> Bm25Method:
     """BM25 variant of bm25s: ``lucene``, ``robertson``, ``atire``, ``bm25l``, ``bm25+``."""
-    return canonical("BM25 method", value, key)  # type: ignore[return-value]
+    return _one_of(BM25_METHODS, canonical("BM25 method", value, key))
 
 
 def canonical_backend(value: Any, key: str | None = None) -> Backend:
     """Exact dense search backend: ``auto``, ``numpy``, ``kernel``, ``faiss``."""
-    return canonical("backend", value, key)  # type: ignore[return-value]
+    return _one_of(BACKENDS, canonical("backend", value, key))
 
 
 def canonical_retriever_type(value: Any, key: str | None = None) -> RetrieverType:
     """``bm25``, ``dense`` or ``hybrid``."""
-    return canonical("retriever type", value, key)  # type: ignore[return-value]
+    return _one_of(RETRIEVER_TYPES, canonical("retriever type", value, key))
 
 
 _OFF = ("none", "", "off", "false")
@@ -273,7 +282,7 @@ def canonical_stopwords(value: Any, key: str | None = None) -> str | tuple[str, 
     if value is True:
         return "en"
     if isinstance(value, list | tuple) and value and all(isinstance(w, str) for w in value):
-        return tuple(value)  # type: ignore[return-value]  # a custom list of stop words
+        return tuple(value)  # a custom list of stop words
     return canonical("stop words", value, key)
 
 

@@ -110,8 +110,9 @@ def test_convert_native_and_beir_round_trip(tmp_path: Path,
     for spec in (str(src), f"beir:{tmp_path / 'b'}", str(tmp_path / "n")):
         _, out, _ = run(capsys, "evalset", "stats", spec, "--json")
         hashes.append(json.loads(out)["content_hash"])
-    # evidence does not travel through BEIR, so only the BEIR copies agree exactly
-    assert hashes[1] == hashes[2] and hashes[0] != hashes[1]
+    # evidence travels through BEIR in the side file evidence.jsonl: all three agree
+    assert hashes[0] == hashes[1] == hashes[2]
+    assert (tmp_path / "b" / "evidence.jsonl").is_file()
 
 
 def test_stats_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -51,5 +51,7 @@ def test_native_round_trip(es: EvalSet, compress: bool) -> None:
 def test_beir_round_trip_keeps_judged_queries(es: EvalSet) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         back = read_beir(write_beir(es, Path(tmp) / "b"))
-    es.evidence = ()  # BEIR has no evidence
+    # evidence travels in the side file evidence.jsonl (every quoted query is judged here)
     assert back.content_hash() == es.content_hash()
+    assert [(e.query_id, e.doc_id, e.grade, e.quote) for e in back.evidence] == [
+        (e.query_id, e.doc_id, e.grade, e.quote) for e in es.evidence]

@@ -24,7 +24,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..errors import OutputError
 
@@ -102,7 +102,8 @@ def atomic_write(path: str | os.PathLike[str], *, binary: bool = False,
     gz = target.name.endswith(".gz") if compress is None else compress
     try:
         with os.fdopen(fd, "wb") as raw:
-            sink: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+            # a GzipFile is a BufferedIOBase: a binary file object like ``raw``
+            sink = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)) if gz else raw
             if binary:
                 yield sink
             else:

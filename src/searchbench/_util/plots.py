@@ -14,31 +14,36 @@ import html
 import io
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from ..errors import require
 from .escape import visible_text
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = ["STYLE", "figure", "legend", "plain_text", "save", "svg_element"]
 
 #: matplotlib rc settings applied while a figure is drawn (:func:`plain_text`) and saved:
 #: text stays text in SVG, ids are reproducible, and mathtext is off, so a ``$`` in an
 #: untrusted name is a dollar sign, not TeX.
-STYLE = {"svg.fonttype": "none", "svg.hashsalt": "searchbench", "text.parse_math": False}
+STYLE: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "searchbench",
+                               "text.parse_math": False}
 
-_Plot = TypeVar("_Plot", bound=Callable[..., Any])
+_Params = ParamSpec("_Params")
+_Drawn = TypeVar("_Drawn")
 
 
-def plain_text(plot: _Plot) -> _Plot:
+def plain_text(plot: Callable[_Params, _Drawn]) -> Callable[_Params, _Drawn]:
     """Decorator: draw ``plot`` under :data:`STYLE` (text created inside is literal)."""
     @functools.wraps(plot)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: _Params.args, **kwargs: _Params.kwargs) -> _Drawn:
         require("matplotlib", "report")
         from matplotlib import rc_context
 
         with rc_context(STYLE):
             return plot(*args, **kwargs)
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def legend(ax: Any, **kwargs: Any) -> None:
@@ -51,7 +56,8 @@ _FORMATS = ("svg", "png", "pdf")
 
 
 def figure(width: float, height: float, *, dpi: int = 100,
-           layout: str | None = "constrained") -> Any:
+           layout: Literal["constrained", "compressed", "tight"] | None = "constrained"
+           ) -> Any:
     """A new ``Figure`` of ``width`` × ``height`` inches (no pyplot, no global state)."""
     require("matplotlib", "report")
     from matplotlib.figure import Figure

@@ -161,7 +161,8 @@ def checked_vectors(x: np.ndarray, name: str) -> np.ndarray:
     return x
 
 
-_VECS_DTYPES = {".fvecs": np.dtype("<f4"), ".ivecs": np.dtype("<i4"), ".bvecs": np.dtype("u1")}
+_VECS_DTYPES: dict[str, np.dtype] = {".fvecs": np.dtype("<f4"), ".ivecs": np.dtype("<i4"),
+                                     ".bvecs": np.dtype("u1")}
 
 
 def read_vecs(path: str | os.PathLike[str]) -> np.ndarray:

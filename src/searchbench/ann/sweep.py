@@ -286,8 +286,7 @@ def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int, max_single: 
     for i in range(min(warmup, len(q))):
         idx.search(q[i:i + 1], k, 1)
     n = min(max_single, len(q))
-    best: tuple[float, float, np.ndarray] | None = None
-    walls = []
+    timed: list[tuple[float, float, np.ndarray]] = []  # (wall, cpu, latencies) per round
     for _ in range(max(1, rounds)):
         lat = np.empty(n)
         c0, t_all = time.process_time(), time.perf_counter()
@@ -295,11 +294,9 @@ def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int, max_single: 
             t0 = time.perf_counter()
             idx.search(q[i:i + 1], k, 1)
             lat[i] = time.perf_counter() - t0
-        wall, cpu = time.perf_counter() - t_all, time.process_time() - c0
-        walls.append(wall)
-        if best is None or wall < best[0]:
-            best = (wall, cpu, lat)
-    wall, cpu, lat = best  # type: ignore[misc]
+        timed.append((time.perf_counter() - t_all, time.process_time() - c0, lat))
+    walls = [t[0] for t in timed]
+    wall, cpu, lat = min(timed, key=lambda t: t[0])  # the first fastest round
     p50, p95, p99 = np.percentile(lat, [50, 95, 99]) * 1e3
     return {"qps_single": n / wall, "single_threads": 1, "single_queries": n,
             "single_warmup": min(warmup, len(q)), "latency_ms": {"p50": float(p50),

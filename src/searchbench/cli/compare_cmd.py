@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -32,7 +33,7 @@ class CompareFormat(StrEnum):
     csv = "csv"
 
 
-def _measure_names(values: list[str] | None) -> list[str]:
+def _measure_names(values: Sequence[str] | None) -> list[str]:
     """Canonical names of repeated / comma-separated measures, trec_eval's ``P.5,10``
     included (``ndcg_cut.10`` → ``nDCG@10``), in order, without duplicates."""
     from ..measures import parse_measures

@@ -57,23 +57,41 @@ def eval_command(
 ) -> None:
     """Evaluate runs against qrels, exactly as trec_eval computes the measures.
 
+    Warns when a run's top k (k: the first measure's cutoff, else 10) is almost entirely
+    unjudged (mean Judged@k below 0.1), naming the likely cause (e.g. chunk ids).
+
     Example: searchbench eval qrels.txt bm25.trec dense.trec -m nDCG@10 -m RR@10 -m R@100
     """
     from ..data.qrels import Qrels
     from ..data.run import Run
-    from ..measures import Evaluator, trec_name
+    from ..measures import (
+        Evaluator,
+        judged_cutoff,
+        parse_measures,
+        trec_name,
+        warn_unjudged,
+        without_measure,
+    )
 
     keep_policy = keep
+    wanted = [m.name for m in parse_measures(measure or DEFAULT_MEASURES)]
+    cutoff = judged_cutoff(wanted)
+    probe = f"Judged@{cutoff}"
     with reported_warnings(quiet):
         evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
-                              measure or DEFAULT_MEASURES, missing=missing, depth=depth)
+                              wanted + ([probe] if probe not in wanted else []),
+                              missing=missing, depth=depth)
         loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
                   for path in runs]
         results = [_evaluate(evaluator, run, path, qrels)
                    for run, path in zip(loaded, runs, strict=True)]
+        for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
+            warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
+    if probe not in wanted:
+        results = [without_measure(res, probe) for res in results]
     out = _Output(
         label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
-        counts={m.name for m in evaluator.measures if m.is_count},
+        counts={m.name for m in evaluator.measures if m.is_count and m.name in wanted},
         per_query=per_query, decimals=decimals,
     )
     if output_format is Format.json:

@@ -1,4 +1,5 @@
-"""``searchbench evalset check|convert|stats SPEC`` and ``searchbench datasets list``."""
+"""``searchbench evalset check|convert|stats|chunk-qrels SPEC`` and
+``searchbench datasets list``."""
 
 from __future__ import annotations
 
@@ -93,6 +94,9 @@ def convert_command(
 ) -> None:
     """Write an evaluation set in the native or BEIR format, as a whole folder.
 
+    BEIR has no place for evidence quotes: they go to a side file evidence.jsonl in the
+    folder, which beir:DIR reads back.
+
     The set is written into a temporary folder next to --to that then takes its place: a
     non-empty --to is refused unless --force (then replaced entirely, never mixed), and
     the source set is never written into.
@@ -107,9 +111,66 @@ def convert_command(
         write_beir(es, to, split, overwrite=force)
     else:
         es.write(to, compress=compress, overwrite=force)
+    where = (" (in the side file evidence.jsonl: BEIR has no place for them; searchbench "
+             "reads them back, BEIR's own tools ignore them)"
+             if out_format is OutFormat.beir and es.evidence else "")
     typer.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
                f"{len(es.queries)} queries, {len(es.qrels)} judgments, "
-               f"{len(es.evidence)} evidence quotes")
+               f"{len(es.evidence)} evidence quotes{where}")
+
+
+@evalset_app.command("chunk-qrels")
+def chunk_qrels_command(
+    spec: str = SPEC_ARG,
+    chunk: str = typer.Option(..., "--chunk", help="The chunker of the run: "
+                              "tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
+                              "recursive:MAX_TOKENS."),
+    model: str | None = typer.Option(None, "--model", help="The run's dense model (for -r "
+                                     "dense or hybrid): tokens are then its model tokens; "
+                                     "without it, whitespace words (-r bm25)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Qrels file to write."),
+    qrels_format: str = typer.Option("trec", "--format", help="trec (qid 0 docid grade) or "
+                                     "beir (tsv with header)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT."),
+    split: str = SPLIT_OPTION,
+    data_dir: Path | None = DATA_DIR_OPTION,
+    cache_dir: Path | None = CACHE_OPTION,
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Write the chunk-level qrels of a chunking, to score a `run --level chunk` later.
+
+    The chunk ids are exactly those `searchbench run SPEC --level chunk --chunk CHUNK
+    [--model M]` returns (the same chunker, counting the same token unit); each chunk is
+    judged by overlap with the evidence quotes (see docs: chunk-level judgments).
+
+    Example: searchbench evalset chunk-qrels my-set/ --chunk tokens:256:32 --model minilm
+    -o chunk-qrels.txt
+    """
+    import os
+
+    from ..errors import ConfigError, OutputError
+    from ..retrieval.chunking import parse_chunker
+    from ..retrieval.spec import DenseSpec, chunking_label, encoder_for, evalset_chunk_qrels
+
+    if qrels_format not in ("trec", "beir"):
+        raise ConfigError(f"--format {qrels_format!r}: expected trec or beir")
+    if parse_chunker(chunk) is None:  # a bad --chunk fails before any loading
+        raise ConfigError(f"--chunk {chunk!r}: chunk-level judgments need a chunker such as "
+                          "tokens:256:32, sentences:5 or recursive:512")
+    if not force and os.path.lexists(output):
+        raise OutputError(f"cannot write {output}: it exists already (use --force, or "
+                          "another name)")
+    with reported_warnings(quiet):
+        es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
+        enc = (encoder_for(DenseSpec(model=model), {}, quiet or None) if model is not None
+               else None)
+        if not quiet:
+            typer.echo(f"chunks: {chunking_label(chunk, encoder=enc)}", err=True)
+        qrels = evalset_chunk_qrels(es, chunk, enc, quiet=quiet or None)
+    qrels.to_file(output, format=qrels_format)
+    relevant = int((qrels.grades > 0).sum())
+    typer.echo(f"wrote {output}: {len(qrels)} chunk judgments ({relevant} relevant) for "
+               f"{qrels.n_queries} queries, chunks {chunking_label(chunk, encoder=enc)}")
 
 
 def _dist_text(d: dict[str, Any]) -> str:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ConfigError
 from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
 from .main import app
+
+if TYPE_CHECKING:
+    from ..report import ExperimentReport
 
 experiment_app = typer.Typer(help="Run a grid of retrievers × models × chunkers on an "
                                   "evaluation set, store the results, report them.",
@@ -80,25 +84,33 @@ def means_table(group, decimals: int) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..comparison import format_number, legend, significance_mark
+    from ..comparison import (
+        format_number,
+        judged_cells,
+        judged_header,
+        legend,
+        significance_mark,
+    )
 
     cmp = group.comparison
     table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
                   title_justify="left")
     table.add_column("system")
-    for m in cmp.measures:
-        table.add_column(m, justify="right")
+    for m in [*cmp.measures, *judged_header(cmp)]:
+        table.add_column(escape(m), justify="right")
     for s in cmp.systems:
         cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
         for m in cmp.measures:
             text = format_number(cmp.means[s][m], decimals)
             text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
             cells.append(text + (significance_mark(cmp, s, m) or " "))
-        table.add_row(*cells)
+        table.add_row(*cells, *judged_cells(cmp, s, decimals))
     console = Console(highlight=False, emoji=False,
                       width=None if sys.stdout.isatty() else 120)
     console.print(table)
-    console.print(legend(cmp), style="dim")
+    console.print(escape(legend(cmp)), style="dim")
+    for note in cmp.notes:
+        console.print(f"note: {escape(note)}", style="yellow")
 
 
 def print_means_tables(report, decimals: int) -> None:
@@ -109,7 +121,8 @@ def print_means_tables(report, decimals: int) -> None:
 
 
 def build_report(config: Path, store: Path | None, out: Path | None,
-                 output_format: ReportFormat, decimals: int) -> tuple[object, dict]:
+                 output_format: ReportFormat, decimals: int
+                 ) -> tuple[ExperimentReport, dict[str, Path]]:
     """Read the results of ``config`` from the store and write the report files."""
     from ..experiment import default_store, load_config
     from ..report.experiment import experiment_report

@@ -6,8 +6,8 @@ import errno
 import os
 import re
 import sys
+from typing import Any
 
-import click
 import typer
 import typer.main
 
@@ -62,12 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _guard(command: click.Command) -> None:
+def _guard(command: Any) -> None:
     """Turn EOFError (an input that ends early) into an error line before Click sees it:
-    Click would print a bare ``Aborted!`` for it."""
+    Click would print a bare ``Aborted!`` for it. ``command`` is Typer's Click command
+    (Typer bundles its own Click, whose classes are not the ``click`` package's)."""
     invoke = command.invoke
 
-    def guarded(ctx: click.Context):  # type: ignore[no-untyped-def]
+    def guarded(ctx: typer.Context) -> Any:
         try:
             return invoke(ctx)
         except EOFError as exc:
@@ -76,7 +77,7 @@ def _guard(command: click.Command) -> None:
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
 
-    command.invoke = guarded  # type: ignore[method-assign]
+    command.invoke = guarded
 
 
 def _fail(message: str) -> int:

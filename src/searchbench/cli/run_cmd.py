@@ -183,7 +183,7 @@ def _qrels(es: Any, r: Any, level: str) -> Any:
 
 
 def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],
-           context: dict[str, float], quiet: bool) -> None:
+           context: dict[str, Any], quiet: bool) -> None:
     from searchbench.retrieval.provenance import write_run_and_sidecar
 
     meta = run.metadata

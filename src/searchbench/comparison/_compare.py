@@ -35,6 +35,7 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
+from ..measures.coverage import judged_cutoff, judged_notes, warn_unjudged, without_measure
 from ..stats import (
     correct,
     effect_size,
@@ -42,7 +43,7 @@ from ..stats import (
     queries_for_power,
     wins_ties_losses,
 )
-from ..vocab import DEFAULT_STATS, StatsSettings
+from ..vocab import DEFAULT_STATS, StatsSettings, canonical_correction, canonical_test
 
 __all__ = [
     "Comparison",
@@ -107,6 +108,8 @@ class Comparison:
     n_permutations: int
     missing: str
     notes: list[str] = field(default_factory=list)
+    judged: dict[str, float] = field(default_factory=dict)
+    judged_k: int | None = None
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -170,13 +173,21 @@ class Comparison:
                 "n_permutations": self.n_permutations, "missing": self.missing,
                 "n_queries": len(self.query_ids)}
 
+    @property
+    def judged_label(self) -> str | None:
+        """``Judged@10`` (the judged-coverage column), or None when it is not known."""
+        return f"Judged@{self.judged_k}" if self.judged and self.judged_k else None
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data: settings, systems, means, pair statistics and notes."""
         return {**self.settings(), "systems": list(self.systems),
                 "measures": list(self.measures),
                 "means": {s: {m: json_safe(v) for m, v in d.items()}
                           for s, d in self.means.items()},
-                "comparisons": [r.to_dict() for r in self.stats], "notes": list(self.notes)}
+                "comparisons": [r.to_dict() for r in self.stats], "notes": list(self.notes),
+                "judged": ({"cutoff": self.judged_k,
+                            "means": {s: json_safe(v) for s, v in self.judged.items()}}
+                           if self.judged_label else None)}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -217,10 +228,13 @@ class Comparison:
 def summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
     """A row per (system, measure); the baseline's rows carry no test statistics."""
     rows: list[dict[str, Any]] = []
+    label = cmp.judged_label
     for s in cmp.systems:
         for m in cmp.measures:
             row: dict[str, Any] = {"system": s, "measure": m, "mean": cmp.means[s][m],
                                    "baseline": s == cmp.baseline}
+            if label:
+                row[label] = cmp.judged.get(s, math.nan)
             if s != cmp.baseline:
                 stat = cmp.stat(s, m).to_dict()
                 stat.pop("system"), stat.pop("measure"), stat.pop("mean")
@@ -359,21 +373,36 @@ def compare(
     ``runs`` is ``{name: Run}`` or a list of runs (named by ``Run.name``); ``baseline`` is a
     name or one of the runs (default: the first). See the module docstring for the
     statistics; ``missing`` and ``depth`` go to the measures engine.
-    """
-    from ..measures import Evaluator
 
-    StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
-                  n_permutations).validated()  # before any evaluation
+    Judged coverage (mean ``Judged@k`` at the main cutoff, see
+    :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
+    ``Comparison.judged``. A system whose top
+    k is almost entirely unjudged raises a :class:`~searchbench.measures.SearchbenchWarning`
+    naming the likely cause; one mostly unjudged adds a note.
+    """
+    from ..measures import Evaluator, parse_measures
+
+    StatsSettings(canonical_test(test), canonical_correction(correction), alpha, confidence,
+                  seed, n_permutations).validated()  # before any evaluation
     named = _named_runs(runs)
     base = _baseline_name(named, baseline)
-    wanted = [measures] if isinstance(measures, str) else list(measures)
+    wanted = [m.name for m in parse_measures([measures] if isinstance(measures, str)
+                                             else list(measures))]
+    k = judged_cutoff(wanted)
+    probe = f"Judged@{k}"
     extra = {} if depth is None else {"depth": depth}
-    evaluator = Evaluator(qrels, wanted, missing=missing, **extra)
+    evaluator = Evaluator(qrels, [*wanted, probe] if probe not in wanted else wanted,
+                          missing=missing, **extra)
     results = {name: evaluator.evaluate(_renamed(run, name)) for name, run in named.items()}
+    judged = {name: float(r.mean[probe]) for name, r in results.items()}
+    for name, run in named.items():
+        warn_unjudged(name, judged[name], k, run, qrels)
+    if probe not in wanted:
+        results = {name: without_measure(r, probe) for name, r in results.items()}
     return compare_results(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
-        notes=_coverage_notes(named, qrels, missing),
+        notes=_coverage_notes(named, qrels, missing), judged=judged, judged_k=k,
     )
 
 
@@ -389,11 +418,14 @@ def compare_results(
     n_permutations: int = DEFAULT_STATS.n_permutations,
     missing: str = "zero",
     notes: Sequence[str] = (),
+    judged: Mapping[str, float] | None = None,
+    judged_k: int | None = None,
 ) -> Comparison:
     """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
-    queries), see :func:`compare`."""
-    settings = StatsSettings(test, correction, alpha, confidence, seed,  # type: ignore[arg-type]
-                             n_permutations).validated()
+    queries), see :func:`compare`. ``judged`` is each system's mean Judged@``judged_k``
+    (shown beside the means; a note when it is mostly unjudged), when known."""
+    settings = StatsSettings(canonical_test(test), canonical_correction(correction), alpha,
+                             confidence, seed, n_permutations).validated()
     test, correction, alpha = settings.test, settings.correction, settings.alpha
     named = _named_runs(results)
     base = _baseline_name(named, baseline)
@@ -410,7 +442,8 @@ def compare_results(
         systems=list(named), baseline=base, measures=measures, query_ids=query_ids,
         means=means, scores=scores, stats=stats, test=test, correction=correction,
         alpha=alpha, confidence=confidence, seed=seed, n_permutations=n_permutations,
-        missing=missing, notes=list(notes),
+        missing=missing, notes=[*notes, *judged_notes(judged or {}, judged_k or 0)],
+        judged=dict(judged or {}) if judged_k else {}, judged_k=judged_k if judged else None,
     )
 
 

@@ -27,6 +27,8 @@ __all__ = [
     "UP",
     "detail_cells",
     "format_number",
+    "judged_cells",
+    "judged_header",
     "legend",
     "render_csv",
     "render_json",
@@ -67,6 +69,18 @@ def _label(cmp: Comparison, system: str) -> str:
     return f"{system} (baseline)" if system == cmp.baseline else system
 
 
+def judged_header(cmp: Comparison) -> list[str]:
+    """``["Judged@10"]`` when the comparison knows its judged coverage, else ``[]``."""
+    return [cmp.judged_label] if cmp.judged_label else []
+
+
+def judged_cells(cmp: Comparison, system: str, decimals: int) -> list[str]:
+    """The judged-coverage cell of ``system`` (mean Judged@k), or ``[]`` when unknown."""
+    if not cmp.judged_label:
+        return []
+    return [format_number(cmp.judged.get(system, math.nan), decimals)]
+
+
 def legend(cmp: Comparison) -> str:
     """One sentence saying what the marks mean and how they were obtained."""
     test = {"randomization": f"Fisher randomisation test, {cmp.n_permutations} permutations",
@@ -75,7 +89,9 @@ def legend(cmp: Comparison) -> str:
     return (f"{UP}/{DOWN}: significantly better/worse than {cmp.baseline} "
             f"({test}, {cmp.correction} correction, α = {cmp.alpha:g}, seed {cmp.seed}); "
             f"{len(cmp.query_ids)} queries, missing queries: {cmp.missing}; "
-            f"CI: {cmp.confidence:.0%} interval of Δ; n80: queries for 80 % power.")
+            f"CI: {cmp.confidence:.0%} interval of Δ; n80: queries for 80 % power"
+            + (f"; {cmp.judged_label}: share of the top {cmp.judged_k} that is judged "
+               "(unjudged results count as non-relevant)." if cmp.judged_label else "."))
 
 
 def detail_cells(row: PairStat, decimals: int) -> list[str]:
@@ -100,11 +116,12 @@ def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
             text = format_number(cmp.means[s][m], decimals)
             cells.append((f"**{text}**" if s in cmp.best(m) else text)
                          + significance_mark(cmp, s, m))
-        means.append(cells)
-    header = ["system", *(md_text(m) for m in cmp.measures)]
+        means.append(cells + judged_cells(cmp, s, decimals))
+    header = ["system", *(md_text(m) for m in cmp.measures), *judged_header(cmp)]
     details = [[md_text(c) if i < 2 else c for i, c in enumerate(detail_cells(r, decimals))]
                for r in cmp.stats]
-    lines = [md_table(header, means, "l" + "r" * len(cmp.measures), escape=False), "",
+    align = "l" + "r" * (len(cmp.measures) + len(judged_header(cmp)))
+    lines = [md_table(header, means, align, escape=False), "",
              md_table(DETAIL_HEADER, details, "ll" + "r" * 8, escape=False), "",
              md_text(legend(cmp))]
     lines += [f"Note: {md_text(n)}" for n in cmp.notes]
@@ -139,12 +156,15 @@ def render_latex(cmp: Comparison, decimals: int = 4) -> str:
                       ("Δ", r"$\Delta$")):
         caption = caption.replace(text, tex)
     lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}",
-             r"\begin{tabular}{l" + "r" * len(cmp.measures) + "}", r"\toprule",
-             " & ".join(["System", *(tex_escape(m) for m in cmp.measures)]) + r" \\",
+             r"\begin{tabular}{l" + "r" * (len(cmp.measures) + len(judged_header(cmp))) + "}",
+             r"\toprule",
+             " & ".join(["System", *(tex_escape(m) for m in cmp.measures),
+                         *(tex_escape(h) for h in judged_header(cmp))]) + r" \\",
              r"\midrule"]
     for s in cmp.systems:
         cells = [tex_escape(_label(cmp, s))]
         cells += [_tex_cell(cmp, s, m, decimals) for m in cmp.measures]
+        cells += judged_cells(cmp, s, decimals)
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
@@ -162,9 +182,9 @@ def render_csv(cmp: Comparison, per_query: bool = False) -> str:
         return buf.getvalue()
     rows = summary_rows(cmp)
     fields = list(dict.fromkeys(k for r in rows for k in r))
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
+    dict_writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    dict_writer.writeheader()
+    dict_writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
     return buf.getvalue()
 
 
@@ -205,6 +225,8 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
     means.add_column("system")
     for m in cmp.measures:
         means.add_column(escape(m), justify="right")
+    for h in judged_header(cmp):
+        means.add_column(escape(h), justify="right")
     for s in cmp.systems:
         label = escape(_label(cmp, s))
         cells = [f"[dim]{label}[/dim]" if s == cmp.baseline else label]
@@ -214,7 +236,7 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
                 text = f"[bold green]{text}[/bold green]"
             colour = "green" if mark == UP else "red"
             cells.append(text + (f"[{colour}]{mark}[/{colour}]" if mark else " "))
-        means.add_row(*cells)
+        means.add_row(*cells, *judged_cells(cmp, s, decimals))
     details = Table(title=f"vs {escape(cmp.baseline)}", title_justify="left")
     for i, h in enumerate(DETAIL_HEADER):
         details.add_column(h, justify="left" if i < 2 else "right")

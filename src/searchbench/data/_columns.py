@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +28,8 @@ class Grouped:
     values: np.ndarray  # per entry
 
 
-def encode(query_ids: object, doc_ids: object, values: np.ndarray,
+def encode(query_ids: Interned | Iterable[Any], doc_ids: Interned | Iterable[Any],
+           values: np.ndarray,
            source: str | None = None) -> Grouped:
     """Intern both id columns; entries keep their input order.
 
@@ -100,7 +103,7 @@ class Strings:
     valid: bool = False
 
 
-def interned(ids: object) -> tuple[np.ndarray, np.ndarray]:
+def interned(ids: Interned | Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
     return (ids.codes, ids.vocab) if isinstance(ids, Interned) else intern(ids)
 
 

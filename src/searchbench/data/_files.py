@@ -35,7 +35,9 @@ def open_text(source: PathOrFile) -> Iterator[IO[str]]:
     name = source_name(source)
     with open_binary(source) as raw:
         counter = Counting(raw)
-        text = io.TextIOWrapper(counter, encoding="utf-8-sig", newline=None)  # type: ignore[arg-type]
+        # TextIOWrapper reads a raw stream fine; typeshed wants a buffered one, and a buffer
+        # in between would make the counter's line numbers lag behind the decoder's.
+        text = io.TextIOWrapper(counter, encoding="utf-8-sig", newline=None)  # type: ignore[type-var]
         try:
             yield text
         except UnicodeDecodeError as exc:

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -51,10 +51,10 @@ def open_binary(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     except BaseException:
         src.close()
         raise
-    raw = io.BufferedReader(src)  # type: ignore[arg-type]
+    raw = io.BufferedReader(src)
     if head[:2] != GZIP_MAGIC:
         return raw
-    return io.BufferedReader(_Gunzip(raw, name), BUFFER)  # type: ignore[arg-type]
+    return io.BufferedReader(_Gunzip(raw, name), BUFFER)
 
 
 _FOREIGN = ((b"BZh", "bzip2-compressed data"), (b"\xfd7zXZ\x00", "xz-compressed data"),
@@ -257,14 +257,14 @@ def _spool(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
     raw = _Source(_raw_stream(source, name), name)  # may fail (e.g. a folder): before copy
     copy = tempfile.SpooledTemporaryFile(max_size=BLOCK_SIZE)  # noqa: SIM115 - returned
     try:
-        shutil.copyfileobj(raw, copy, BUFFER)  # type: ignore[misc]
+        shutil.copyfileobj(raw, copy, BUFFER)
     except BaseException:
         copy.close()
         raise
     finally:
         raw.close()
     copy.seek(0)
-    return _Named(copy, name)
+    return cast(IO[bytes], _Named(copy, name))  # a BufferedIOBase: IO[bytes] at run time
 
 
 class _Named(io.BufferedIOBase):

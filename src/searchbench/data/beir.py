@@ -6,6 +6,11 @@ provenance. Query provenance (``source``, ``verified``, ``generator``) is read f
 query's ``metadata`` when present, so native → BEIR → native keeps it; otherwise BEIR
 queries are ``source="human"``, not verified.
 
+Evidence quotes have no place in BEIR: :func:`write_beir` writes them to a side file
+``evidence.jsonl`` in the folder (the native format's ``{"query_id", "doc_id", "grade",
+"quote"}`` lines), which BEIR's own tools ignore and :func:`read_beir` reads back (keeping
+the quotes of the split's queries), so native → BEIR → native loses nothing.
+
 ArguAna-style sets, where query ids are also document ids: BEIR and MTEB drop a retrieved
 document whose id equals the query id. Pass ``ignore_identical_ids=True`` to do the same
 (:meth:`EvalSet.prepare_run` applies it); the loader notes when the situation occurs.
@@ -16,15 +21,24 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
 from .._util import atomic_folder, safe_component
 from ..errors import DataFormatError
-from .evalset import EvalSet, _find, _read_qrels_lenient, source_paths
+from .evalset import (
+    EvalSet,
+    _evidence_records,
+    _find,
+    _read_qrels_lenient,
+    read_evidence,
+    source_paths,
+)
 from .jsonl import (
     QUERY_SOURCES,
     read_corpus_jsonl,
     read_queries_jsonl,
     write_corpus_jsonl,
+    write_jsonl,
     write_queries_jsonl,
 )
 from .texts import EMPTY, Issues, Queries, Query
@@ -55,13 +69,28 @@ def read_beir(
     queries = Queries([_lift(q) for q in all_queries if q.id in judged])
     notes = [f"queries limited to the {len(queries)} judged in split {split!r} "
              f"({len(all_queries) - len(queries)} of queries.jsonl left out)"]
+    evidence = _split_evidence(root, corpus, judged, issues, notes)
     shared = sum(1 for qid in queries.ids if qid in corpus)
     if shared:
         notes.append(f"{shared} query ids are also document ids (ArguAna-style); BEIR/MTEB "
                      f"drop such hits: ignore_identical_ids={ignore_identical_ids}")
     prov = {"format": "beir", "path": str(root), "split": split, "notes": notes}
-    return EvalSet(corpus, queries, qrels, name=name or root.name, provenance=prov,
+    return EvalSet(corpus, queries, qrels, evidence, name=name or root.name, provenance=prov,
                    ignore_identical_ids=ignore_identical_ids, issues=issues or [])
+
+
+def _split_evidence(root: Path, corpus: Any, judged: set[str], issues: Issues | None,
+                    notes: list[str]) -> tuple[Any, ...]:
+    """The quotes of the side file ``evidence.jsonl`` (if any) for the split's queries."""
+    path = _find(root, "evidence.jsonl", required=False)
+    if path is None:
+        return ()
+    every = read_evidence(path, corpus, issues=issues)
+    kept = tuple(e for e in every if e.query_id in judged)
+    notes.append(f"{len(kept)} evidence quotes read from the side file {path.name}"
+                 + (f" ({len(every) - len(kept)} for queries outside the split left out)"
+                    if len(kept) < len(every) else ""))
+    return kept
 
 
 def _split_path(root: Path, split: str) -> Path:
@@ -90,7 +119,8 @@ def _lift(q: Query) -> Query:
 
 def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test", *,
                overwrite: bool = False) -> Path:
-    """Write a BEIR folder as a whole: ``_id`` keys, ``qrels/<split>.tsv`` with header.
+    """Write a BEIR folder as a whole: ``_id`` keys, ``qrels/<split>.tsv`` with header,
+    and the evidence quotes (if any) in the side file ``evidence.jsonl``.
 
     Like :func:`~searchbench.data.evalset.write_native`: written into a temporary sibling
     folder that then takes the target's place; a non-empty target only with ``overwrite``
@@ -103,4 +133,6 @@ def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test",
         write_corpus_jsonl(tmp / "corpus.jsonl", es.corpus, beir=True)
         write_queries_jsonl(tmp / "queries.jsonl", es.queries, beir=True)
         es.qrels.to_file(tmp / "qrels" / f"{split}.tsv", format="beir")
+        if es.evidence:
+            write_jsonl(tmp / "evidence.jsonl", _evidence_records(es.evidence))
     return root

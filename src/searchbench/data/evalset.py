@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -285,6 +285,14 @@ def _evidence(obj: dict[str, Any], where: str) -> Evidence:
 
 
 # -- native folder ----------------------------------------------------------------------
+@overload
+def _find(folder: Path, stem: str, required: Literal[True] = True) -> Path: ...
+
+
+@overload
+def _find(folder: Path, stem: str, required: bool) -> Path | None: ...
+
+
 def _find(folder: Path, stem: str, required: bool = True) -> Path | None:
     found = [folder / n for n in (stem, stem + ".gz") if (folder / n).is_file()]
     if len(found) > 1:

@@ -6,6 +6,7 @@ Codes follow byte-wise (UTF-8) order of the ids, so "docid descending" is "code 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +18,7 @@ from ._arrow import int_or, strings, to_numpy
 __all__ = ["as_arrow_strings", "intern", "lookup"]
 
 
-def as_arrow_strings(values: object) -> pa.ChunkedArray:
+def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
     """Return ``values`` (list, numpy array, pyarrow array) as a chunked pyarrow string array."""
     if isinstance(values, pa.ChunkedArray):
         arr = values
@@ -28,9 +29,7 @@ def as_arrow_strings(values: object) -> pa.ChunkedArray:
             values = np.char.decode(values, "utf-8")
         arr = pa.chunked_array([_strings(values.tolist())])
     else:
-        if not isinstance(values, list):
-            values = list(values)  # type: ignore[call-overload]
-        arr = pa.chunked_array([_strings(values)])
+        arr = pa.chunked_array([_strings(values if isinstance(values, list) else list(values))])
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -82,7 +81,7 @@ class Interner:
         self._n_pending = 0
         self._codes: list[np.ndarray] = []
 
-    def add(self, values: object) -> None:
+    def add(self, values: Iterable[Any]) -> None:
         """Encode one block of ids."""
         arr = as_arrow_strings(values)
         if len(arr) == 0:
@@ -130,7 +129,7 @@ class Interner:
         return codes, self._dictionary
 
 
-def intern(values: object) -> tuple[np.ndarray, np.ndarray]:
+def intern(values: Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
     """Encode string ids as int32 codes into a sorted vocabulary.
 
     Returns ``(codes, vocab)`` with ``vocab[codes] == values`` and ``vocab`` sorted in

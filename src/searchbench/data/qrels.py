@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import DataFormatError
 from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
@@ -39,9 +40,9 @@ class Qrels:
     @classmethod
     def from_columns(
         cls,
-        query_ids: object,
-        doc_ids: object,
-        grades: object,
+        query_ids: Iterable[Any],
+        doc_ids: Iterable[Any],
+        grades: ArrayLike,
         *,
         keep: str | None = None,
         source: str | None = None,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.typing import ArrayLike
 
 from ..errors import DataFormatError
 from ._arrow import from_numpy, strings, to_numpy
@@ -61,9 +62,9 @@ class Run:
     @classmethod
     def from_columns(
         cls,
-        query_ids: object,
-        doc_ids: object,
-        scores: object,
+        query_ids: Iterable[Any],
+        doc_ids: Iterable[Any],
+        scores: ArrayLike,
         *,
         name: str | None = None,
         keep: str | None = None,
@@ -153,27 +154,29 @@ class Run:
 
         A run read from a file builds them on first use.
         """
-        if self._doc_codes is None:
+        return self._codes_and_vocab()[0]
+
+    def _codes_and_vocab(self) -> tuple[np.ndarray, np.ndarray | pa.Array]:
+        """``(doc_codes, doc_vocab)``, built from the doc ids on first use."""
+        if self._doc_codes is None or self._doc_vocab is None:
             self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
             self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
-        return self._doc_codes
+        return self._doc_codes, self._doc_vocab
 
     @property
     def doc_vocab(self) -> np.ndarray:
         """Unique doc ids as a numpy object array (``doc_vocab[doc_codes]`` are the docs)."""
-        if self._doc_codes is None:
-            self.doc_codes  # noqa: B018  (builds the codes and the vocabulary)
-        if isinstance(self._doc_vocab, pa.Array):
-            self._doc_vocab = np.array(self._doc_vocab.to_pylist(), dtype=object)
-        return self._doc_vocab
+        vocab = self._codes_and_vocab()[1]
+        if isinstance(vocab, pa.Array):
+            vocab = self._doc_vocab = np.array(vocab.to_pylist(), dtype=object)
+        return vocab
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
-        if self._doc_codes is None:
-            self.doc_codes  # noqa: B018  (builds the codes and the vocabulary)
-        if isinstance(self._doc_vocab, pa.Array):
-            return self._doc_vocab
-        return strings(self._doc_vocab)
+        vocab = self._codes_and_vocab()[1]
+        if isinstance(vocab, pa.Array):
+            return vocab
+        return strings(vocab)
 
     def doc_ids_arrow(self) -> pa.Array:
         """Doc id of every entry, in rank order, as a pyarrow string array.
@@ -182,7 +185,8 @@ class Run:
         """
         if self._doc_ids is not None:
             return self._doc_ids
-        return self.doc_vocab_arrow().take(from_numpy(self._doc_codes))
+        codes, _ = self._codes_and_vocab()
+        return self.doc_vocab_arrow().take(from_numpy(codes))
 
     @property
     def has_doc_codes(self) -> bool:
@@ -257,10 +261,10 @@ class Run:
         offsets = np.zeros_like(self.offsets)
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
-        if self._doc_codes is None:
+        if self._doc_ids is not None:  # read from a file, codes not built
             new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
         else:
-            new._doc_codes, new._doc_ids = self._doc_codes[keep], None
+            new._doc_codes, new._doc_ids = self.doc_codes[keep], None
         new.scores = self.scores[keep]
         new.name, new.metadata = self.name, dict(self.metadata)
         return new

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
     RETRIEVER_TYPES,
+    Correction,
     StatsSettings,
+    TestName,
     canonical_level,
     canonical_retriever_type,
     check_positive_int,
@@ -72,20 +75,20 @@ class Cell:
         return self.retriever.name if self.chunker == "none" else \
             f"{self.retriever.name}/{self.chunker}"
 
-    def to_dict(self, components: list[RetrieverSpec] = ()) -> dict[str, Any]:
+    def to_dict(self, components: Sequence[RetrieverSpec] = ()) -> dict[str, Any]:
         out = {"evalset": self.evalset, "retriever": self.retriever.to_dict(),
                "chunker": self.chunker, "level": self.level, "k": self.k}
         if components:
             out["components"] = [c.to_dict() for c in components]
         return out
 
-    def key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+    def key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
         from .naming import cell_key
 
         return cell_key(self.to_dict(components), evalset_hash)
 
-    def work_key(self, evalset_hash: str, components: list[RetrieverSpec] = ()) -> str:
+    def work_key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of the work this cell does, names left out (same key, same run)."""
         from .naming import work_key
 
@@ -104,8 +107,8 @@ class ExperimentConfig:
     k: int = 100
     measures: list[str] = field(default_factory=lambda: list(DEFAULT_MEASURES))
     baseline: str | None = None
-    test: str = DEFAULT_STATS.test
-    correction: str = DEFAULT_STATS.correction
+    test: TestName = DEFAULT_STATS.test
+    correction: Correction = DEFAULT_STATS.correction
     seed: int = DEFAULT_STATS.seed
     alpha: float = DEFAULT_STATS.alpha
     n_permutations: int = DEFAULT_STATS.n_permutations
@@ -153,7 +156,7 @@ class ExperimentConfig:
     @property
     def stats(self) -> StatsSettings:
         """The statistics settings (validated when the config was parsed)."""
-        return StatsSettings(self.test, self.correction, self.alpha,  # type: ignore[arg-type]
+        return StatsSettings(self.test, self.correction, self.alpha,
                              self.confidence, self.seed, self.n_permutations)
 
 

@@ -28,11 +28,12 @@ import numpy as np
 from ..data.evalset import EvalSet
 from ..data.qrels import Qrels
 from ..data.run import Run
-from ..errors import SearchbenchWarning, user_stacklevel
+from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..retrieval.fusion import fuse
 from ..retrieval.levels import chunk_qrels, context_tokens
 from ..retrieval.spec import (
     DenseSpec,
+    HybridSpec,
     build_retriever,
     chunker_for,
     chunking_label,
@@ -185,7 +186,8 @@ class _Workspace:
         this cell's name."""
         components = self.cfg.components(cell.retriever)
         for exp_id, key in stored.get(cell.work_key(self.hash, components), []):
-            [old] = db.cells(exp_id, {key}) or [None]
+            found = db.cells(exp_id, {key})
+            old = found[0] if found else None
             if old is None or not wanted <= set(old.scores):
                 continue
             name = slug(cell.system)
@@ -233,13 +235,16 @@ class _Workspace:
 
     def hybrid(self, cell: Cell) -> tuple[Run, dict[str, float], dict[str, Any]]:
         s, h = cell.retriever.settings, cell.retriever.spec
+        if not isinstance(h, HybridSpec):
+            raise ConfigError(f"retriever {cell.retriever.name!r} is not a validated hybrid; "
+                              "load the experiment with load_config()")
         parts = self.cfg.components(cell.retriever)
         unit = self.unit(cell.retriever)
         depth = max(cell.k, HYBRID_DEPTH)  # as Hybrid.search: each part searched this deep
         runs = [self.search(p, cell.chunker, cell.level, unit, depth) for p in parts]
         t0 = time.perf_counter()
-        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,  # type: ignore[union-attr]
-                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)  # type: ignore[union-attr]
+        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,
+                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)
         timings = {"fuse_s": time.perf_counter() - t0}
         for key in ("index_s", "encode_s", "search_s"):
             timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
@@ -250,7 +255,7 @@ class _Workspace:
 
     def unit(self, spec: RetrieverSpec) -> DenseSpec | None:
         """The dense spec whose model counts the tokens of ``spec``'s cells (None: words)."""
-        return counting_spec(spec.spec)  # type: ignore[arg-type]
+        return counting_spec(spec.spec)
 
     def encoder(self, unit: DenseSpec | None) -> Any:
         """The encoder counting tokens in ``unit`` (shared with the dense retrievers)."""
@@ -319,13 +324,16 @@ class _Workspace:
         return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
-        from ..measures import Evaluator
+        from ..measures import Evaluator, judged_cutoff
 
         stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
         curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]
+        cutoff = judged_cutoff(self.cfg.measures)
+        probe = f"Judged@{cutoff}"  # judged coverage at the main cutoff, for the report
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = Evaluator(self.judgments(cell), stored + curve).evaluate(run)
+            wanted = list(dict.fromkeys([*stored, *curve, probe]))
+            result = Evaluator(self.judgments(cell), wanted).evaluate(run)
         qids = result.query_ids.tolist()
         scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
         lengths = self.lengths(cell, run)
@@ -338,7 +346,8 @@ class _Workspace:
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
-                  "judged_units": len(self.judgments(cell))}
+                  "judged_units": len(self.judgments(cell)),
+                  "judged": {"k": cutoff, "mean": result.mean[probe]}}
         return scores, extras
 
     def _any_base(self, cell: Cell) -> RetrieverSpec:

@@ -228,7 +228,9 @@ class ResultsStore:
             cur = db.execute("INSERT INTO experiments (name, config_path, config_text, "
                              "config_json, provenance, updated, created) VALUES "
                              "(?, ?, ?, ?, ?, ?, ?)", (name, config_path, *args, now))
-            return int(cur.lastrowid)
+            if cur.lastrowid is None:  # sqlite3 sets it after every INSERT that succeeds
+                raise StoreError(f"{self.path}: the new experiment {name!r} got no row id")
+            return cur.lastrowid
 
     def experiments(self) -> list[dict[str, Any]]:
         """Every experiment with its number of finished cells, newest first."""
@@ -335,8 +337,9 @@ class ResultsStore:
             for r in rows:
                 if keys is not None and r[1] not in keys:
                     continue
-                rec = CellRecord(*r[1:8], json.loads(r[8]), r[9], r[10], json.loads(r[11]),
-                                 json.loads(r[12]), json.loads(r[13]), finished=r[14])
+                rec = CellRecord(r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]),
+                                 r[9], r[10], json.loads(r[11]), json.loads(r[12]),
+                                 json.loads(r[13]), finished=r[14])
                 rec.scores = self._scores(db, r[0])
                 out.append(rec)
         return out

@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .._util import atomic_write
 from ..errors import ConfigError, DataFormatError
@@ -362,7 +363,7 @@ def _faiss_settings(faiss: Any, threads: int | None) -> Iterator[None]:
 
 # -- numpy engine ---------------------------------------------------------------------------
 
-def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: type,
+def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: DTypeLike,
                       query_block: int, base_block: int, threads: int, rows: np.ndarray,
                       c: int) -> tuple[np.ndarray, np.ndarray]:
     """Best ``c`` by score, query blocks (outer) × corpus blocks (inner).
@@ -384,7 +385,7 @@ def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: type,
         buf = np.empty((min(qb, nq - start), bb), dtype=dtype)
         return _scan_queries(base, qr[start:start + qb], c, metric, buf)
 
-    if workers == 1:
+    if limits is None:  # one worker
         parts = [one(st) for st in starts]
     else:
         from concurrent.futures import ThreadPoolExecutor
@@ -440,10 +441,11 @@ def _scan_queries(base: np.ndarray, q: np.ndarray, depth: int, metric: str,
         if n_new >= nr * depth or start == 0:
             kept, thr = _prune(kept, nr, depth)
             n_new = 0
-    return _top(*map(np.concatenate, zip(*kept, strict=True)), nr, depth)
+    rows, scores, ids = (np.concatenate(column) for column in zip(*kept, strict=True))
+    return _top(rows, scores, ids, nr, depth)
 
 
-def _prepare_block(block: np.ndarray, metric: str, dtype: type, offset: int) -> np.ndarray:
+def _prepare_block(block: np.ndarray, metric: str, dtype: DTypeLike, offset: int) -> np.ndarray:
     """Corpus rows as a contiguous ``dtype`` array (a view if they are one already),
     scaled to unit norm for cosine."""
     if metric != "cosine":
@@ -451,7 +453,7 @@ def _prepare_block(block: np.ndarray, metric: str, dtype: type, offset: int) -> 
     return _unit_rows(block, dtype, "corpus vectors", offset)
 
 
-def _unit_rows(x: np.ndarray, dtype: type, what: str, offset: int = 0,
+def _unit_rows(x: np.ndarray, dtype: DTypeLike, what: str, offset: int = 0,
                part: int = 16384) -> np.ndarray:
     """A ``dtype`` copy of ``x`` with rows scaled to unit norm (in place, parts on parallel
     threads: 3× faster than :func:`normalize_rows` on 100,000 × 384); a zero row raises."""
@@ -525,7 +527,7 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: in
 
 
 def _provenance(base: np.ndarray, queries: np.ndarray, metric: str, k: int, extra: int,
-                dtype: type, faiss: Any) -> dict[str, Any]:
+                dtype: DTypeLike, faiss: Any) -> dict[str, Any]:
     from .._util import package_version
 
     version = package_version("searchbench")

@@ -6,12 +6,23 @@ parameters, formula); the docs' measures reference is generated from it.
 """
 
 from ..errors import SearchbenchWarning
+from .coverage import (
+    MOSTLY_UNJUDGED_BELOW,
+    UNJUDGED_WARN_BELOW,
+    judged_cutoff,
+    judged_notes,
+    unjudged_cause,
+    warn_unjudged,
+    without_measure,
+)
 from .evaluator import EvalResult, Evaluator, NoSharedQueriesError, evaluate
 from .registry import Family, Param, families
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 
 __all__ = [
     "FAMILIES",
+    "MOSTLY_UNJUDGED_BELOW",
+    "UNJUDGED_WARN_BELOW",
     "EvalResult",
     "Evaluator",
     "Family",
@@ -21,8 +32,13 @@ __all__ = [
     "SearchbenchWarning",
     "evaluate",
     "families",
+    "judged_cutoff",
+    "judged_notes",
     "parse_measure",
     "parse_measures",
     "trec_name",
+    "unjudged_cause",
     "valid_names",
+    "warn_unjudged",
+    "without_measure",
 ]

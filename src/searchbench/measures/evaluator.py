@@ -119,7 +119,7 @@ class Evaluator:
         if depth is not None and depth <= 0:
             raise DataFormatError(f"depth {depth} must be a positive integer")
         self.qrels = qrels
-        self.measures = parse_measures(measures)  # type: ignore[arg-type]
+        self.measures = parse_measures(measures)
         self.missing = missing
         self.depth = depth
         n_docs = max(len(qrels.doc_vocab), 1)

@@ -9,6 +9,7 @@ Names, aliases, parameters and trec_eval names come from the registry (:mod:`.re
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -95,7 +96,7 @@ def parse_measure(text: str | Measure) -> Measure:
     return _build(raw, family, cutoff, **params)
 
 
-def parse_measures(items: str | Measure | list[str | Measure] | tuple) -> list[Measure]:
+def parse_measures(items: str | Measure | Iterable[str | Measure]) -> list[Measure]:
     """Parse several measures; strings may hold comma-separated names.
 
     trec_eval's ``P.5,10`` form is understood: a bare number after a comma is another

@@ -295,7 +295,7 @@ def _grid_order(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
 def _baseline(cells: list[Any], cfg: dict[str, Any]) -> str:
     systems = [c.system for c in cells]
     wanted = cfg.get("baseline")
-    if wanted in systems:
+    if isinstance(wanted, str) and wanted in systems:
         return wanted
     same = [s for s in systems if wanted and s.split("/", 1)[0] == wanted]
     return same[0] if same else systems[0]
@@ -313,6 +313,18 @@ def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any]) -> Any:
         scores = {m: c.score_array(m, qids) for m in measures}
         results[c.system] = EvalResult(c.system, list(measures), np.asarray(qids), scores,
                                        {m: float(v.mean()) for m, v in scores.items()})
+    judged, cutoff = _judged(cells)
     return compare_results(results, baseline=_baseline(cells, cfg), test=cfg["test"],
                            correction=cfg["correction"], alpha=cfg["alpha"], seed=cfg["seed"],
-                           n_permutations=cfg["n_permutations"])
+                           n_permutations=cfg["n_permutations"], judged=judged,
+                           judged_k=cutoff)
+
+
+def _judged(cells: list[Any]) -> tuple[dict[str, float] | None, int | None]:
+    """Each cell's mean Judged@k (stored by the runner) when every cell has it at one k;
+    cells stored by an older version have none, and then no column is shown."""
+    found = [c.extras.get("judged") for c in cells]
+    if not all(found) or len({f["k"] for f in found}) != 1:
+        return None, None
+    return {c.system: float(f["mean"]) for c, f in zip(cells, found, strict=True)}, \
+        int(found[0]["k"])

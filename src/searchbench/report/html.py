@@ -14,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..comparison import DETAIL_HEADER, detail_cells, format_number, legend, significance_mark
+from ..comparison import (
+    DETAIL_HEADER,
+    detail_cells,
+    format_number,
+    judged_cells,
+    judged_header,
+    legend,
+    significance_mark,
+)
 from ..errors import require
 from . import plots
 from .experiment_md import TIMING_HEADER, timing_rows, truncation_notes
@@ -36,9 +44,11 @@ def _means_table(group: Any, decimals: int) -> dict[str, Any]:
             cells.append({"text": format_number(cmp.means[s][m], decimals), "mark": mark,
                           "best": s in cmp.best(m),
                           "cls": {"▲": "up", "▼": "down"}.get(mark, "")})
-        rows.append({"system": s, "baseline": s == cmp.baseline, "cells": cells})
+        rows.append({"system": s, "baseline": s == cmp.baseline, "cells": cells,
+                     "judged": judged_cells(cmp, s, decimals)})
     details = [detail_cells(r, decimals) for r in cmp.stats]
-    return {"measures": cmp.measures, "rows": rows, "detail_header": DETAIL_HEADER,
+    return {"measures": cmp.measures, "judged_header": judged_header(cmp), "rows": rows,
+            "detail_header": DETAIL_HEADER,
             "details": details, "legend": legend(cmp), "notes": cmp.notes}
 
 

@@ -30,6 +30,7 @@ from .spec import (
     RetrieverSpec,
     bind_chunker,
     build_retriever,
+    evalset_chunk_qrels,
     retriever_spec,
     token_unit,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "context_tokens",
     "doc_run",
     "encoder",
+    "evalset_chunk_qrels",
     "exact_topk",
     "fuse",
     "parse_chunker",

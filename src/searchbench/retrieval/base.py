@@ -77,8 +77,8 @@ def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool,
             for unit_id, text, chunk in got:
                 ids.append(unit_id)
                 texts.append(text)
-                if chunks is not None:
-                    chunks.append(chunk)  # type: ignore[arg-type]
+                if chunks is not None and chunk is not None:  # a chunker gives chunks
+                    chunks.append(chunk)
     return Units(ids, texts, doc_ids, np.asarray(starts, dtype=np.int64), chunks, skipped)
 
 
@@ -231,7 +231,8 @@ class Retriever:
         units = self._require_index()
         to_docs = level == "doc" and units.chunks is not None
         key = units.key_docs if to_docs or units.chunks is None else units.key_units
-        out_c, out_v = [], []
+        out_c: list[np.ndarray] = []
+        out_v: list[np.ndarray] = []
         step = self._query_block()
         prepared = self._prepare(query_texts)
         for a in range(0, max(len(query_texts), 1), step):
@@ -246,7 +247,7 @@ class Retriever:
                     c, v = exact_topk(np.concatenate([best_v, v], axis=1),
                                       np.concatenate([best_c, c], axis=1), key, k)
                 best_c, best_v = c, v
-            if best_c is None:
+            if best_c is None or best_v is None:  # no blocks: both None
                 best_c, best_v = np.empty((len(block), 0), np.int64), np.empty((len(block), 0))
             out_c.append(best_c)
             out_v.append(best_v)
@@ -259,7 +260,7 @@ class Retriever:
         if not to_docs:
             codes = np.arange(u0, u1, dtype=np.int64)
             return np.broadcast_to(codes, scores.shape), scores
-        starts = self.units.doc_starts  # type: ignore[union-attr]
+        starts = self._require_index().doc_starts
         d0, d1 = np.searchsorted(starts, [u0, u1])
         pooled = np.maximum.reduceat(scores, starts[d0:d1] - u0, axis=1)
         codes = np.arange(d0, d1, dtype=np.int64)

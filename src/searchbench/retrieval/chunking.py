@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "Chunk",
@@ -62,7 +65,8 @@ def whitespace_offsets(text: str) -> list[tuple[int, int]]:
 class Chunker(Protocol):
     """Anything with ``split(doc_id, text) -> list[Chunk]`` and ``describe() -> dict``."""
 
-    tokenizer: Offsets | None
+    @property
+    def tokenizer(self) -> Offsets | None: ...
 
     def split(self, doc_id: str, text: str) -> list[Chunk]: ...
 
@@ -84,11 +88,14 @@ def _tokens(tokenizer: Offsets | None, text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
+_Chunker = TypeVar("_Chunker", bound="DataclassInstance")
+
+
 class _CountsTokens:
     """Mixin of the chunkers: a copy that counts tokens with another tokenizer."""
 
-    def with_tokenizer(self, tokenizer: Offsets, name: str = "custom") -> Any:
-        return replace(self, tokenizer=tokenizer, tokenizer_name=name)  # type: ignore[type-var]
+    def with_tokenizer(self: _Chunker, tokenizer: Offsets, name: str = "custom") -> _Chunker:
+        return replace(self, tokenizer=tokenizer, tokenizer_name=name)
 
 
 @dataclass(frozen=True)

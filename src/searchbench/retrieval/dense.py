@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SearchbenchWarning, require, user_stacklevel
+from ..errors import ConfigError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
 from .base import Retriever, doc_aligned_blocks, exact_topk
 from .chunking import Chunker
@@ -33,6 +33,8 @@ from .encoders import Encoder
 from .encoders import encoder as make_encoder
 
 __all__ = ["BACKENDS", "METRICS", "Dense", "normalize"]
+
+_NONE = np.empty(0, dtype=np.int64)  # no rows
 
 
 
@@ -56,7 +58,7 @@ class Dense(Retriever):
         backend = canonical_backend(backend)
         self.backend, self.block_size, self.with_title = backend, block_size, with_title
         self.embeddings: np.ndarray | None = None
-        self._sq_norms: np.ndarray | None = None
+        self._sq_norms = np.empty(0, dtype=np.float32)  # squared row norms (l2 only)
         self.truncated_units = 0
         self.truncation: dict[str, Any] | None = None  # LengthReport.to_dict() of the index
         self.query_encoding: dict[str, Any] = {}  # seconds and cache use of the last search
@@ -90,7 +92,8 @@ class Dense(Retriever):
         if self.metric == "cosine" and len(emb):
             emb = normalize(emb)
         self.embeddings = np.ascontiguousarray(emb, dtype=np.float32)
-        self._sq_norms = (self.embeddings ** 2).sum(axis=1) if self.metric == "l2" else None
+        if self.metric == "l2":
+            self._sq_norms = (self.embeddings ** 2).sum(axis=1)
 
     def _report_lengths(self, texts: list[str]) -> None:
         """Count the units the encoder will truncate (its own tokenizer) and warn once."""
@@ -119,11 +122,19 @@ class Dense(Retriever):
     def _prepare(self, query_texts: list[str]) -> np.ndarray:
         return self._queries(query_texts)
 
+    def _vectors(self) -> np.ndarray:
+        """The indexed unit vectors (:class:`ConfigError` before ``index()``)."""
+        self._require_index()
+        if self.embeddings is None:  # index() sets both
+            raise ConfigError(f"{self.name}: search() before index(); call "
+                              ".index(corpus) first")
+        return self.embeddings
+
     def _score_blocks(self, q: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-        emb = self.embeddings
+        emb = self._vectors()
         units = self._require_index()
         for a, b in doc_aligned_blocks(units.doc_starts, len(units), self.block_size):
-            s = q @ emb[a:b].T  # type: ignore[index]
+            s = q @ emb[a:b].T
             if self.metric == "l2":
                 s = 2 * s - self._sq_norms[a:b] - (q ** 2).sum(axis=1, keepdims=True)
             yield a, b, s
@@ -145,18 +156,18 @@ class Dense(Retriever):
         from ..knn import exact_knn
 
         units = self._require_index()
-        emb = self.embeddings
+        emb = self._vectors()
         n = len(units)
         k = min(k, n)
         extra = min(16, n - k)
         metric = "l2" if self.metric == "l2" else "ip"  # cos: rows are already unit length
         cand = exact_knn(emb, q, k, metric, extra=extra, check=False).ids
-        vecs = emb[cand]  # type: ignore[index]
+        vecs = emb[cand]
         s = np.einsum("qd,qkd->qk", q, vecs)
         if self.metric == "l2":
             s = 2 * s - self._sq_norms[cand] - (q ** 2).sum(axis=1, keepdims=True)
         codes, scores = exact_topk(s, cand, units.key_units, k)
-        tied = np.flatnonzero(scores[:, k - 1] <= s.min(axis=1)) if extra else []
+        tied = np.flatnonzero(scores[:, k - 1] <= s.min(axis=1)) if extra else _NONE
         if len(tied):  # ties may extend past the candidates: score those rows fully
             full = self._full(q[tied])
             all_codes = np.broadcast_to(np.arange(n, dtype=np.int64), full.shape)
@@ -165,7 +176,7 @@ class Dense(Retriever):
 
     def _full(self, q: np.ndarray) -> np.ndarray:
         """Scores of ``q`` against every unit (for the rare rows tied at the cut)."""
-        s = q @ self.embeddings.T  # type: ignore[union-attr]
+        s = q @ self._vectors().T
         if self.metric == "l2":
             s = 2 * s - self._sq_norms - (q ** 2).sum(axis=1, keepdims=True)
         return s
@@ -174,14 +185,15 @@ class Dense(Retriever):
         """faiss flat inner-product search, widened until the cut is free of ties."""
         faiss = require("faiss", "faiss")
         units = self._require_index()
-        index = faiss.IndexFlatIP(self.embeddings.shape[1])  # type: ignore[union-attr]
-        index.add(self.embeddings)
+        emb = self._vectors()
+        index = faiss.IndexFlatIP(emb.shape[1])
+        index.add(emb)
         n = len(units)
         k = min(k, n)
         width = min(n, k + 16)
         vals, idx = index.search(q, width)
         codes, scores = exact_topk(vals, idx.astype(np.int64), units.key_units, k)
-        tied = np.flatnonzero(vals[:, k - 1] <= vals[:, width - 1]) if width < n else []
+        tied = np.flatnonzero(vals[:, k - 1] <= vals[:, width - 1]) if width < n else _NONE
         if len(tied):  # ties may extend past what faiss returned: score those rows fully
             full = self._full(q[tied])
             all_codes = np.broadcast_to(np.arange(n, dtype=np.int64), full.shape)

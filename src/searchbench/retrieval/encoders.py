@@ -17,6 +17,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def weights_hash(folder: Path) -> str:
     for path in sorted({p for pat in pats for p in folder.rglob(pat) if p.is_file()}):
         h.update(str(path.relative_to(folder)).encode())
         with path.open("rb") as fh:
-            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+            for block in iter(partial(fh.read, 1 << 20), b""):
                 h.update(block)
     return h.hexdigest()[:16]
 

@@ -93,7 +93,8 @@ def weighted(runs: Sequence[Run], weights: Sequence[float] | None = None,
     """Weighted sum of per-query normalised scores (missing doc = run's lowest score)."""
     weights = check_weights(weights if weights is not None else [1.0 / len(runs)] * len(runs),
                             len(runs))
-    parts, base = [], {}
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    base: dict[str, float] = {}
     for run, w in zip(runs, weights, strict=True):
         q, d, s, low = _normalise(run, norm)
         codes = run.query_codes()
@@ -210,7 +211,7 @@ class SweepResult:
                 f"held-out test ({self.n_test} queries) {self.test:.4f}")
 
 
-def sweep_weights(runs: tuple[Run, Run], qrels: Qrels, measure: str = "nDCG@10",
+def sweep_weights(runs: Sequence[Run], qrels: Qrels, measure: str = "nDCG@10",
                   grid: Sequence[float] | None = None, norm: str = "minmax",
                   test_fraction: float = 0.5, seed: int = 0) -> SweepResult:
     """Pick the weight of ``runs[0]`` (``runs[1]`` gets 1 − w) on a tune split of the judged

@@ -154,7 +154,8 @@ class OpenAIEncoder(Encoder):
                 return self._vectors(answer, batch)
             last = retry.why if retry is not None else last
             if attempt < self.retries:
-                wait = retry.wait if retry.wait is not None else self.backoff * 2 ** attempt
+                wait = retry.wait if retry is not None and retry.wait is not None \
+                    else self.backoff * 2 ** attempt
                 time.sleep(min(max(wait, 0.0), _MAX_WAIT))
         raise self._error(f"{where} failed after {self.retries + 1} attempts ({last}); "
                           "check that the endpoint is up, or raise timeout/retries")
@@ -280,7 +281,8 @@ def _cut(conn: http.client.HTTPConnection) -> None:
 
 
 def _read_body(resp: http.client.HTTPResponse, deadline: float) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         if time.monotonic() >= deadline:
             raise TimeoutError("the answer did not finish in time")
@@ -350,6 +352,7 @@ def _parse(raw: bytes, n: int, where: str) -> np.ndarray:
     if len(dims) > 1:
         raise BackendError(f"{where} returned embeddings of different dimensions "
                            f"({', '.join(map(str, sorted(dims)))}) in one answer")
+    vecs: np.ndarray
     try:
         vecs = np.asarray(rows)
     except (ValueError, TypeError, OverflowError):
@@ -366,7 +369,7 @@ def _parse(raw: bytes, n: int, where: str) -> np.ndarray:
 def _indexes(items: list[Any], n: int, where: str) -> list[int]:
     """The text position of every item: its ``index`` (all distinct, 0 ≤ index < n), or
     the item's position when no item has one."""
-    raw = [it.get("index") if isinstance(it, dict) else None for it in items]
+    raw: list[Any] = [it.get("index") if isinstance(it, dict) else None for it in items]
     if all(i is None for i in raw):
         return list(range(n))
     seen: set[int] = set()

@@ -73,13 +73,13 @@ class BM25(Retriever):
 
     def _prepare(self, query_texts: list[str]) -> list[list[int]]:
         """Query token ids in the index vocabulary (unknown terms dropped)."""
-        if not len(self.units):  # type: ignore[arg-type]
+        if not len(self._require_index()):
             return [[] for _ in query_texts]
         toks = self._tokenize(query_texts, False)
         return [self._model.get_tokens_ids(t) for t in toks]
 
     def _score_blocks(self, queries: list[list[int]]) -> Iterator[tuple[int, int, np.ndarray]]:
-        n = len(self.units)  # type: ignore[arg-type]
+        n = len(self._require_index())
         scores = np.zeros((len(queries), n), dtype=np.float32)
         for i, ids in enumerate(queries):
             if ids:

@@ -67,7 +67,9 @@ def _export(src: Path, target: Path) -> None:
     axes = {n: {0: "batch", 1: "seq"} for n in names}
     axes["last_hidden_state"] = {0: "batch", 1: "seq"}
 
-    class _Wrapped(torch.nn.Module):
+    torch_module: Any = torch.nn.Module  # torch is imported lazily: unknown to the checker
+
+    class _Wrapped(torch_module):
         def __init__(self) -> None:
             super().__init__()
             self.inner = model

@@ -61,6 +61,7 @@ __all__ = [
     "counting_encoder",
     "counting_spec",
     "encoder_for",
+    "evalset_chunk_qrels",
     "retriever_spec",
     "spec_to_dict",
     "token_unit",
@@ -177,10 +178,11 @@ def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
 
 def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
             key: Callable[[str], str]) -> HybridSpec:
-    if len(parts) < 2 or any(isinstance(p, HybridSpec) for p in parts):
+    leaves = tuple(p for p in parts if not isinstance(p, HybridSpec))
+    if len(parts) < 2 or len(leaves) < len(parts):
         raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense retrievers, "
                           f"got {len(parts)}")
-    d = HybridSpec(parts=tuple(parts))  # type: ignore[arg-type]
+    d = HybridSpec(parts=leaves)
     fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
     weights = s.get("weights")
     if weights is not None:
@@ -192,7 +194,7 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
     if fusion == "weighted" and weights is None:
         weights = tuple(1.0 / len(parts) for _ in parts)
     return HybridSpec(
-        parts=tuple(parts),  # type: ignore[arg-type]
+        parts=leaves,
         fusion=fusion,
         rrf_k=check_finite(s.get("rrf_k", d.rrf_k), key("rrf_k"), minimum=0),
         weights=weights if fusion == "weighted" else None,
@@ -279,9 +281,10 @@ def counting_encoder(retriever: Any) -> Any:
     return None
 
 
-def counting_spec(spec: RetrieverSpec) -> DenseSpec | None:
+def counting_spec(spec: RetrieverSpec | None) -> DenseSpec | None:
     """The spec whose model counts tokens for ``spec`` (the spec-level twin of
-    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None."""
+    :func:`counting_encoder`): a dense spec itself, a hybrid's first dense part, else None
+    (words)."""
     if isinstance(spec, DenseSpec):
         return spec
     if isinstance(spec, HybridSpec):
@@ -315,6 +318,25 @@ def chunker_for(chunk: str | Chunker | None, encoder: Any) -> Chunker | None:
     return chunker.with_tokenizer(encoder.token_offsets, encoder.name)
 
 
+def evalset_chunk_qrels(evalset: Any, chunk: str | Chunker, encoder: Any = None,
+                        quiet: bool | None = None) -> Any:
+    """The chunk-level judgments of ``evalset`` for the chunker ``chunk`` counting
+    ``encoder``'s tokens (None: whitespace words): exactly the chunk ids a retriever
+    indexed with :func:`chunker_for` ``(chunk, encoder)`` returns at ``level="chunk"``
+    (``searchbench run --level chunk --chunk SPEC [--model M]``), judged by
+    :func:`~searchbench.retrieval.levels.chunk_qrels`. A run made earlier can then be
+    scored after the fact (``searchbench evalset chunk-qrels``)."""
+    from .base import build_units
+    from .levels import chunk_qrels
+
+    chunker = chunker_for(chunk, encoder)
+    if chunker is None:
+        raise ConfigError(f"chunker {chunk!r}: chunk-level judgments need a chunker such as "
+                          "tokens:256:32, sentences:5 or recursive:512")
+    units = build_units(evalset.corpus, chunker, with_title=True, quiet=quiet)
+    return chunk_qrels(units.chunks or [], evalset.qrels, evalset.evidence)
+
+
 def chunking_label(chunk: str | None, retriever: Any = None, *,
                    encoder: Any = None) -> str:
     """``tokens:256 (model tokens of all-MiniLM-L6-v2)``, ``none (whole documents)`` …
@@ -340,7 +362,7 @@ def context_token_counts(texts: Mapping[str, str], ids: Sequence[str] | np.ndarr
 def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
     """A JSON-able description (hybrid parts nested)."""
     out: dict[str, Any] = {"type": spec.type}
-    for f in fields(spec):  # type: ignore[arg-type]
+    for f in fields(spec):
         value = getattr(spec, f.name)
         if f.name == "parts":
             value = [spec_to_dict(p) for p in value]

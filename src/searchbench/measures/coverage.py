@@ -1,0 +1,131 @@
+"""Judged coverage: how much of each run's top k the qrels judge.
+
+``Judged@k`` of a query is the share of its top ``k`` results that have a judgment (any
+grade, 0 included): ``|judged ∩ top k| / min(k, retrieved)`` (the measure of that name).
+Measures count an unjudged document as non-relevant, so a run whose top ``k`` is mostly
+unjudged gets low scores that say more about the judgments than about the run. The *main
+cutoff* is the cutoff of the first measure that has one (``nDCG@10`` → 10), else 10.
+
+Two thresholds, on the mean Judged@k of a run over the evaluated queries:
+
+- below :data:`UNJUDGED_WARN_BELOW` (0.1): the run is *almost entirely unjudged*: a
+  :class:`~searchbench.errors.SearchbenchWarning` names the likely cause, e.g. a
+  chunk-level run (ids ``doc#start-end``) scored against document qrels;
+- below :data:`MOSTLY_UNJUDGED_BELOW` (0.5): a comparison *rests on mostly unjudged
+  documents*: :func:`~searchbench.comparison.compare` adds a note.
+
+The helpers live with the measures (not in ``comparison``) so that ``searchbench eval``
+uses them without importing the statistics.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import SearchbenchWarning, user_stacklevel
+
+if TYPE_CHECKING:
+    from .evaluator import EvalResult
+
+__all__ = [
+    "MOSTLY_UNJUDGED_BELOW",
+    "UNJUDGED_WARN_BELOW",
+    "judged_cutoff",
+    "judged_notes",
+    "unjudged_cause",
+    "warn_unjudged",
+    "without_measure",
+]
+
+UNJUDGED_WARN_BELOW = 0.1
+MOSTLY_UNJUDGED_BELOW = 0.5
+DEFAULT_CUTOFF = 10
+_CHUNK_ID = re.compile(r".#\d+-\d+\Z")
+_SAMPLE = 1000
+
+
+def judged_cutoff(measures: Sequence[str]) -> int:
+    """The main cutoff: that of the first measure with a cutoff, else 10."""
+    from ..errors import UnknownMeasureError
+    from .spec import parse_measure
+
+    for name in measures:
+        try:
+            cutoff = parse_measure(name).cutoff
+        except UnknownMeasureError:
+            continue
+        if cutoff:
+            return int(cutoff)
+    return DEFAULT_CUTOFF
+
+
+def _chunk_share(ids: Any) -> float:
+    """Share of (up to 1000 sampled) ids shaped like chunk ids ``doc#start-end``."""
+    values = np.asarray(ids).astype(str)
+    if not len(values):
+        return 0.0
+    step = max(len(values) // _SAMPLE, 1)
+    sample = values[::step][:_SAMPLE].tolist()
+    return sum(bool(_CHUNK_ID.search(i)) for i in sample) / len(sample)
+
+
+def unjudged_cause(run_doc_ids: Any, qrels_doc_ids: Any) -> str:
+    """The likely reason a run's results are not in the qrels, as advice to the user."""
+    in_run, in_qrels = _chunk_share(run_doc_ids), _chunk_share(qrels_doc_ids)
+    if in_run > 0.5 and in_qrels < 0.5:
+        return ("the run's ids look like chunk ids (doc#start-end) but the qrels judge "
+                "whole documents: score a chunk-level run against chunk qrels (searchbench "
+                "evalset chunk-qrels SPEC --chunk SAME_CHUNKER -o chunk-qrels.tsv) or make "
+                "the run with --level doc")
+    if in_qrels > 0.5 and in_run < 0.5:
+        return ("the qrels judge chunk ids (doc#start-end) but the run ranks whole "
+                "documents: evaluate it against the document qrels, or make the run with "
+                "--level chunk and the same chunker")
+    if in_qrels > 0.5 and in_run > 0.5:
+        return ("run and qrels both hold chunk ids (doc#start-end) but different ones: "
+                "make the chunk qrels with the run's chunker and token unit (searchbench "
+                "evalset chunk-qrels SPEC --chunk SAME_CHUNKER [--model SAME_MODEL])")
+    return ("check that the run was made for these qrels (document ids must match exactly, "
+            "e.g. no prefixes, same collection)")
+
+
+def warn_unjudged(name: str, judged: float, k: int, run: Any, qrels: Any) -> None:
+    """One :class:`SearchbenchWarning` when the mean Judged@k of ``run`` (named ``name``)
+    is below :data:`UNJUDGED_WARN_BELOW`; the ids of ``run`` and ``qrels`` are only read
+    then, to name the likely cause."""
+    if not judged < UNJUDGED_WARN_BELOW:
+        return
+    run_doc_ids = getattr(run, "doc_vocab", ())
+    qrels_doc_ids = getattr(qrels, "doc_vocab", ())
+    warnings.warn(
+        f"run {name!r}: only {judged:.1%} of its top {k} results are judged in the qrels "
+        f"(mean Judged@{k} < {UNJUDGED_WARN_BELOW:g}); unjudged documents count as "
+        f"non-relevant, so its scores are meaningless; likely cause: "
+        f"{unjudged_cause(run_doc_ids, qrels_doc_ids)}",
+        SearchbenchWarning, stacklevel=user_stacklevel())
+
+
+def judged_notes(judged: Mapping[str, float], k: int) -> list[str]:
+    """One note naming the systems with mean Judged@k < :data:`MOSTLY_UNJUDGED_BELOW`."""
+    low = {s: v for s, v in judged.items() if v < MOSTLY_UNJUDGED_BELOW}
+    if not low:
+        return []
+    shown = ", ".join(f"{s} {v:.0%}" for s, v in low.items())
+    return [f"the comparison rests on mostly unjudged documents: Judged@{k} below "
+            f"{MOSTLY_UNJUDGED_BELOW:.0%} for {shown}; unjudged results count as "
+            "non-relevant, so these scores are lower bounds and differences may come from "
+            "what was judged rather than from retrieval"]
+
+
+def without_measure(result: EvalResult, name: str) -> EvalResult:
+    """A copy of the evaluation ``result`` without measure ``name`` (a coverage probe)."""
+    from dataclasses import replace
+
+    return replace(result, measures=[m for m in result.measures if m != name],
+                   scores={m: v for m, v in result.scores.items() if m != name},
+                   mean={m: v for m, v in result.mean.items() if m != name}, _per_query=None)
