@@ -46,7 +46,7 @@ test: install-test browser
 	SEARCHBENCH_TEST_DATA=$(SEARCHBENCH_TEST_DATA) $(BIN)/python -m pytest -n 2 -q
 	$(MAKE) --no-print-directory docs
 
-# The quick subset while working (about a minute): no test marked slow (models, Chromium,
+# The quick subset while working: no test marked slow (real models, Chromium,
 # load tests; > ~10 s each) and none needing the shared collections. `make test` runs all.
 test-quick: install-test
 	$(BIN)/python -m pytest -n 2 -q -m "not slow and not data"
