@@ -6,54 +6,62 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import typer
+import click
 
 from ..vocab import DEFAULT_MEASURES as _DEFAULTS
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
+    choice,
     console,
     fmt,
+    paths,
     print_json,
     reported_warnings,
     run_name,
     vocab_option,
 )
-from .main import app
 
 DEFAULT_MEASURES = list(_DEFAULTS)
 
 
-@app.command("eval")
+@click.command("eval")
+@click.argument("qrels", type=paths(),
+                help="Qrels file: TREC (qid iter docid grade) or BEIR .tsv; .gz ok.")
+@click.argument("runs", nargs=-1, required=True, type=paths(),
+                help="One or more TREC run files; .gz ok.")
+@click.option("--measure", "-m", multiple=True, metavar="MEASURE",
+              help="Measure(s), repeated or comma-separated: nDCG@10, RR@10, R@100, AP, P@5, "
+                   "AP(rel=2)@100, nDCG(gain=exp)@10, or trec_eval names (ndcg_cut.10, "
+                   f"recip_rank). Default: {' '.join(DEFAULT_MEASURES)}.")
+@click.option("--per-query", is_flag=True, help="Also print per-query values.")
+@vocab_option("zero", "--missing", concept="missing policy",
+              help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
+                   "'skip' averages over queries in both (trec_eval 9's default; a run sharing "
+                   "no query with the qrels is an error, as in trec_eval 10).")
+@click.option("--depth", "-M", type=click.IntRange(min=1), metavar="INTEGER",
+              help="Evaluate only the top N of each query (trec_eval -M).")
+@vocab_option(None, "--keep", concept="keep policy",
+              help="Duplicate (query, doc) lines: keep 'max' or 'first' instead of failing.")
+@click.option("--format", "-f", "output_format", type=choice(Format), default=Format.table,
+              help="Output format.")
+@click.option("--trec-names", is_flag=True,
+              help="Print trec_eval's measure names (ndcg_cut_10, P_5).")
+@DECIMALS_OPTION
+@QUIET_OPTION
 def eval_command(
-    qrels: Path = typer.Argument(
-        ..., help="Qrels file: TREC (qid iter docid grade) or BEIR .tsv; .gz ok."),
-    runs: list[Path] = typer.Argument(..., help="One or more TREC run files; .gz ok."),
-    measure: list[str] = typer.Option(
-        None, "--measure", "-m",
-        help="Measure(s), repeated or comma-separated: nDCG@10, RR@10, R@100, AP, P@5, "
-             "AP(rel=2)@100, nDCG(gain=exp)@10, or trec_eval names (ndcg_cut.10, recip_rank). "
-             f"Default: {' '.join(DEFAULT_MEASURES)}.",
-    ),
-    per_query: bool = typer.Option(False, "--per-query", help="Also print per-query values."),
-    missing: str = vocab_option(
-        "zero", "--missing", concept="missing policy",
-        help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
-             "'skip' averages over queries in both (trec_eval 9's default; a run sharing "
-             "no query with the qrels is an error, as in trec_eval 10).",
-    ),
-    depth: int | None = typer.Option(
-        None, "--depth", "-M", min=1, help="Evaluate only the top N of each query (trec_eval -M)."
-    ),
-    keep: str | None = vocab_option(
-        None, "--keep", concept="keep policy", help="Duplicate (query, doc) lines: keep 'max' "
-                                                    "or 'first' instead of failing."),
-    output_format: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    trec_names: bool = typer.Option(False, "--trec-names",
-                                    help="Print trec_eval's measure names (ndcg_cut_10, P_5)."),
-    decimals: int = DECIMALS_OPTION,
-    quiet: bool = QUIET_OPTION,
+    qrels: Path,
+    runs: tuple[Path, ...],
+    measure: tuple[str, ...],
+    per_query: bool,
+    missing: str,
+    depth: int | None,
+    keep: str | None,
+    output_format: Format,
+    trec_names: bool,
+    decimals: int,
+    quiet: bool,
 ) -> None:
     """Evaluate runs against qrels, exactly as trec_eval computes the measures.
 
@@ -66,7 +74,7 @@ def eval_command(
     keep_policy = keep
     with reported_warnings(quiet):
         evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
-                              measure or DEFAULT_MEASURES, missing=missing, depth=depth)
+                              list(measure) or DEFAULT_MEASURES, missing=missing, depth=depth)
         loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
                   for path in runs]
         results = [_evaluate(evaluator, run, path, qrels)
