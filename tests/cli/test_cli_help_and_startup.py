@@ -95,11 +95,10 @@ def test_a_command_imports_its_own_module_only() -> None:
     assert not {"numpy", "rich", "typer"} & {m.split(".")[0] for m in loaded}
 
 
-def test_eval_without_a_table_does_not_load_rich() -> None:
+@pytest.mark.parametrize("output", [["-f", "tsv"], ["-f", "json"], []])
+def test_piped_eval_does_not_load_rich(output: list[str]) -> None:
     qrels, run = FIXTURES / "trec_eval" / "qrels.test", FIXTURES / "trec_eval" / "results.test"
-    if not qrels.is_file():
-        pytest.skip("vendored trec_eval fixtures not present")
-    loaded = _loaded_modules(["eval", str(qrels), str(run), "-f", "tsv"])
+    loaded = _loaded_modules(["eval", str(qrels), str(run), *output])
     assert "searchbench.measures" in loaded
     assert not {"rich", "scipy", "typer"} & {m.split(".")[0] for m in loaded}
 
@@ -148,3 +147,40 @@ def test_dense_run_on_a_pipe_shows_no_progress_bar(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr and "it/s" not in done.stderr
     assert "Loading weights" not in done.stderr and "Batches" not in done.stderr
+
+
+@pytest.mark.parametrize("title", [None, "a-run: per query"])
+def test_plain_table_is_the_table_rich_draws(title) -> None:
+    """Piped ``eval`` draws rich's default table itself (rich stays unimported): compared with
+    rich's own rendering at a width where nothing is cut."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from searchbench.cli._output import box_table
+
+    header = ["run", "queries", "nDCG@10", "R(rel=2)@100"]
+    rows = [["bm25-very-long-file-name-" * 3 + ".trec", "3", "0.3016", "1.0000"],
+            ["密集.trec", "1234", "0.0000", "0.5000"]]
+    right = [False, True, True, True]
+    table = Table(title=title, title_justify="left") if title else Table()
+    for name, at_right in zip(header, right, strict=True):
+        table.add_column(name, justify="right" if at_right else "left")
+    for row in rows:
+        table.add_row(*row)
+    buffer = io.StringIO()
+    Console(file=buffer, width=500, highlight=False, soft_wrap=True).print(table)
+    assert box_table(header, rows, right, title) == buffer.getvalue()
+
+
+def test_piped_eval_table_keeps_long_run_names_whole(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run = tmp_path / ("a-long-descriptive-run-name-" * 4 + ".trec")
+    run.write_text("q1 Q0 b 1 2.0 t\nq1 Q0 a 2 1.0 t\n")
+    done = subprocess.run([sys.executable, "-m", "searchbench", "eval", str(qrels), str(run),
+                           "-m", "RR@10"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if run.name in line)
+    assert row.split("│")[1:4] == [f" {run.name} ", "       1 ", " 0.5000 "]  # RR = 1/2

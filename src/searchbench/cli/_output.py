@@ -112,3 +112,44 @@ def run_name(path: Path, runs: list[Path]) -> str:
     same = [p for p in runs if p.name == path.name]
     return path.name if len(same) == 1 else str(path)
 
+
+
+def stdout_is_terminal() -> bool:
+    return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+
+def _cells(text: str) -> int:
+    """Terminal columns of ``text`` (wide East Asian characters take two, combining marks
+    none), as rich measures it."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _printable(text: str) -> str:
+    """Control and format characters (ANSI escapes, bidi overrides…) shown as ``\\uXXXX``."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def box_table(header: list[str], rows: list[list[str]], right: list[bool],
+              title: str | None = None) -> str:
+    """The table rich draws by default (heavy head box, one space of padding), at its natural
+    width: for output that is not a terminal, where rich would squeeze it into 80 columns
+    and cut names short - and without importing rich."""
+    grid = [[_printable(c) for c in row] for row in [header, *rows]]
+    widths = [max(_cells(row[i]) for row in grid) for i in range(len(header))]
+
+    def line(row: list[str], bar: str) -> str:
+        cells = [(" " * (w - _cells(c)) + c if r else c + " " * (w - _cells(c)))
+                 for c, w, r in zip(row, widths, right, strict=True)]
+        return bar + bar.join(f" {c} " for c in cells) + bar
+
+    def rule(left: str, fill: str, mid: str, end: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + end
+
+    out = [_printable(title)] if title else []
+    out += [rule("┏", "━", "┳", "┓"), line(grid[0], "┃"), rule("┡", "━", "╇", "┩")]
+    out += [line(row, "│") for row in grid[1:]]
+    out.append(rule("└", "─", "┴", "┘"))
+    return "\n".join(out) + "\n"

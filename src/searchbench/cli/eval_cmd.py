@@ -13,6 +13,7 @@ from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
+    box_table,
     choice,
     console,
     fmt,
@@ -20,6 +21,7 @@ from ._output import (
     print_json,
     reported_warnings,
     run_name,
+    stdout_is_terminal,
     vocab_option,
 )
 
@@ -168,26 +170,30 @@ def _print_tsv(results, out: _Output) -> None:
 
 
 def _print_table(results, out: _Output) -> None:
+    """Means (and per-query values): a rich table on a terminal, the same box table at its
+    natural width otherwise (never cut to 80 columns; rich is not even imported)."""
+    names = results[0].measures
+    header = ["run", "queries", *(out.label[n] for n in names)]
+    right = [False, True, *(True for _ in names)]
+    tables = [(None, header, right,
+               [[res.run_name, str(res.num_q), *[out.text(n, res.mean[n]) for n in names]]
+                for res in results])]
+    if out.per_query:
+        tables += [(f"{res.run_name}: per query", ["query", *header[2:]], [False, *right[2:]],
+                    [[qid, *[out.text(n, res.scores[n][i]) for n in names]]
+                     for i, qid in enumerate(res.query_ids.tolist())]) for res in results]
+    if not stdout_is_terminal():
+        for title, head, align, rows in tables:
+            sys.stdout.write(box_table(head, rows, align, title))
+        return
     from rich.markup import escape
     from rich.table import Table
 
     console_out = console()
-    names = results[0].measures
-    table = Table()
-    table.add_column("run")
-    table.add_column("queries", justify="right")
-    for name in names:
-        table.add_column(escape(out.label[name]), justify="right")
-    for res in results:
-        table.add_row(escape(res.run_name), str(res.num_q),
-                      *[out.text(n, res.mean[n]) for n in names])
-    console_out.print(table)
-    if out.per_query:
-        for res in results:
-            pq = Table(title=f"{escape(res.run_name)}: per query", title_justify="left")
-            pq.add_column("query")
-            for name in names:
-                pq.add_column(escape(out.label[name]), justify="right")
-            for i, qid in enumerate(res.query_ids.tolist()):
-                pq.add_row(escape(qid), *[out.text(n, res.scores[n][i]) for n in names])
-            console_out.print(pq)
+    for title, head, align, rows in tables:
+        table = Table(title=escape(title), title_justify="left") if title else Table()
+        for name, at_right in zip(head, align, strict=True):
+            table.add_column(escape(name), justify="right" if at_right else "left")
+        for row in rows:
+            table.add_row(*map(escape, row))
+        console_out.print(table)
