@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -112,7 +111,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.1f} "
           f"at the start, {os.getloadavg()[0]:.1f} at the end; {args.queries} queries × 100 "
           f"documents, {len(MEASURES)} measures; median of {args.repeat} interleaved rounds; "
-          f"CLI: {shutil.which('searchbench') or 'python -m searchbench'}")
+          f"CLI: {' '.join(todo['searchbench --help'][:-1])}")
     print()
     print("| process | wall s | × floor | over library | CPU s | CPU over library |")
     print("|---|---:|---:|---:|---:|---:|")
