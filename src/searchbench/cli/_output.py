@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -107,7 +107,7 @@ def vocab_option(default: str | None, *names: str, concept: str, help: str) -> A
                         help=help, show_default=default is not None)
 
 
-def run_name(path: Path, runs: list[Path]) -> str:
+def run_name(path: Path, runs: Sequence[Path]) -> str:
     """Runs are named by file name (by path when two share a name)."""
     same = [p for p in runs if p.name == path.name]
     return path.name if len(same) == 1 else str(path)

@@ -175,7 +175,8 @@ def _print_table(results, out: _Output) -> None:
     names = results[0].measures
     header = ["run", "queries", *(out.label[n] for n in names)]
     right = [False, True, *(True for _ in names)]
-    tables = [(None, header, right,
+    tables: list[tuple[str | None, list[str], list[bool], list[list[str]]]] = [(
+        None, header, right,
                [[res.run_name, str(res.num_q), *[out.text(n, res.mean[n]) for n in names]]
                 for res in results])]
     if out.per_query:

@@ -13,7 +13,7 @@ import click
 
 from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
 
-INTEGER = {"type": click.IntRange(min=1), "metavar": "INTEGER"}
+POSITIVE = click.IntRange(min=1)
 
 
 @click.command("run")
@@ -37,9 +37,10 @@ INTEGER = {"type": click.IntRange(min=1), "metavar": "INTEGER"}
               "whitespace words (bm25).")
 @vocab_option("doc", "--level", concept="level",
               help="doc (a doc ranks at its best chunk) or chunk.")
-@click.option("-k", "--k", "k", default=100, **INTEGER, help="Results per query.")
-@click.option("--token-budget", **INTEGER, help="Cut each ranking to the results that fit "
-              "N tokens.")
+@click.option("-k", "--k", "k", default=100, type=POSITIVE, metavar="INTEGER",
+              help="Results per query.")
+@click.option("--token-budget", type=POSITIVE, metavar="INTEGER",
+              help="Cut each ranking to the results that fit N tokens.")
 @click.option("-o", "--output", type=paths(), help="TREC run file to write "
               "(+ OUTPUT.json provenance); default: stdout.")
 @click.option("--k1", default=0.9, help="BM25 k1 (>= 0).")
