@@ -62,9 +62,8 @@ class LazyGroup(click.Group):
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        from .. import __version__
-
-        click.echo(f"searchbench {__version__}")
+        root = sys.modules[__name__.split(".")[0]]  # loaded already: this is its sub-package
+        click.echo(f"searchbench {root.__version__}")
         ctx.exit(0)
 
 
