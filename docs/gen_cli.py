@@ -1,4 +1,4 @@
-"""Generate the CLI reference (docs/cli.md) from the Typer/Click command tree.
+"""Generate the CLI reference (docs/cli.md) from the Click command tree.
 
 Every command and sub-command of ``searchbench`` gets a section: its usage line, its help
 text and a table of its arguments and options, read from the Click objects themselves.
@@ -8,29 +8,22 @@ text and a table of its arguments and options, read from the Click objects thems
 from __future__ import annotations
 
 import enum
+import inspect
 import typing
 from collections.abc import Iterator
 from typing import Any
 
-# Typer vendors its own copy of Click (``typer._click``), so the Click objects are handled by
-# duck typing rather than ``isinstance(..., click.Option)``.
+# The Click objects are handled by duck typing rather than ``isinstance(..., click.Option)``.
 Command = Any
 Context = Any
 Param = Any
 
 
 def root_command() -> Command:
-    """The ``searchbench`` command as a Click object (all sub-commands registered)."""
+    """The ``searchbench`` command as a Click object (sub-commands load on demand)."""
     import importlib
 
-    import typer.main
-
-    main = importlib.import_module("searchbench.cli.main")
-
-    register = getattr(main, "_register", None)
-    if register is not None:
-        register()
-    return typer.main.get_command(main.app)
+    return importlib.import_module("searchbench.cli.main").app
 
 
 def is_group(cmd: Command) -> bool:
@@ -54,20 +47,30 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+# Click's parameter types by the Python type they give.
+_PYTHON_NAMES = {"integer": "int", "integer range": "int", "float": "float",
+                 "float range": "float", "text": "str", "path": "Path", "boolean": "bool"}
+
+
 def _annotation(param: Param) -> Any:
     """The Python type behind a parameter (Typer >= 0.2x keeps it, not a Click type)."""
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None:
         return descriptor.annotation
-    return getattr(param, "type", None)
+    kind = getattr(param, "type", None)
+    if hasattr(kind, "choices"):
+        return kind
+    name = _PYTHON_NAMES.get(getattr(kind, "name", ""))
+    return name or kind
 
 
 def _type(param: Param) -> str:
     if getattr(param, "is_flag", False):
         return "flag"
     kind = _annotation(param)
-    many = typing.get_origin(kind) in (list, tuple)
-    if many:
+    many = typing.get_origin(kind) in (list, tuple) or getattr(param, "multiple", False) \
+        or getattr(param, "nargs", 1) == -1
+    if typing.get_origin(kind) in (list, tuple):
         kind = typing.get_args(kind)[0]
     if typing.get_origin(kind) is typing.Union:
         kind = next(a for a in typing.get_args(kind) if a is not type(None))
@@ -76,7 +79,9 @@ def _type(param: Param) -> str:
     elif typing.get_origin(kind) is typing.Literal:
         text = " \\| ".join(f"`{v}`" for v in typing.get_args(kind))
     elif hasattr(kind, "choices"):
-        text = " \\| ".join(f"`{c}`" for c in kind.choices)
+        text = " \\| ".join(f"`{getattr(c, 'value', c)}`" for c in kind.choices)
+    elif isinstance(kind, str):
+        text = kind
     else:
         text = _cell(getattr(kind, "__name__", None) or getattr(kind, "name", kind) or "text")
     repeat = many and param.param_type_name == "option"
@@ -85,13 +90,18 @@ def _type(param: Param) -> str:
 
 def _default(param: Param) -> str:
     default = param.default
-    if default is None or default is False or default == () or callable(default):
+    if _unset(default) or default is None or default is False or default == () or callable(default):
         return ""
     if isinstance(default, (list, tuple)):
         default = ",".join(map(str, default))
     if isinstance(default, enum.Enum):
         default = default.value
     return f"`{_cell(default)}`"
+
+
+def _unset(value: object) -> bool:
+    """Click's sentinel for "no default given" (Click >= 8.3)."""
+    return type(value).__name__ == "Sentinel" and getattr(value, "name", "") == "UNSET"
 
 
 def _param_row(param: Param) -> str:
@@ -110,7 +120,7 @@ def _section(path: tuple[str, ...], cmd: Command, ctx: Context) -> str:
     pieces = " ".join(cmd.collect_usage_pieces(ctx))
     lines += ["```", f"{' '.join(path)} {pieces}".rstrip(), "```", ""]
     if cmd.help:
-        lines += [cmd.help.strip(), ""]
+        lines += [inspect.cleandoc(cmd.help), ""]
     params = [p for p in cmd.get_params(ctx) if not getattr(p, "hidden", False)]
     if params:
         lines += ["| argument / option | type | default | help |", "|---|---|---|---|"]

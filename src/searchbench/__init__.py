@@ -6,9 +6,8 @@ sub-package such as ``searchbench.retrieval``).
 
 from __future__ import annotations
 
-from .data.qrels import Qrels
-from .data.run import Run
-from .data.texts import Corpus, Document, Queries, Query
+import typing as _typing
+
 from .errors import (
     BackendError,
     ConfigError,
@@ -18,14 +17,23 @@ from .errors import (
     SearchbenchWarning,
     UnknownMeasureError,
 )
-from .measures import (
-    EvalResult,
-    Evaluator,
-    Measure,
-    evaluate,
-    parse_measure,
-    parse_measures,
-)
+
+if _typing.TYPE_CHECKING:
+    from .collections.check import check_evalset
+    from .collections.registry import load_evalset
+    from .comparison import Comparison, compare
+    from .data.evalset import EvalSet
+    from .data.qrels import Qrels
+    from .data.run import Run
+    from .data.texts import Corpus, Document, Queries, Query
+    from .measures import (
+        EvalResult,
+        Evaluator,
+        Measure,
+        evaluate,
+        parse_measure,
+        parse_measures,
+    )
 
 __version__ = "0.1.0"
 
@@ -56,9 +64,22 @@ __all__ = [
     "parse_measures",
 ]
 
-_LAZY_SUBPACKAGES = frozenset({"ann", "experiment", "retrieval"})
-# Public names whose modules load on first use, so `import searchbench` stays fast.
+_LAZY_SUBPACKAGES = frozenset({"ann", "data", "experiment", "measures", "retrieval", "stats"})
+# Public names whose modules load on first use, so `import searchbench` stays fast (the
+# command line imports this package first: `searchbench --help` needs none of numpy, pyarrow).
 _LAZY_NAMES = {
+    "Corpus": ".data.texts",
+    "Document": ".data.texts",
+    "EvalResult": ".measures",
+    "Evaluator": ".measures",
+    "Measure": ".measures",
+    "Queries": ".data.texts",
+    "Query": ".data.texts",
+    "Qrels": ".data.qrels",
+    "Run": ".data.run",
+    "evaluate": ".measures",
+    "parse_measure": ".measures",
+    "parse_measures": ".measures",
     "Comparison": ".comparison",
     "EvalSet": ".data.evalset",
     "check_evalset": ".collections.check",

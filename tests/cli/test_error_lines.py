@@ -64,7 +64,6 @@ def test_output_errors_and_eof_errors_are_one_line(capsys) -> None:
     def fail_eof() -> None:
         raise EOFError("Compressed file ended before the end-of-stream marker was reached")
 
-    before = list(app.registered_commands)
     app.command("fail-output")(fail_output)
     app.command("fail-eof")(fail_eof)
     try:
@@ -74,7 +73,8 @@ def test_output_errors_and_eof_errors_are_one_line(capsys) -> None:
         line = one_error_line(capsys)
         assert line.startswith("error: an input file ends early (Compressed file ended")
     finally:
-        app.registered_commands[:] = before
+        app.commands.pop("fail-output")
+        app.commands.pop("fail-eof")
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,

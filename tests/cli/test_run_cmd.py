@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -28,6 +29,21 @@ def test_bm25_run_writes_trec_and_sidecar(tmp_path, capsys):
     printed = capsys.readouterr().out
     ndcg = sb.evaluate(es.qrels, run, ["nDCG@10"]).mean["nDCG@10"]
     assert f"nDCG@10 {ndcg:.4f}" in printed
+
+
+@pytest.mark.parametrize(("k", "shown"), [(10, ["nDCG@10", "R@10"]), (3, ["nDCG@3", "R@3"]),
+                                          (200, ["nDCG@10", "R@100"])])
+def test_summary_measures_have_cutoffs_the_run_reaches(tmp_path, capsys, k, shown):
+    """With -k 10 the run has 10 results per query: R@100 would equal R@10 and mislead."""
+    out = tmp_path / "bm25.trec"
+    assert main(["run", "pyref", "-r", "bm25", "-k", str(k), "-o", str(out)]) == 0
+    summary = next(line for line in capsys.readouterr().out.splitlines()
+                   if line.startswith("bm25:"))
+    scores = sb.evaluate(sb.load_evalset("pyref").qrels, sb.Run.from_file(out), shown).mean
+    named = re.findall(r"(\w+@\d+) (\d\.\d{4})", summary.split("|")[0])
+    assert named == [(m, f"{scores[m]:.4f}") for m in shown]
+    side = json.loads((tmp_path / "bm25.trec.json").read_text())
+    assert sorted(side["scores"]) == sorted(shown)
 
 
 def test_chunk_level_run_has_chunk_ids_and_budget(tmp_path):

@@ -1,6 +1,6 @@
-"""The command-line interface: a thin Typer layer over the library.
+"""The command-line interface: a thin Click layer over the library.
 
-``searchbench`` runs :func:`run` (:mod:`.main`); each sub-command lives in its own
+``searchbench`` runs :func:`run` (:mod:`.main`), a lazy group: each sub-command lives in its own
 ``*_cmd`` module and imports the library lazily, so a command loads only what it uses.
 :func:`main` takes an argument list and returns the exit code (for tests and embedding).
 """

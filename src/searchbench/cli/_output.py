@@ -6,12 +6,12 @@ import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 
 class Format(StrEnum):
@@ -23,10 +23,30 @@ class Format(StrEnum):
     trec = "trec"
 
 
-QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No warnings or progress output.")
-DECIMALS_OPTION = typer.Option(4, "--decimals", min=0, max=12,
+def _quiet(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:  # before the command imports a library that shows progress bars
+        from .main import quiet_third_party_progress
+
+        quiet_third_party_progress(force=True)
+    return value
+
+
+QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, callback=_quiet,
+                            help="No warnings or progress output.")
+DECIMALS_OPTION = click.option("--decimals", default=4, type=click.IntRange(0, 12),
+                               metavar="INTEGER",
                                help="Decimals shown when rendering (values are never rounded "
                                     "inside the library).")
+
+
+def choice(enum: type[StrEnum]) -> click.Choice:
+    """A choice among the values of ``enum``, passed on as the enum member."""
+    return click.Choice(enum, case_sensitive=True)
+
+
+def paths(must_exist: bool = False) -> click.Path:
+    """A path option or argument, passed on as a :class:`~pathlib.Path`."""
+    return click.Path(path_type=Path, exists=must_exist)
 
 
 def console(stderr: bool = False) -> Any:
@@ -65,7 +85,7 @@ def fmt(value: float, decimals: int, is_count: bool = False) -> str:
 
 
 def vocab_option(default: str | None, *names: str, concept: str, help: str) -> Any:
-    """A typer option over a :mod:`searchbench.vocab` concept: canonical values and aliases
+    """A click option over a :mod:`searchbench.vocab` concept: canonical values and aliases
     accepted (case-insensitive), the value passed on in its canonical spelling, an unknown
     value a usage error (exit 2, Click's convention) listing the valid values and aliases."""
     from ..errors import ConfigError
@@ -79,15 +99,57 @@ def vocab_option(default: str | None, *names: str, concept: str, help: str) -> A
         try:
             return canonical(concept, value)
         except ConfigError as exc:
-            raise typer.BadParameter(str(exc)) from None
+            raise click.BadParameter(str(exc)) from None
 
     shown = [*values(concept), *(("none",) if concept in ("stemmer", "stop words") else ())]
     metavar = "[" + "|".join(shown) + "]" if len(shown) <= 8 else "NAME"
-    return typer.Option(default, *names, callback=convert, metavar=metavar, help=help,
-                        show_default=True)
+    return click.option(*names, default=default, callback=convert, metavar=metavar,
+                        help=help, show_default=default is not None)
 
 
-def run_name(path: Path, runs: list[Path]) -> str:
+def run_name(path: Path, runs: Sequence[Path]) -> str:
     """Runs are named by file name (by path when two share a name)."""
     same = [p for p in runs if p.name == path.name]
     return path.name if len(same) == 1 else str(path)
+
+
+
+def stdout_is_terminal() -> bool:
+    return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+
+def _cells(text: str) -> int:
+    """Terminal columns of ``text`` (wide East Asian characters take two, combining marks
+    none), as rich measures it."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _printable(text: str) -> str:
+    """Control and format characters (ANSI escapes, bidi overrides…) shown as ``\\uXXXX``."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def box_table(header: list[str], rows: list[list[str]], right: list[bool],
+              title: str | None = None) -> str:
+    """The table rich draws by default (heavy head box, one space of padding), at its natural
+    width: for output that is not a terminal, where rich would squeeze it into 80 columns
+    and cut names short - and without importing rich."""
+    grid = [[_printable(c) for c in row] for row in [header, *rows]]
+    widths = [max(_cells(row[i]) for row in grid) for i in range(len(header))]
+
+    def line(row: list[str], bar: str) -> str:
+        cells = [(" " * (w - _cells(c)) + c if r else c + " " * (w - _cells(c)))
+                 for c, w, r in zip(row, widths, right, strict=True)]
+        return bar + bar.join(f" {c} " for c in cells) + bar
+
+    def rule(left: str, fill: str, mid: str, end: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + end
+
+    out = [_printable(title)] if title else []
+    out += [rule("┏", "━", "┳", "┓"), line(grid[0], "┃"), rule("┡", "━", "╇", "┩")]
+    out += [line(row, "│") for row in grid[1:]]
+    out.append(rule("└", "─", "┴", "┘"))
+    return "\n".join(out) + "\n"

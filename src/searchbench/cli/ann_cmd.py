@@ -9,14 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
-from ._output import QUIET_OPTION, console, reported_warnings, vocab_option
-from .main import app
+from ._output import QUIET_OPTION, console, paths, reported_warnings, vocab_option
 
-ann_app = typer.Typer(help="ANN index recall against exact search, sweeps and reports.",
-                      no_args_is_help=True)
-app.add_typer(ann_app, name="ann")
+
+@click.group("ann", no_args_is_help=True)
+def ann_app() -> None:
+    """ANN index recall against exact search, sweeps and reports."""
+
+
+def _at_least(n: int) -> dict[str, Any]:
+    return {"type": click.IntRange(min=n), "metavar": "INTEGER"}
 
 
 def _say(quiet: bool) -> Callable[[str], None]:
@@ -25,23 +29,22 @@ def _say(quiet: bool) -> Callable[[str], None]:
 
 
 @ann_app.command("groundtruth")
-def groundtruth_command(
-    vectors: Path = typer.Option(..., "--vectors", help="Corpus vectors: .npy, .fbin or "
-                                 "ann-benchmarks .hdf5 (dataset 'train')."),
-    queries: Path = typer.Option(..., "--queries", help="Query vectors: .npy, .fbin or "
-                                 ".hdf5 (dataset 'test')."),
-    metric: str = vocab_option("cosine", "--metric", concept="metric",
-                               help="cosine, ip or l2 (squared); aliases cos, dot, …"),
-    k: int = typer.Option(100, "-k", min=1, help="Neighbours per query."),
-    extra: int = typer.Option(10, "--extra", min=0,
-                              help="Neighbours kept beyond k, to resolve ties at position k."),
-    output: Path = typer.Option(Path("gt.npz"), "--output", "-o", help="Output .npz."),
-    threads: int = typer.Option(None, "--threads", min=1,
-                                help="Threads for the search (default: all cores)."),
-    engine: str = typer.Option("auto", "--engine", help="Candidate search: auto (faiss "
-                               "when installed), faiss or numpy; always verified in float64."),
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@click.option("--vectors", required=True, type=paths(), help="Corpus vectors: .npy, .fbin or "
+              "ann-benchmarks .hdf5 (dataset 'train').")
+@click.option("--queries", required=True, type=paths(), help="Query vectors: .npy, .fbin or "
+              ".hdf5 (dataset 'test').")
+@vocab_option("cosine", "--metric", concept="metric",
+              help="cosine, ip or l2 (squared); aliases cos, dot, …")
+@click.option("-k", "k", default=100, **_at_least(1), help="Neighbours per query.")
+@click.option("--extra", default=10, **_at_least(0),
+              help="Neighbours kept beyond k, to resolve ties at position k.")
+@click.option("--output", "-o", type=paths(), default=Path("gt.npz"), help="Output .npz.")
+@click.option("--threads", **_at_least(1), help="Threads for the search (default: all cores).")
+@click.option("--engine", default="auto", help="Candidate search: auto (faiss when "
+              "installed), faiss or numpy; always verified in float64.")
+@QUIET_OPTION
+def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra: int,
+                        output: Path, threads: int | None, engine: str, quiet: bool) -> None:
     """Exact k nearest neighbours with provenance, as .npz: float32 candidates (faiss.knn
     or blocked numpy matmul), distances recomputed and verified in float64.
 
@@ -61,34 +64,35 @@ def groundtruth_command(
     gt.save(output)
     _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "
                 f"{base.shape[0]} vectors in {time.perf_counter() - t0:.2f}s")
-    typer.echo(str(output))
+    click.echo(str(output))
 
 
 @ann_app.command("sweep")
-def sweep_command(
-    dataset: str = typer.Argument(None, help="Evaluation set: pyref, beir:DIR, a folder, "
-                                  "… (omit with --vectors/--queries)."),
-    model: str = typer.Option("minilm", "--model", help="Encoder for the evaluation set."),
-    index: str = typer.Option("hnsw", "--index", help="hnsw, ivf, ivfpq (faiss) or hnswlib."),
-    param: list[str] = typer.Option(None, "--param", help="NAME=V1,V2,… repeated, e.g. "
-                                    "M=16,32 efSearch=16,64 nlist=256 nprobe=1,4 m=16 nbits=8."),
-    metric: str = vocab_option("cosine", "--metric", concept="metric",
-                               help="cosine, ip or l2; aliases cos, dot, …"),
-    k: int = typer.Option(10, "-k", min=1, help="knn_recall@k."),
-    vectors: Path = typer.Option(None, "--vectors", help="Raw corpus vectors instead of a set."),
-    queries: Path = typer.Option(None, "--queries", help="Raw query vectors."),
-    gt_path: Path = typer.Option(None, "--gt", help="Ground truth .npz (checked: metric, "
-                                 "queries, corpus fingerprint)."),
-    threads: int = typer.Option(None, "--threads", min=1, help="Threads for batch search "
-                                "and builds (default: all cores)."),
-    repeats: int = typer.Option(3, "--repeats", min=1,
-                                help="Batch runs per point, at least (more until the fastest "
-                                "3 agree within 5 %, up to 4×); the best is reported."),
-    relevance: bool = typer.Option(True, "--relevance/--no-relevance",
-                                   help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries."),
-    output: Path = typer.Option(Path("sweep.json"), "--output", "-o", help="Sweep JSON."),
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@click.argument("dataset", required=False, help="Evaluation set: pyref, beir:DIR, a folder, "
+                "… (omit with --vectors/--queries).")
+@click.option("--model", default="minilm", help="Encoder for the evaluation set.")
+@click.option("--index", default="hnsw", help="hnsw, ivf, ivfpq (faiss) or hnswlib.")
+@click.option("--param", multiple=True, metavar="NAME=V1,V2,…", help="NAME=V1,V2,… repeated, "
+              "e.g. M=16,32 efSearch=16,64 nlist=256 nprobe=1,4 m=16 nbits=8.")
+@vocab_option("cosine", "--metric", concept="metric", help="cosine, ip or l2; aliases cos, "
+              "dot, …")
+@click.option("-k", "k", default=10, **_at_least(1), help="knn_recall@k.")
+@click.option("--vectors", type=paths(), help="Raw corpus vectors instead of a set.")
+@click.option("--queries", type=paths(), help="Raw query vectors.")
+@click.option("--gt", "gt_path", type=paths(), help="Ground truth .npz (checked: metric, "
+              "queries, corpus fingerprint).")
+@click.option("--threads", **_at_least(1), help="Threads for batch search and builds "
+              "(default: all cores).")
+@click.option("--repeats", default=3, **_at_least(1), help="Batch runs per point, at least "
+              "(more until the fastest 3 agree within 5 %, up to 4×); the best is reported.")
+@click.option("--relevance/--no-relevance", default=True,
+              help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries.")
+@click.option("--output", "-o", type=paths(), default=Path("sweep.json"), help="Sweep JSON.")
+@QUIET_OPTION
+def sweep_command(dataset: str | None, model: str, index: str, param: tuple[str, ...],
+                  metric: str, k: int, vectors: Path | None, queries: Path | None,
+                  gt_path: Path | None, threads: int | None, repeats: int, relevance: bool,
+                  output: Path, quiet: bool) -> None:
     """Sweep an ANN index: one build per build-parameter set, search parameters looped.
 
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
@@ -108,7 +112,7 @@ def sweep_command(
                            threads=threads, repeats=repeats, relevance=ctx, progress=say)
     result.meta["dataset"] = about
     result.save(output)
-    typer.echo(str(output))
+    click.echo(str(output))
 
 
 def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,
@@ -134,14 +138,15 @@ def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path
 
 
 @ann_app.command("report")
-def report_command(
-    sweeps: list[Path] = typer.Argument(..., help="One or more sweep JSON files."),
-    output: Path = typer.Option(Path("ann_report.html"), "--output", "-o",
-                                help="HTML page (self-contained)."),
-    markdown: bool = typer.Option(False, "--markdown", help="Print the tables as Markdown."),
-    open_: bool = typer.Option(False, "--open", help="Open the page in a browser."),
-    title: str = typer.Option("ANN sweep", "--title"),
-) -> None:
+@click.argument("sweeps", nargs=-1, required=True, type=paths(),
+                help="One or more sweep JSON files.")
+@click.option("--output", "-o", type=paths(), default=Path("ann_report.html"),
+              help="HTML page (self-contained).")
+@click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
+@click.option("--open", "open_", is_flag=True, help="Open the page in a browser.")
+@click.option("--title", default="ANN sweep")
+def report_command(sweeps: tuple[Path, ...], output: Path, markdown: bool, open_: bool,
+                   title: str) -> None:
     """Recall–QPS Pareto plot, table of all points and relevance-cost table.
 
     Example: searchbench ann report sweep.json --open
@@ -153,8 +158,8 @@ def report_command(
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
     write_text(output, render_html(result, title))
     if markdown:
-        typer.echo(render_markdown(result))
-    typer.echo(str(output))
+        click.echo(render_markdown(result))
+    click.echo(str(output))
     if open_:
         import webbrowser
 

@@ -7,20 +7,21 @@ from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
-import typer
+import click
 
 from ..errors import ConfigError
 from ..vocab import DEFAULT_MEASURES, DEFAULT_STATS, MAX_RESAMPLES
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
+    choice,
     console,
+    paths,
     print_json,
     reported_warnings,
     run_name,
     vocab_option,
 )
-from .main import app
 
 
 class CompareFormat(StrEnum):
@@ -136,16 +137,18 @@ def _gate(cmp, fail_if_worse: list[str], min_delta: float) -> None:
               f"p = {r.p_adjusted:.4g} < {cmp.alpha:g} ({cmp.test}, {cmp.correction})",
               file=sys.stderr)
     if worse:
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
-QRELS_ARGUMENT = typer.Argument(..., help="Qrels file: TREC or BEIR .tsv; .gz ok.")
-RUNS_ARGUMENT = typer.Argument(..., help="Two or more TREC run files; .gz ok.")
-BASELINE_OPTION = typer.Option(
-    None, "--baseline", "-b",
+QRELS_ARGUMENT = click.argument("qrels", type=paths(),
+                                help="Qrels file: TREC or BEIR .tsv; .gz ok.")
+RUNS_ARGUMENT = click.argument("runs", nargs=-1, required=True, type=paths(),
+                               help="Two or more TREC run files; .gz ok.")
+BASELINE_OPTION = click.option(
+    "--baseline", "-b",
     help="The run the others are tested against (one of the RUN files; default: the first).")
-MEASURE_OPTION = typer.Option(
-    None, "--measure", "-m",
+MEASURE_OPTION = click.option(
+    "--measure", "-m", multiple=True, metavar="MEASURE",
     help="Measure(s), repeated or comma-separated, trec_eval names and cutoff lists (P.5,10) "
          f"included (default: {' '.join(DEFAULT_MEASURES)}).")
 TEST_OPTION = vocab_option(DEFAULT_STATS.test, "--test", "-t", concept="test",
@@ -153,55 +156,76 @@ TEST_OPTION = vocab_option(DEFAULT_STATS.test, "--test", "-t", concept="test",
 CORRECTION_OPTION = vocab_option(
     DEFAULT_STATS.correction, "--correction", "-c", concept="correction",
     help="Multiple-comparison correction over all (system, measure) pairs.")
-ALPHA_OPTION = typer.Option(DEFAULT_STATS.alpha, "--alpha",
+ALPHA_OPTION = click.option("--alpha", default=DEFAULT_STATS.alpha,
                             help="Significance level after correction, in (0, 1).")
-PERMUTATIONS_OPTION = typer.Option(
-    DEFAULT_STATS.n_permutations, "--permutations", "-n", min=1, max=MAX_RESAMPLES,
+PERMUTATIONS_OPTION = click.option(
+    "--permutations", "-n", default=DEFAULT_STATS.n_permutations,
+    type=click.IntRange(1, MAX_RESAMPLES), metavar="INTEGER",
     help="Sign flips (randomization) or resamples (bootstrap).")
-SEED_OPTION = typer.Option(DEFAULT_STATS.seed, "--seed", min=0,
-                           help="Seed of the resampling tests.")
+SEED_OPTION = click.option("--seed", default=DEFAULT_STATS.seed, type=click.IntRange(min=0),
+                           metavar="INTEGER", help="Seed of the resampling tests.")
 MISSING_OPTION = vocab_option(
     None, "--missing", concept="missing policy",
     help="Runs that lack qrels queries: 'zero' scores them 0 (trec_eval -c), 'skip' compares "
          "on the queries every run answers. Required when the runs cover different query "
          "sets; default otherwise: zero.")
-DEPTH_OPTION = typer.Option(None, "--depth", "-M", min=1,
+DEPTH_OPTION = click.option("--depth", "-M", type=click.IntRange(min=1), metavar="INTEGER",
                             help="Evaluate only the top N of each query.")
 KEEP_OPTION = vocab_option(None, "--keep", concept="keep policy",
                            help="Duplicate (query, doc) lines: keep 'max' or 'first' instead "
                                 "of failing.")
-FAIL_IF_WORSE_OPTION = typer.Option(
-    None, "--fail-if-worse", help="Exit 1 if a candidate is significantly worse than the "
-                                  "baseline on any of these measures (comma-separated).")
-MIN_DELTA_OPTION = typer.Option(
-    0.0, "--min-delta", min=0.0,
+FAIL_IF_WORSE_OPTION = click.option(
+    "--fail-if-worse", multiple=True, metavar="MEASURES",
+    help="Exit 1 if a candidate is significantly worse than the baseline on any of these "
+         "measures (comma-separated).")
+MIN_DELTA_OPTION = click.option(
+    "--min-delta", default=0.0, type=click.FloatRange(min=0.0), metavar="FLOAT",
     help="With --fail-if-worse: a significant drop smaller than this still passes.")
-PER_QUERY_OPTION = typer.Option(
-    False, "--per-query",
+PER_QUERY_OPTION = click.option(
+    "--per-query", is_flag=True,
     help="csv/json: the long per-query format (system, query, measure, value).")
-FORMAT_OPTION = typer.Option(CompareFormat.table, "--format", "-f", help="Output format.")
+FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(CompareFormat),
+                             default=CompareFormat.table, help="Output format.")
 
 
-@app.command("compare")
+@click.command("compare")
+@QRELS_ARGUMENT
+@RUNS_ARGUMENT
+@BASELINE_OPTION
+@MEASURE_OPTION
+@TEST_OPTION
+@CORRECTION_OPTION
+@ALPHA_OPTION
+@PERMUTATIONS_OPTION
+@SEED_OPTION
+@MISSING_OPTION
+@DEPTH_OPTION
+@KEEP_OPTION
+@FAIL_IF_WORSE_OPTION
+@MIN_DELTA_OPTION
+@PER_QUERY_OPTION
+@FORMAT_OPTION
+@DECIMALS_OPTION
+@QUIET_OPTION
 def compare_command(
-    qrels: Path = QRELS_ARGUMENT,
-    runs: list[Path] = RUNS_ARGUMENT,
-    baseline: str | None = BASELINE_OPTION,
-    measure: list[str] = MEASURE_OPTION,
-    test: str = TEST_OPTION,
-    correction: str = CORRECTION_OPTION,
-    alpha: float = ALPHA_OPTION,
-    permutations: int = PERMUTATIONS_OPTION,
-    seed: int = SEED_OPTION,
-    missing: str | None = MISSING_OPTION,
-    depth: int | None = DEPTH_OPTION,
-    keep: str | None = KEEP_OPTION,
-    fail_if_worse: list[str] = FAIL_IF_WORSE_OPTION,
-    min_delta: float = MIN_DELTA_OPTION,
-    per_query: bool = PER_QUERY_OPTION,
-    output_format: CompareFormat = FORMAT_OPTION,
-    decimals: int = DECIMALS_OPTION,
-    quiet: bool = QUIET_OPTION,
+    qrels: Path,
+    runs: tuple[Path, ...],
+    baseline: str | None,
+    measure: tuple[str, ...],
+    test: str,
+    correction: str,
+    alpha: float,
+    permutations: int,
+    seed: int,
+    missing: str | None,
+    depth: int | None,
+    keep: str | None,
+    fail_if_worse: tuple[str, ...],
+    min_delta: float,
+    per_query: bool,
+    output_format: CompareFormat,
+    decimals: int,
+    quiet: bool,
 ) -> None:
     """Compare runs against a baseline with paired significance tests.
 
@@ -210,12 +234,13 @@ def compare_command(
     """
     if per_query and output_format not in (CompareFormat.csv, CompareFormat.json):
         raise ConfigError("--per-query needs --format csv or --format json")
-    gate = _measure_names(fail_if_worse)
-    measures = _measure_names(measure or DEFAULT_MEASURES)
+    gate = _measure_names(list(fail_if_worse))
+    measures = _measure_names(list(measure) or list(DEFAULT_MEASURES))
     measures += [m for m in gate if m not in measures]  # the gate's measures are compared too
-    names = _run_names(runs)
-    cmp = _compare(qrels, dict(zip(names, runs, strict=True)), measures, missing=missing,
-                   keep=keep, quiet=quiet, baseline=_baseline_name(baseline, runs, names),
+    files = list(runs)
+    names = _run_names(files)
+    cmp = _compare(qrels, dict(zip(names, files, strict=True)), measures, missing=missing,
+                   keep=keep, quiet=quiet, baseline=_baseline_name(baseline, files, names),
                    test=test, correction=correction, alpha=alpha, seed=seed,
                    n_permutations=permutations, depth=depth)
     _render(cmp, output_format, decimals, per_query, quiet)

@@ -12,11 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-import typer
+import click
 
-from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
+from ._output import DECIMALS_OPTION, QUIET_OPTION, paths, reported_warnings
 from .experiment_cmd import print_means_tables
-from .main import app
 
 
 def _config_file(out: Path) -> Path:
@@ -33,14 +32,13 @@ def _config_file(out: Path) -> Path:
     return path
 
 
-@app.command("demo")
-def demo_command(
-    out: Path = typer.Option(Path("searchbench-demo"), "--out", "-o",
-                             help="Folder for the results store, run files and report."),
-    open_browser: bool = typer.Option(False, "--open", help="Open the HTML report."),
-    decimals: int = DECIMALS_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@click.command("demo")
+@click.option("--out", "-o", type=paths(), default=Path("searchbench-demo"),
+              help="Folder for the results store, run files and report.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the HTML report.")
+@DECIMALS_OPTION
+@QUIET_OPTION
+def demo_command(out: Path, open_browser: bool, decimals: int, quiet: bool) -> None:
     """Run the built-in experiment on pyref and print where its HTML report is."""
     from ..experiment import load_config, run_experiment
     from ..report.experiment import experiment_report

@@ -6,54 +6,64 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import typer
+import click
 
 from ..vocab import DEFAULT_MEASURES as _DEFAULTS
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
+    box_table,
+    choice,
     console,
     fmt,
+    paths,
     print_json,
     reported_warnings,
     run_name,
+    stdout_is_terminal,
     vocab_option,
 )
-from .main import app
 
 DEFAULT_MEASURES = list(_DEFAULTS)
 
 
-@app.command("eval")
+@click.command("eval")
+@click.argument("qrels", type=paths(),
+                help="Qrels file: TREC (qid iter docid grade) or BEIR .tsv; .gz ok.")
+@click.argument("runs", nargs=-1, required=True, type=paths(),
+                help="One or more TREC run files; .gz ok.")
+@click.option("--measure", "-m", multiple=True, metavar="MEASURE",
+              help="Measure(s), repeated or comma-separated: nDCG@10, RR@10, R@100, AP, P@5, "
+                   "AP(rel=2)@100, nDCG(gain=exp)@10, or trec_eval names (ndcg_cut.10, "
+                   f"recip_rank). Default: {' '.join(DEFAULT_MEASURES)}.")
+@click.option("--per-query", is_flag=True, help="Also print per-query values.")
+@vocab_option("zero", "--missing", concept="missing policy",
+              help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
+                   "'skip' averages over queries in both (trec_eval 9's default; a run sharing "
+                   "no query with the qrels is an error, as in trec_eval 10).")
+@click.option("--depth", "-M", type=click.IntRange(min=1), metavar="INTEGER",
+              help="Evaluate only the top N of each query (trec_eval -M).")
+@vocab_option(None, "--keep", concept="keep policy",
+              help="Duplicate (query, doc) lines: keep 'max' or 'first' instead of failing.")
+@click.option("--format", "-f", "output_format", type=choice(Format), default=Format.table,
+              help="Output format.")
+@click.option("--trec-names", is_flag=True,
+              help="Print trec_eval's measure names (ndcg_cut_10, P_5).")
+@DECIMALS_OPTION
+@QUIET_OPTION
 def eval_command(
-    qrels: Path = typer.Argument(
-        ..., help="Qrels file: TREC (qid iter docid grade) or BEIR .tsv; .gz ok."),
-    runs: list[Path] = typer.Argument(..., help="One or more TREC run files; .gz ok."),
-    measure: list[str] = typer.Option(
-        None, "--measure", "-m",
-        help="Measure(s), repeated or comma-separated: nDCG@10, RR@10, R@100, AP, P@5, "
-             "AP(rel=2)@100, nDCG(gain=exp)@10, or trec_eval names (ndcg_cut.10, recip_rank). "
-             f"Default: {' '.join(DEFAULT_MEASURES)}.",
-    ),
-    per_query: bool = typer.Option(False, "--per-query", help="Also print per-query values."),
-    missing: str = vocab_option(
-        "zero", "--missing", concept="missing policy",
-        help="Qrels queries absent from a run: 'zero' counts them as 0 (trec_eval -c); "
-             "'skip' averages over queries in both (trec_eval 9's default; a run sharing "
-             "no query with the qrels is an error, as in trec_eval 10).",
-    ),
-    depth: int | None = typer.Option(
-        None, "--depth", "-M", min=1, help="Evaluate only the top N of each query (trec_eval -M)."
-    ),
-    keep: str | None = vocab_option(
-        None, "--keep", concept="keep policy", help="Duplicate (query, doc) lines: keep 'max' "
-                                                    "or 'first' instead of failing."),
-    output_format: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    trec_names: bool = typer.Option(False, "--trec-names",
-                                    help="Print trec_eval's measure names (ndcg_cut_10, P_5)."),
-    decimals: int = DECIMALS_OPTION,
-    quiet: bool = QUIET_OPTION,
+    qrels: Path,
+    runs: tuple[Path, ...],
+    measure: tuple[str, ...],
+    per_query: bool,
+    missing: str,
+    depth: int | None,
+    keep: str | None,
+    output_format: Format,
+    trec_names: bool,
+    decimals: int,
+    quiet: bool,
 ) -> None:
     """Evaluate runs against qrels, exactly as trec_eval computes the measures.
 
@@ -178,26 +188,31 @@ def _print_tsv(results, out: _Output) -> None:
 
 
 def _print_table(results, out: _Output) -> None:
+    """Means (and per-query values): a rich table on a terminal, the same box table at its
+    natural width otherwise (never cut to 80 columns; rich is not even imported)."""
+    names = results[0].measures
+    header = ["run", "queries", *(out.label[n] for n in names)]
+    right = [False, True, *(True for _ in names)]
+    tables: list[tuple[str | None, list[str], list[bool], list[list[str]]]] = [(
+        None, header, right,
+               [[res.run_name, str(res.num_q), *[out.text(n, res.mean[n]) for n in names]]
+                for res in results])]
+    if out.per_query:
+        tables += [(f"{res.run_name}: per query", ["query", *header[2:]], [False, *right[2:]],
+                    [[qid, *[out.text(n, res.scores[n][i]) for n in names]]
+                     for i, qid in enumerate(res.query_ids.tolist())]) for res in results]
+    if not stdout_is_terminal():
+        for title, head, align, rows in tables:
+            sys.stdout.write(box_table(head, rows, align, title))
+        return
     from rich.markup import escape
     from rich.table import Table
 
     console_out = console()
-    names = results[0].measures
-    table = Table()
-    table.add_column("run")
-    table.add_column("queries", justify="right")
-    for name in names:
-        table.add_column(escape(out.label[name]), justify="right")
-    for res in results:
-        table.add_row(escape(res.run_name), str(res.num_q),
-                      *[out.text(n, res.mean[n]) for n in names])
-    console_out.print(table)
-    if out.per_query:
-        for res in results:
-            pq = Table(title=f"{escape(res.run_name)}: per query", title_justify="left")
-            pq.add_column("query")
-            for name in names:
-                pq.add_column(escape(out.label[name]), justify="right")
-            for i, qid in enumerate(res.query_ids.tolist()):
-                pq.add_row(escape(qid), *[out.text(n, res.scores[n][i]) for n in names])
-            console_out.print(pq)
+    for title, head, align, rows in tables:
+        table = Table(title=escape(title), title_justify="left") if title else Table()
+        for name, at_right in zip(head, align, strict=True):
+            table.add_column(escape(name), justify="right" if at_right else "left")
+        for row in rows:
+            table.add_row(*map(escape, row))
+        console_out.print(table)

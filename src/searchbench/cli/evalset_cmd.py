@@ -7,27 +7,32 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
-from ._output import QUIET_OPTION, print_json, reported_warnings
-from .main import app
+from ._output import QUIET_OPTION, choice, paths, print_json, reported_warnings
 
-evalset_app = typer.Typer(help="Check, convert and describe evaluation sets.",
-                          no_args_is_help=True)
-datasets_app = typer.Typer(help="Built-in, folder and downloadable evaluation sets.",
-                           no_args_is_help=True)
-app.add_typer(evalset_app, name="evalset")
-app.add_typer(datasets_app, name="datasets")
 
-SPEC_ARG = typer.Argument(
-    ..., help="pyref | DIR | native:DIR | beir:DIR | beir-download:NAME | cranfield:DIR | "
-              "cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR | trec:DOCS,TOPICS,QRELS")
-SPLIT_OPTION = typer.Option("test", "--split", help="BEIR split (qrels/<split>.tsv).")
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object instead of text.")
-DATA_DIR_OPTION = typer.Option(
-    None, "--data-dir", help="Offline copies for beir-download: a folder holding NAME.zip or "
-                             "NAME/ (also $SEARCHBENCH_DATA_DIR).")
-CACHE_OPTION = typer.Option(None, "--cache-dir",
+@click.group("evalset", no_args_is_help=True)
+def evalset_app() -> None:
+    """Check, convert and describe evaluation sets."""
+
+
+@click.group("datasets", no_args_is_help=True)
+def datasets_app() -> None:
+    """Built-in, folder and downloadable evaluation sets."""
+
+
+SPEC_ARG = click.argument(
+    "spec", help="pyref | DIR | native:DIR | beir:DIR | beir-download:NAME | cranfield:DIR | "
+                 "cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR | trec:DOCS,TOPICS,QRELS")
+SPLIT_OPTION = click.option("--split", default="test", help="BEIR split (qrels/<split>.tsv).")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True,
+                           help="Print one JSON object instead of text.")
+DATA_DIR_OPTION = click.option(
+    "--data-dir", type=paths(),
+    help="Offline copies for beir-download: a folder holding NAME.zip or NAME/ (also "
+         "$SEARCHBENCH_DATA_DIR).")
+CACHE_OPTION = click.option("--cache-dir", type=paths(),
                             help="Download cache (default $SEARCHBENCH_CACHE or "
                                  "~/.cache/searchbench).")
 
@@ -49,17 +54,17 @@ def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
 
 
 @evalset_app.command("check")
-def check_command(
-    spec: str = SPEC_ARG,
-    split: str = SPLIT_OPTION,
-    sd: float = typer.Option(0.2, "--sd", min=0.0,
-                             help="Assumed SD of per-query nDCG@10 differences between two "
-                                  "systems, for the detectable-difference estimate."),
-    as_json: bool = JSON_OPTION,
-    data_dir: Path | None = DATA_DIR_OPTION,
-    cache_dir: Path | None = CACHE_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@SPEC_ARG
+@SPLIT_OPTION
+@click.option("--sd", default=0.2, type=click.FloatRange(min=0.0), metavar="FLOAT",
+              help="Assumed SD of per-query nDCG@10 differences between two systems, for the "
+                   "detectable-difference estimate.")
+@JSON_OPTION
+@DATA_DIR_OPTION
+@CACHE_OPTION
+@QUIET_OPTION
+def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Path | None,
+                  cache_dir: Path | None, quiet: bool) -> None:
     """Validate an evaluation set; exit 1 when it has errors.
 
     Example: searchbench evalset check my-set/
@@ -72,26 +77,27 @@ def check_command(
     if as_json:
         print_json(report.to_dict())
     else:
-        typer.echo(report.to_text())
+        click.echo(report.to_text())
     if not report.ok:
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
 @evalset_app.command("convert")
-def convert_command(
-    spec: str = SPEC_ARG,
-    to: Path = typer.Option(..., "--to", help="Output folder: new or empty (or --force)."),
-    out_format: OutFormat = typer.Option(OutFormat.native, "--format",
-                                         help="native (ARCHITECTURE §5.1) or beir."),
-    split: str = SPLIT_OPTION,
-    compress: bool = typer.Option(False, "--compress", help="Native: write corpus.jsonl.gz."),
-    force: bool = typer.Option(False, "--force",
-                               help="Replace a non-empty --to folder as a whole (never the "
-                                    "source set)."),
-    data_dir: Path | None = DATA_DIR_OPTION,
-    cache_dir: Path | None = CACHE_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@SPEC_ARG
+@click.option("--to", required=True, type=paths(),
+              help="Output folder: new or empty (or --force).")
+@click.option("--format", "out_format", type=choice(OutFormat), default=OutFormat.native,
+              help="native (ARCHITECTURE §5.1) or beir.")
+@SPLIT_OPTION
+@click.option("--compress", is_flag=True, help="Native: write corpus.jsonl.gz.")
+@click.option("--force", is_flag=True,
+              help="Replace a non-empty --to folder as a whole (never the source set).")
+@DATA_DIR_OPTION
+@CACHE_OPTION
+@QUIET_OPTION
+def convert_command(spec: str, to: Path, out_format: OutFormat, split: str, compress: bool,
+                    force: bool, data_dir: Path | None, cache_dir: Path | None,
+                    quiet: bool) -> None:
     """Write an evaluation set in the native or BEIR format, as a whole folder.
 
     BEIR has no place for evidence quotes: they go to a side file evidence.jsonl in the
@@ -114,29 +120,30 @@ def convert_command(
     where = (" (in the side file evidence.jsonl: BEIR has no place for them; searchbench "
              "reads them back, BEIR's own tools ignore them)"
              if out_format is OutFormat.beir and es.evidence else "")
-    typer.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
+    click.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
                f"{len(es.queries)} queries, {len(es.qrels)} judgments, "
                f"{len(es.evidence)} evidence quotes{where}")
 
 
 @evalset_app.command("chunk-qrels")
-def chunk_qrels_command(
-    spec: str = SPEC_ARG,
-    chunk: str = typer.Option(..., "--chunk", help="The chunker of the run: "
-                              "tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
-                              "recursive:MAX_TOKENS."),
-    model: str | None = typer.Option(None, "--model", help="The run's dense model (for -r "
-                                     "dense or hybrid): tokens are then its model tokens; "
-                                     "without it, whitespace words (-r bm25)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Qrels file to write."),
-    qrels_format: str = typer.Option("trec", "--format", help="trec (qid 0 docid grade) or "
-                                     "beir (tsv with header)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT."),
-    split: str = SPLIT_OPTION,
-    data_dir: Path | None = DATA_DIR_OPTION,
-    cache_dir: Path | None = CACHE_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@SPEC_ARG
+@click.option("--chunk", required=True,
+              help="The chunker of the run: tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
+                   "recursive:MAX_TOKENS.")
+@click.option("--model", default=None,
+              help="The run's dense model (for -r dense or hybrid): tokens are then its model "
+                   "tokens; without it, whitespace words (-r bm25).")
+@click.option("-o", "--output", required=True, type=paths(), help="Qrels file to write.")
+@click.option("--format", "qrels_format", type=click.Choice(["trec", "beir"]), default="trec",
+              help="trec (qid 0 docid grade) or beir (tsv with header).")
+@click.option("--force", is_flag=True, help="Replace an existing OUTPUT.")
+@SPLIT_OPTION
+@DATA_DIR_OPTION
+@CACHE_OPTION
+@QUIET_OPTION
+def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
+                        qrels_format: str, force: bool, split: str, data_dir: Path | None,
+                        cache_dir: Path | None, quiet: bool) -> None:
     """Write the chunk-level qrels of a chunking, to score a `run --level chunk` later.
 
     The chunk ids are exactly those `searchbench run SPEC --level chunk --chunk CHUNK
@@ -165,11 +172,11 @@ def chunk_qrels_command(
         enc = (encoder_for(DenseSpec(model=model), {}, quiet or None) if model is not None
                else None)
         if not quiet:
-            typer.echo(f"chunks: {chunking_label(chunk, encoder=enc)}", err=True)
+            click.echo(f"chunks: {chunking_label(chunk, encoder=enc)}", err=True)
         qrels = evalset_chunk_qrels(es, chunk, enc, quiet=quiet or None)
     qrels.to_file(output, format=qrels_format)
     relevant = int((qrels.grades > 0).sum())
-    typer.echo(f"wrote {output}: {len(qrels)} chunk judgments ({relevant} relevant) for "
+    click.echo(f"wrote {output}: {len(qrels)} chunk judgments ({relevant} relevant) for "
                f"{qrels.n_queries} queries, chunks {chunking_label(chunk, encoder=enc)}")
 
 
@@ -181,14 +188,14 @@ def _dist_text(d: dict[str, Any]) -> str:
 
 
 @evalset_app.command("stats")
-def stats_command(
-    spec: str = SPEC_ARG,
-    split: str = SPLIT_OPTION,
-    as_json: bool = JSON_OPTION,
-    data_dir: Path | None = DATA_DIR_OPTION,
-    cache_dir: Path | None = CACHE_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@SPEC_ARG
+@SPLIT_OPTION
+@JSON_OPTION
+@DATA_DIR_OPTION
+@CACHE_OPTION
+@QUIET_OPTION
+def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
+                  cache_dir: Path | None, quiet: bool) -> None:
     """Counts, grades, judged documents per query, query and document lengths.
 
     Example: searchbench evalset stats cranfield:../shared/data/cranfield
@@ -220,11 +227,12 @@ def stats_command(
     rows += [("note", n) for n in st["notes"]]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
-        typer.echo(f"{key:<{width}}  {value}")
+        click.echo(f"{key:<{width}}  {value}")
 
 
 @datasets_app.command("list")
-def list_command(as_json: bool = JSON_OPTION) -> None:
+@JSON_OPTION
+def list_command(as_json: bool) -> None:
     """Evaluation sets searchbench knows: built-in, folder loaders, downloadable BEIR sets."""
     from ..collections.registry import list_datasets
 
@@ -236,4 +244,4 @@ def list_command(as_json: bool = JSON_OPTION) -> None:
     for r in rows:
         mark = "ready" if r["available"] else ("cached: no" if r["kind"] == "download"
                                                else "missing")
-        typer.echo(f"{r['spec']:<{width}}  {r['kind']:<8}  {mark:<10}  {r['description']}")
+        click.echo(f"{r['spec']:<{width}}  {r['kind']:<8}  {mark:<10}  {r['description']}")

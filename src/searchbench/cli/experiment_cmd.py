@@ -7,22 +7,24 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from ..errors import ConfigError
-from ._output import DECIMALS_OPTION, QUIET_OPTION, reported_warnings
-from .main import app
+from ._output import DECIMALS_OPTION, QUIET_OPTION, choice, paths, reported_warnings
 
 if TYPE_CHECKING:
     from ..report import ExperimentReport
 
-experiment_app = typer.Typer(help="Run a grid of retrievers × models × chunkers on an "
-                                  "evaluation set, store the results, report them.",
-                             no_args_is_help=True)
-app.add_typer(experiment_app, name="experiment")
+@click.group("experiment", no_args_is_help=True)
+def experiment_app() -> None:
+    """Run a grid of retrievers × models × chunkers on an evaluation set, store the results,
+    report them."""
 
-STORE_OPTION = typer.Option(None, "--store", "-s", help="Results store (SQLite); default: "
-                                                        "the config's path with .sqlite.")
+
+STORE_OPTION = click.option("--store", "-s", type=paths(), help="Results store (SQLite); "
+                                                              "default: the config's path "
+                                                              "with .sqlite.")
+CONFIG_ARG = click.argument("config", type=paths(), help="Experiment config (.toml).")
 
 
 class ReportFormat(StrEnum):
@@ -39,10 +41,9 @@ def _log(quiet: bool):
 
 
 @experiment_app.command("init")
-def init_command(
-    path: Path = typer.Argument(..., help="Where to write the example config (.toml)."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
-) -> None:
+@click.argument("path", type=paths(), help="Where to write the example config (.toml).")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def init_command(path: Path, force: bool) -> None:
     """Write a commented example config to start from."""
     from .._util import write_text
     from ..experiment import example_config
@@ -55,11 +56,10 @@ def init_command(
 
 
 @experiment_app.command("run")
-def run_command(
-    config: Path = typer.Argument(..., help="Experiment config (.toml)."),
-    store: Path | None = STORE_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@CONFIG_ARG
+@STORE_OPTION
+@QUIET_OPTION
+def run_command(config: Path, store: Path | None, quiet: bool) -> None:
     """Run every cell of the grid not yet in the store (resumes after an interruption)."""
     from ..experiment import load_config, run_experiment
 
@@ -144,20 +144,19 @@ def build_report(config: Path, store: Path | None, out: Path | None,
 
 
 @experiment_app.command("report")
-def report_command(
-    config: Path = typer.Argument(..., help="Experiment config (.toml)."),
-    store: Path | None = STORE_OPTION,
-    out: Path | None = typer.Option(None, "--out", "-o", help="Folder of the report files "
-                                                              "(default: report/ next to the "
-                                                              "config)."),
-    output_format: ReportFormat = typer.Option(ReportFormat.all, "--format", "-f",
-                                               help="Which files to write."),
-    open_browser: bool = typer.Option(False, "--open", help="Open the HTML report."),
-    tables: bool = typer.Option(True, "--tables/--no-tables",
-                                help="Print the comparison tables."),
-    decimals: int = DECIMALS_OPTION,
-    quiet: bool = QUIET_OPTION,
-) -> None:
+@CONFIG_ARG
+@STORE_OPTION
+@click.option("--out", "-o", type=paths(),
+              help="Folder of the report files (default: report/ next to the config).")
+@click.option("--format", "-f", "output_format", type=choice(ReportFormat),
+              default=ReportFormat.all, help="Which files to write.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the HTML report.")
+@click.option("--tables/--no-tables", default=True, help="Print the comparison tables.")
+@DECIMALS_OPTION
+@QUIET_OPTION
+def report_command(config: Path, store: Path | None, out: Path | None,
+                   output_format: ReportFormat, open_browser: bool, tables: bool,
+                   decimals: int, quiet: bool) -> None:
     """Write the HTML, Markdown and JSON report of an experiment from its store."""
     with reported_warnings(quiet):
         report, written = build_report(config, store, out, output_format, decimals)
@@ -175,21 +174,19 @@ def report_command(
 
 
 @experiment_app.command("list")
-def list_command(
-    store: list[Path] = typer.Option(None, "--store", "-s",
-                                     help="Results store(s); default: every *.sqlite store "
-                                          "in the working folder."),
-) -> None:
+@click.option("--store", "-s", multiple=True, type=paths(),
+              help="Results store(s); default: every *.sqlite store in the working folder.")
+def list_command(store: tuple[Path, ...]) -> None:
     """List past experiments in results stores."""
     import time
 
     from ..experiment import ResultsStore, StoreError
 
-    paths = store or sorted(Path.cwd().glob("*.sqlite"))
-    if not paths:
+    stores = list(store) or sorted(Path.cwd().glob("*.sqlite"))
+    if not stores:
         raise ConfigError("no results store in the working folder; pass --store PATH")
     rows = []
-    for p in paths:
+    for p in stores:
         if not p.is_file():
             raise ConfigError(f"{p}: no such results store")
         try:

@@ -8,32 +8,76 @@ import re
 import sys
 from typing import Any
 
-import typer
-import typer.main
+import click
 
 from ..errors import SearchbenchError
 
-app = typer.Typer(
-    name="searchbench",
-    help="Does your search bring back the right documents? trec_eval-exact IR measures, "
-    "significance tests, ANN recall and evaluation sets.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+HELP = ("Does your search bring back the right documents? trec_eval-exact IR measures, "
+        "significance tests, ANN recall and evaluation sets.")
+
+# name -> (module, attribute, short help). The short help is the first sentence of the
+# command's docstring (a test checks they agree), so `searchbench --help` lists every
+# command without importing a single command module.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "eval": ("eval_cmd", "eval_command",
+             "Evaluate runs against qrels, exactly as trec_eval computes the measures."),
+    "compare": ("compare_cmd", "compare_command",
+                "Compare runs against a baseline with paired significance tests."),
+    "run": ("run_cmd", "run_command", "Retrieve for every query of SPEC and write a TREC run "
+            "with a provenance sidecar."),
+    "experiment": ("experiment_cmd", "experiment_app", "Run a grid of retrievers × models × "
+                   "chunkers on an evaluation set, store the results, report them."),
+    "demo": ("demo_cmd", "demo_command",
+             "Run the built-in experiment on pyref and print where its HTML report is."),
+    "evalset": ("evalset_cmd", "evalset_app", "Check, convert and describe evaluation sets."),
+    "datasets": ("evalset_cmd", "datasets_app",
+                 "Built-in, folder and downloadable evaluation sets."),
+    "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
+}
+
+
+class LazyGroup(click.Group):
+    """The ``searchbench`` group: knows its commands' names and short help without importing
+    them; :meth:`get_command` imports the one module a command lives in."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*COMMANDS, *super().list_commands(ctx)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return super().get_command(ctx, cmd_name)  # one added with app.command()
+        import importlib
+
+        module, attribute, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(f".{module}", __package__),
+                                         attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, short) for name, (_, _, short) in COMMANDS.items()]
+        rows += [(name, cmd.get_short_help_str()) for name, cmd in self.commands.items()
+                 if not cmd.hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        root = sys.modules[__name__.split(".")[0]]  # loaded already: this is its sub-package
+        click.echo(f"searchbench {root.__version__}")
+        ctx.exit(0)
+
+
+@click.group(cls=LazyGroup, name="searchbench", help=HELP,
+             context_settings={"show_default": True, "help_option_names": ["--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Print the version and exit.")
+def app() -> None:
+    """The ``searchbench`` command (sub-commands load on demand)."""
 
 
 def _register() -> None:
-    """Import the command modules; each adds its commands to ``app``."""
-    from . import (  # noqa: F401
-        ann_cmd,
-        compare_cmd,
-        demo_cmd,
-        eval_cmd,
-        evalset_cmd,
-        experiment_cmd,
-        run_cmd,
-    )
+    """Nothing to do: the commands load on demand (kept for tools that call it)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     ``error: ...`` on stderr (naming the file) and exit code 1, never a traceback; usage
     errors exit with 2 (Click's convention).
     """
-    _register()
-    command = typer.main.get_command(app)
-    _guard(command)
+    saved = {name: os.environ.get(name) for name in _PROGRESS_OFF}
+    quiet_third_party_progress()
+    _guard(app)
     try:
-        command.main(args=argv, prog_name="searchbench", standalone_mode=True)
+        app.main(args=argv, prog_name="searchbench", standalone_mode=True)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SearchbenchError as exc:
@@ -59,16 +103,41 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"text that is not valid UTF-8 ({exc}); expected UTF-8 files")
     except RecursionError:
         return _fail("an input is nested too deeply to read; expected ordinary nesting")
+    finally:  # an embedding program keeps its environment
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return 0
 
 
-def _guard(command: Any) -> None:
+_PROGRESS_OFF = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+
+
+def quiet_third_party_progress(force: bool = False) -> None:
+    """Silence the progress bars of tqdm, transformers, sentence-transformers, model2vec and
+    huggingface_hub when stderr is not a terminal (or ``force``, i.e. ``--quiet``), as
+    searchbench's own bars are. The environment variables work for libraries not imported
+    yet; the libraries already imported are switched off directly."""
+    if not force and getattr(sys.stderr, "isatty", lambda: False)():
+        return
+    for name, value in _PROGRESS_OFF.items():
+        os.environ.setdefault(name, value)
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
+def _guard(command: click.Command) -> None:
     """Turn EOFError (an input that ends early) into an error line before Click sees it:
-    Click would print a bare ``Aborted!`` for it. ``command`` is Typer's Click command
-    (Typer bundles its own Click, whose classes are not the ``click`` package's)."""
+    Click would print a bare ``Aborted!`` for it."""
+    if getattr(command.invoke, "_guarded", False):
+        return
     invoke = command.invoke
 
-    def guarded(ctx: typer.Context) -> Any:
+    def guarded(ctx: click.Context) -> Any:
         try:
             return invoke(ctx)
         except EOFError as exc:
@@ -77,11 +146,12 @@ def _guard(command: Any) -> None:
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
 
-    command.invoke = guarded
+    guarded._guarded = True  # type: ignore[attr-defined]
+    command.invoke = guarded  # type: ignore[method-assign]
 
 
 def _fail(message: str) -> int:
-    typer.echo("error: " + " ".join(message.split("\n")), err=True)
+    click.echo("error: " + " ".join(message.split("\n")), err=True)
     return 1
 
 

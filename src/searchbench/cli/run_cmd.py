@@ -9,61 +9,87 @@ import time
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
-from ._output import QUIET_OPTION, reported_warnings, vocab_option
-from .main import app
+from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
+
+POSITIVE = click.IntRange(min=1)
 
 
-@app.command("run")
+@click.command("run")
+@click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
+@vocab_option("bm25", "--retriever", "-r", concept="retriever type",
+              help="bm25, dense or hybrid (bm25 + dense).")
+@click.option("--model", default="minilm", help="Encoder: minilm, static, "
+              "sentence-transformers:/path, model2vec:/path, openai:NAME.")
+@vocab_option("cosine", "--metric", concept="metric",
+              help="Dense similarity (aliases cos, dot, inner_product, …).")
+@vocab_option("auto", "--backend", concept="backend",
+              help="Exact search (same results up to float32 rounding).")
+@vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion.")
+@click.option("--rrf-k", default=60.0, help="RRF constant k (>= 0).")
+@click.option("--weight", default=0.5, help="Weighted fusion: weight of BM25 "
+              "(dense gets 1 - weight).")
+@vocab_option("minmax", "--norm", concept="normalisation",
+              help="Weighted fusion: score normalisation.")
+@click.option("--chunk", help="tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
+              "recursive:MAX_TOKENS; tokens are the model's tokens (dense, hybrid) or "
+              "whitespace words (bm25).")
+@vocab_option("doc", "--level", concept="level",
+              help="doc (a doc ranks at its best chunk) or chunk.")
+@click.option("-k", "--k", "k", default=100, type=POSITIVE, metavar="INTEGER",
+              help="Results per query.")
+@click.option("--token-budget", type=POSITIVE, metavar="INTEGER",
+              help="Cut each ranking to the results that fit N tokens.")
+@click.option("-o", "--output", type=paths(), help="TREC run file to write "
+              "(+ OUTPUT.json provenance); default: stdout.")
+@click.option("--k1", default=0.9, help="BM25 k1 (>= 0).")
+@click.option("--b", "b", default=0.4, help="BM25 b (0 to 1).")
+@vocab_option("lucene", "--bm25-method", concept="BM25 method", help="BM25 variant.")
+@vocab_option("en", "--stopwords", concept="stop words",
+              help="Stop-word list (language code) or none.")
+@vocab_option("english", "--stemmer", concept="stemmer", help="Snowball language or none.")
+@click.option("--no-title", is_flag=True, help="Index text without title.")
+@click.option("--query-prefix", default="", help="e.g. 'query: '.")
+@click.option("--doc-prefix", default="", help="e.g. 'passage: '.")
+@click.option("--endpoint", help="OpenAI-compatible base URL.")
+@click.option("--api-key-env", default="OPENAI_API_KEY",
+              help="Environment variable holding the API key.")
+@click.option("--retries", default=4, type=click.IntRange(min=0), metavar="INTEGER",
+              help="Endpoint retries (backoff 1 s, 2 s, 4 s, …).")
+@click.option("--cache-dir", type=paths(), help="Embedding cache folder.")
+@click.option("--tune-weight", is_flag=True, help="Weighted hybrid: pick BM25's weight on "
+              "half the judged queries (nDCG@10), report it on both halves.")
+@QUIET_OPTION
 def run_command(
-    spec: str = typer.Argument(..., help="Evaluation set: pyref, beir:DIR, a native folder…"),
-    retriever: str = vocab_option("bm25", "--retriever", "-r", concept="retriever type",
-                                  help="bm25, dense or hybrid (bm25 + dense)."),
-    model: str = typer.Option("minilm", "--model", help="Encoder: minilm, static, "
-                              "sentence-transformers:/path, model2vec:/path, openai:NAME."),
-    metric: str = vocab_option("cosine", "--metric", concept="metric",
-                               help="Dense similarity (aliases cos, dot, inner_product, …)."),
-    backend: str = vocab_option("auto", "--backend", concept="backend",
-                                help="Exact search (same results up to float32 rounding)."),
-    fusion: str = vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion."),
-    rrf_k: float = typer.Option(60.0, "--rrf-k", help="RRF constant k (>= 0)."),
-    weight: float = typer.Option(0.5, "--weight", help="Weighted fusion: weight of BM25 "
-                                 "(dense gets 1 - weight)."),
-    norm: str = vocab_option("minmax", "--norm", concept="normalisation",
-                             help="Weighted fusion: score normalisation."),
-    chunk: str | None = typer.Option(None, "--chunk", help="tokens:SIZE[:OVERLAP], "
-                                     "sentences:N[:OVERLAP] or recursive:MAX_TOKENS; tokens "
-                                     "are the model's tokens (dense, hybrid) or whitespace "
-                                     "words (bm25)."),
-    level: str = vocab_option("doc", "--level", concept="level",
-                              help="doc (a doc ranks at its best chunk) or chunk."),
-    k: int = typer.Option(100, "-k", "--k", min=1, help="Results per query."),
-    token_budget: int | None = typer.Option(None, "--token-budget", min=1, help="Cut each "
-                                            "ranking to the results that fit N tokens."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="TREC run file to write "
-                                       "(+ OUTPUT.json provenance); default: stdout."),
-    k1: float = typer.Option(0.9, "--k1", help="BM25 k1 (>= 0)."),
-    b: float = typer.Option(0.4, "--b", help="BM25 b (0 to 1)."),
-    bm25_method: str = vocab_option("lucene", "--bm25-method", concept="BM25 method",
-                                    help="BM25 variant."),
-    stopwords: str = vocab_option("en", "--stopwords", concept="stop words",
-                                  help="Stop-word list (language code) or none."),
-    stemmer: str = vocab_option("english", "--stemmer", concept="stemmer",
-                                help="Snowball language or none."),
-    no_title: bool = typer.Option(False, "--no-title", help="Index text without title."),
-    query_prefix: str = typer.Option("", "--query-prefix", help="e.g. 'query: '."),
-    doc_prefix: str = typer.Option("", "--doc-prefix", help="e.g. 'passage: '."),
-    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                    help="Environment variable holding the API key."),
-    retries: int = typer.Option(4, "--retries", min=0, help="Endpoint retries (backoff "
-                                "1 s, 2 s, 4 s, …)."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
-    tune_weight: bool = typer.Option(False, "--tune-weight", help="Weighted hybrid: pick "
-                                     "BM25's weight on half the judged queries (nDCG@10), "
-                                     "report it on both halves."),
-    quiet: bool = QUIET_OPTION,
+    spec: str,
+    retriever: str,
+    model: str,
+    metric: str,
+    backend: str,
+    fusion: str,
+    rrf_k: float,
+    weight: float,
+    norm: str,
+    chunk: str | None,
+    level: str,
+    k: int,
+    token_budget: int | None,
+    output: Path | None,
+    k1: float,
+    b: float,
+    bm25_method: str,
+    stopwords: str,
+    stemmer: str,
+    no_title: bool,
+    query_prefix: str,
+    doc_prefix: str,
+    endpoint: str | None,
+    api_key_env: str,
+    retries: int,
+    cache_dir: Path | None,
+    tune_weight: bool,
+    quiet: bool,
 ) -> None:
     """Retrieve for every query of SPEC and write a TREC run with a provenance sidecar.
 
@@ -93,7 +119,7 @@ def run_command(
         r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                             api_key_env=api_key_env, retries=retries)
         if not quiet:
-            typer.echo(f"chunks: {chunking_label(chunk, r)}", err=True)
+            click.echo(f"chunks: {chunking_label(chunk, r)}", err=True)
         r.index(es.corpus, chunker=bind_chunker(chunker, r))
         sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))
@@ -102,14 +128,14 @@ def run_command(
         if token_budget:
             run = sb.retrieval.budget_run(run, counts, token_budget)
             context["within_budget"] = sb.retrieval.context_tokens(run, counts, k, queries.ids)
-        scores = _score(es, r, run, level)
+        scores = _score(es, r, run, level, k)
     run.metadata["context_tokens"] = context
     run.metadata["token_unit"] = token_unit(r)
     extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
     if sweep is not None:
         extra["weight_sweep"] = dataclasses.asdict(sweep)
         if not quiet:
-            typer.echo(f"weight sweep: {sweep}")
+            click.echo(f"weight sweep: {sweep}")
     _write(run, output, prov.provenance(run, es, spec, extra), scores, context, quiet)
 
 
@@ -164,13 +190,20 @@ def _token_counts(r: Any, run: Any, level: str) -> dict[str, int]:
     return context_token_counts(r.context_texts(level), used, r)
 
 
-def _score(es: Any, r: Any, run: Any, level: str) -> dict[str, float]:
-    """nDCG@10 and R@100 at the run's level (chunk level: judged by evidence overlap)."""
+def summary_measures(k: int) -> list[str]:
+    """The measures of the run summary, at cutoffs the run reaches: nDCG@10 and R@100,
+    cut to ``k`` when the run has fewer results per query (``-k 10``: nDCG@10, R@10)."""
+    return [f"nDCG@{min(10, k)}", f"R@{min(100, k)}"]
+
+
+def _score(es: Any, r: Any, run: Any, level: str, k: int) -> dict[str, float]:
+    """:func:`summary_measures` at the run's level (chunk level: judged by evidence
+    overlap)."""
     import searchbench as sb
 
     if not len(es.qrels):
         return {}
-    return dict(sb.evaluate(_qrels(es, r, level), run, ["nDCG@10", "R@100"]).mean)
+    return dict(sb.evaluate(_qrels(es, r, level), run, summary_measures(k)).mean)
 
 
 def _qrels(es: Any, r: Any, level: str) -> Any:
@@ -196,13 +229,13 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
     if quiet:
         return
     shown = "  ".join(f"{m} {v:.4f}" for m, v in scores.items())
-    typer.echo(f"wrote {output} ({run.n_queries} queries, {len(run)} results, level "
+    click.echo(f"wrote {output} ({run.n_queries} queries, {len(run)} results, level "
                f"{meta['level']}) and {side}")
     budget = context.get("within_budget")
     cut = (f"; within {meta['token_budget']} tokens: {budget['results']:.1f} results, "
            f"{budget['mean']:.0f} tokens (mean over all {budget['queries']} queries; "
            f"{budget['empty']} got nothing)" if budget else "")
-    typer.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
+    click.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
                f"({meta.get('token_unit', 'tokens')}) "
                f"per query in the top {context['k']} (mean){cut}  | index "
                f"{sum(v for n, v in meta['timings'].items() if n.startswith('index_s')):.1f}s, "
