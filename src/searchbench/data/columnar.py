@@ -225,3 +225,30 @@ def write_columnar_qrels(qrels: Qrels, path: str | os.PathLike[str],
                          format: ColumnarFormat) -> None:
     """Write qrels as Parquet or Arrow IPC (see :func:`qrels_table`), atomically."""
     write_table(qrels_table(qrels), path, format)
+
+
+def detect_kind(path: str | os.PathLike[str]) -> Literal["qrels", "run"]:
+    """Whether a file holds qrels or a run: a columnar file by its columns (``score`` or
+    ``grade``), a text file by its first data line (6 fields or more: a TREC run; 3 or 4:
+    TREC or BEIR qrels)."""
+    src = os.fspath(path)
+    if columnar_format(path):
+        kind = table_kind(read_table(path))
+        if kind is None:
+            raise DataFormatError(f"{src}: found neither a 'score' nor a 'grade' column; "
+                                  f"expected a run ({RUN_SCHEMA}) or qrels ({QRELS_SCHEMA})")
+        return kind
+    from ._files import open_text
+
+    with open_text(path) as fh:
+        for number, line in enumerate(fh, 1):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) >= 6:
+                return "run"
+            if len(fields) in (3, 4):
+                return "qrels"
+            raise DataFormatError(f"{src}:{number}: found {len(fields)} fields; expected a TREC "
+                                  "run (6 fields), TREC qrels (4) or BEIR qrels (3)")
+    raise DataFormatError(f"{src}: holds no data line; expected qrels or a run")
