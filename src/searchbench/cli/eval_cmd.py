@@ -30,9 +30,10 @@ DEFAULT_MEASURES = list(_DEFAULTS)
 
 @click.command("eval")
 @click.argument("qrels", type=paths(),
-                help="Qrels file: TREC (qid iter docid grade) or BEIR .tsv; .gz ok.")
+                help="Qrels file: TREC (qid iter docid grade), BEIR .tsv, Parquet or "
+                     "Arrow; .gz ok.")
 @click.argument("runs", nargs=-1, required=True, type=paths(),
-                help="One or more TREC run files; .gz ok.")
+                help="One or more run files: TREC (.gz ok), Parquet or Arrow.")
 @click.option("--measure", "-m", multiple=True, metavar="MEASURE",
               help="Measure(s), repeated or comma-separated: nDCG@10, RR@10, R@100, AP, P@5, "
                    "AP(rel=2)@100, nDCG(gain=exp)@10, or trec_eval names (ndcg_cut.10, "

@@ -68,7 +68,14 @@ def _refuse_other_encodings(head: bytes, name: str) -> None:
     signatures that cannot start UTF-8 text are checked, and bzip2's ``BZh`` with its block
     magic, so a run whose first query is ``BZh9`` still reads)."""
     from ..errors import DataFormatError
+    from .columnar import sniff
 
+    columnar = sniff(head)
+    if columnar:
+        what = "a Parquet file" if columnar == "parquet" else "an Arrow IPC file"
+        raise DataFormatError(f"{name}: found {what}; expected UTF-8 text here — qrels and runs "
+                              "in Parquet or Arrow are read from a file path (read_qrels, "
+                              "read_run, searchbench eval/convert); convert other data to text")
     for magic, what in _FOREIGN:
         if head.startswith(magic) and (magic != b"BZh" or head[4:10] == b"1AY&SY"):
             fix = "re-save it as UTF-8" if "UTF-16" in what else \

@@ -96,7 +96,8 @@ class Qrels:
     def from_file(
         cls, path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None
     ) -> Qrels:
-        """Read TREC qrels (``qid iter docid grade``) or BEIR ``.tsv`` qrels, ``.gz`` too."""
+        """Read TREC qrels (``qid iter docid grade``) or BEIR ``.tsv`` qrels, ``.gz`` too, or
+        Parquet or Arrow IPC qrels (recognised by their magic bytes)."""
         from .trec import read_qrels
 
         return read_qrels(path, keep=keep)
@@ -149,6 +150,19 @@ class Qrels:
         from .trec import write_qrels
 
         write_qrels(self, path, format=format)
+
+    def to_parquet(self, path: str | os.PathLike[str]) -> None:
+        """Write a Parquet file (``query_id, doc_id, grade``), atomically."""
+        from .columnar import write_columnar_qrels
+
+        write_columnar_qrels(self, path, "parquet")
+
+    def to_arrow(self, path: str | os.PathLike[str]) -> None:
+        """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
+        columns, atomically."""
+        from .columnar import write_columnar_qrels
+
+        write_columnar_qrels(self, path, "arrow")
 
 
 def _check_grades(grades: np.ndarray, source: str, describe_line) -> np.ndarray:

@@ -142,7 +142,8 @@ class Run:
         cls, path: str | os.PathLike[str] | IO[Any], *, name: str | None = None,
         keep: str | None = None,
     ) -> Run:
-        """Read a TREC run (``qid Q0 docid rank score tag``), plain or ``.gz``."""
+        """Read a TREC run (``qid Q0 docid rank score tag``), plain or ``.gz``, or a Parquet
+        or Arrow IPC run (recognised by its magic bytes)."""
         from .trec import read_run
 
         return read_run(path, name=name, keep=keep)
@@ -250,6 +251,19 @@ class Run:
         from .trec import write_run
 
         write_run(self, path, tag=tag)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
+        """Write a Parquet file (``query_id, doc_id, score, rank, tag``), atomically."""
+        from .columnar import write_columnar_run
+
+        write_columnar_run(self, path, "parquet", tag=tag)
+
+    def to_arrow(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
+        """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
+        columns, atomically."""
+        from .columnar import write_columnar_run
+
+        write_columnar_run(self, path, "arrow", tag=tag)
 
     def truncate(self, depth: int) -> Run:
         """A new run with the top ``depth`` entries of each query (trec_eval ``-M``)."""

@@ -70,10 +70,14 @@ def read_run(
       error; the rank column is not read (ranking is by score, then doc id).
 
     Paths, ``-``/``/dev/stdin``, pipes, FIFOs and file objects are read once; ``.gz`` is
-    recognised from the data.
+    recognised from the data. A path to a Parquet or Arrow IPC file (recognised by its magic
+    bytes) is read by :func:`searchbench.data.columnar.read_columnar_run`.
     """
+    from .columnar import columnar_format, read_columnar_run
     from .run import Run
 
+    if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        return read_columnar_run(path, name=name, keep=keep)
     source = rewindable(path)
     src = source_name(path)
     table = _read_table(source, src, _run_spec, lazy_docs=True)
@@ -94,10 +98,14 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
     that many fields (more is an error naming the line: qrels have no trailing fields, and
     a doc id holding a space would shift the grade). A grade is an integer written
     ``-?[0-9]+`` in -128..127 (``+1``, ``1_0``, ``0x1`` and ``1.0`` are refused with their
-    line). The other input rules are :func:`read_run`'s.
+    line). The other input rules are :func:`read_run`'s; a path to a Parquet or Arrow IPC
+    file is read by :func:`searchbench.data.columnar.read_columnar_qrels`.
     """
+    from .columnar import columnar_format, read_columnar_qrels
     from .qrels import Qrels
 
+    if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        return read_columnar_qrels(path, keep=keep)
     source = rewindable(path)
     src = source_name(path)
     table = _read_table(source, src, _qrels_spec)

@@ -1,0 +1,254 @@
+"""Qrels and runs in Parquet and Arrow IPC files (ARCHITECTURE §2.5).
+
+Schema (one row per judgment or retrieved document, in any order):
+
+========== ======================= ================================================
+column     type                    meaning
+========== ======================= ================================================
+query_id   string                  the query
+doc_id     string                  the document
+score      float64 (any int/float) runs: the retrieval score (ranking is by score,
+                                   then doc id, as for TREC runs)
+grade      int (any integer)       qrels: the relevance label, -128..127
+rank       int, optional           runs: written 1-based; ignored when read, as
+                                   trec_eval ignores the TREC rank column
+tag        string, optional        runs: the run's name (first row)
+========== ======================= ================================================
+
+Files are recognised by their magic bytes, whatever their names: ``PAR1`` (Parquet),
+``ARROW1`` (Arrow IPC file, also called Feather v2) or an IPC stream's ``FF FF FF FF``.
+Every value goes through the same checks as a TREC file's (``Qrels.from_columns``,
+``Run.from_columns``): ids, grades, non-finite scores, duplicate pairs; a message names the
+file, the column and the row.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from .._util import atomic_write
+from ..errors import DataFormatError
+from ._arrow import to_numpy
+
+if TYPE_CHECKING:
+    from .qrels import Qrels
+    from .run import Run
+
+__all__ = ["ColumnarFormat", "columnar_format", "read_columnar_qrels", "read_columnar_run",
+           "write_columnar_qrels", "write_columnar_run"]
+
+ColumnarFormat = Literal["parquet", "arrow"]
+PARQUET_MAGIC = b"PAR1"
+ARROW_MAGIC = b"ARROW1\x00\x00"
+ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"
+RUN_SCHEMA = "query_id (string), doc_id (string), score (number), optional rank (int), tag"
+QRELS_SCHEMA = "query_id (string), doc_id (string), grade (integer)"
+_TEXT_BYTES = frozenset(b"\t\n\r\f\v") | frozenset(range(0x20, 0x100))
+
+
+def sniff(head: bytes) -> ColumnarFormat | None:
+    """The columnar format these first bytes start (``None``: not Parquet, not Arrow).
+
+    ``PAR1`` counts only when a byte that cannot follow it in text comes next (Parquet's
+    next byte is a Thrift field header, 0x15), so a run whose first query id is ``PAR1``
+    still reads as text.
+    """
+    if head.startswith(PARQUET_MAGIC) and len(head) > 4 and head[4] not in _TEXT_BYTES:
+        return "parquet"
+    if head.startswith(ARROW_MAGIC) or head.startswith(ARROW_STREAM_MAGIC):
+        return "arrow"
+    return None
+
+
+def columnar_format(source: str | os.PathLike[str] | IO[Any]) -> ColumnarFormat | None:
+    """The format of a regular file at ``source`` by its magic bytes (``None`` for text,
+    gzip, pipes, standard input and file objects: those are read as text)."""
+    if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
+        return None
+    try:
+        if not os.path.isfile(source):
+            return None
+        with open(source, "rb") as fh:
+            return sniff(fh.read(8))
+    except OSError:
+        return None  # the text reader reports it
+
+
+def read_table(path: str | os.PathLike[str]) -> pa.Table:
+    """The whole table of a Parquet or Arrow IPC file; damage is one DataFormatError."""
+    src = os.fspath(path)
+    fmt = columnar_format(path)
+    what = "Parquet" if fmt == "parquet" else "Arrow IPC"
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(src)
+        with pa.OSFile(src, "rb") as fh:
+            if fh.read(4) == ARROW_STREAM_MAGIC:
+                fh.seek(0)
+                return pa.ipc.open_stream(fh).read_all()
+            fh.seek(0)
+            return pa.ipc.open_file(fh).read_all()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataFormatError(f"{src}: cannot read this {what} file ({reason}); expected a "
+                              f"complete {what} file (truncated or damaged?)") from None
+
+
+def _column(table: pa.Table, name: str, src: str, schema: str, *, kinds: tuple[str, ...],
+            optional: bool = False) -> pa.ChunkedArray | None:
+    """Column ``name`` checked for type (``kinds``: string, integer, number) and nulls."""
+    if name not in table.column_names:
+        if optional:
+            return None
+        found = ", ".join(table.column_names) or "none"
+        raise DataFormatError(f"{src}: no column {name!r} (found columns: {found}); expected "
+                              f"the columns {schema}")
+    col = table.column(name)
+    kind = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    ok = {"string": pa.types.is_string(kind) or pa.types.is_large_string(kind),
+          "integer": pa.types.is_integer(kind),
+          "number": pa.types.is_integer(kind) or pa.types.is_floating(kind)}
+    if not any(ok[k] for k in kinds):
+        raise DataFormatError(f"{src}: column {name!r} holds {col.type}; expected "
+                              f"{' or '.join(kinds)} values ({schema})")
+    if col.null_count:
+        import pyarrow.compute as pc
+
+        row = int(np.flatnonzero(to_numpy(pc.is_null(col)))[0])
+        raise DataFormatError(f"{src}: row {row + 1}: column {name!r} is null; expected a "
+                              "value in every row")
+    return col.cast(kind) if kind != col.type else col
+
+
+def _row(src: str):
+    def describe(i: int) -> str:
+        return f"{src}: row {i + 1}"
+
+    return describe
+
+
+def read_columnar_run(path: str | os.PathLike[str], *, name: str | None = None,
+                      keep: str | None = None) -> Run:
+    """A run from a Parquet or Arrow IPC file (schema in the module docstring)."""
+    from .run import Run
+
+    src = os.fspath(path)
+    table = read_table(path)
+    query_ids = _column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
+    doc_ids = _column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
+    scores = _column(table, "score", src, RUN_SCHEMA, kinds=("number",))
+    _column(table, "rank", src, RUN_SCHEMA, kinds=("integer",), optional=True)
+    tags = _column(table, "tag", src, RUN_SCHEMA, kinds=("string",), optional=True)
+    tag = tags[0].as_py() if tags is not None and len(tags) else None
+    assert query_ids is not None and doc_ids is not None and scores is not None
+    values = to_numpy(scores.cast(pa.float64()))
+    run = Run.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(), values,
+                           name=name or tag or Path(src).name, keep=keep, source=src,
+                           describe_line=_row(src))
+    run.metadata["tag"] = tag
+    return run
+
+
+def read_columnar_qrels(path: str | os.PathLike[str], *, keep: str | None = None) -> Qrels:
+    """Qrels from a Parquet or Arrow IPC file (schema in the module docstring)."""
+    from .qrels import Qrels
+
+    src = os.fspath(path)
+    table = read_table(path)
+    query_ids = _column(table, "query_id", src, QRELS_SCHEMA, kinds=("string",))
+    doc_ids = _column(table, "doc_id", src, QRELS_SCHEMA, kinds=("string",))
+    grades = _column(table, "grade", src, QRELS_SCHEMA, kinds=("number",))
+    assert query_ids is not None and doc_ids is not None and grades is not None
+    return Qrels.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(),
+                              to_numpy(grades.combine_chunks()), keep=keep, source=src,
+                              describe_line=_row(src))
+
+
+def table_kind(table: pa.Table) -> Literal["qrels", "run"] | None:
+    """``run`` when the table has a ``score`` column, ``qrels`` with ``grade``."""
+    if "score" in table.column_names:
+        return "run"
+    return "qrels" if "grade" in table.column_names else None
+
+
+def run_table(run: Run, *, tag: str | None = None) -> pa.Table:
+    """A run as a table: query_id, doc_id, score (float64), rank (int32, 1-based), tag."""
+    n = len(run.scores)
+    label = tag or run.name or "run"
+    return pa.table({
+        "query_id": pa.array(run.query_ids[run.query_codes()].astype(str), pa.string()),
+        "doc_id": run.doc_ids_arrow(),
+        "score": pa.array(np.asarray(run.scores, dtype=np.float64)),
+        "rank": pa.array(run.ranks() + 1, pa.int32()),
+        "tag": pa.repeat(pa.scalar(label, pa.string()), n),
+    })
+
+
+def qrels_table(qrels: Qrels) -> pa.Table:
+    """Qrels as a table: query_id, doc_id, grade (int32)."""
+    return pa.table({
+        "query_id": pa.array(qrels.query_ids[qrels.query_codes()].astype(str), pa.string()),
+        "doc_id": pa.array(qrels.doc_vocab[qrels.doc_codes].astype(str), pa.string()),
+        "grade": pa.array(qrels.grades.astype(np.int32)),
+    })
+
+
+def write_table(table: pa.Table, path: str | os.PathLike[str], format: ColumnarFormat) -> None:
+    """Write ``table`` as Parquet or an Arrow IPC file, atomically (never gzipped)."""
+    if format not in ("parquet", "arrow"):
+        raise DataFormatError(f"columnar format {format!r} is unknown; expected 'parquet' or "
+                              "'arrow'")
+    with atomic_write(path, binary=True, compress=False) as out:
+        if format == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+        else:
+            with pa.ipc.new_file(out, table.schema) as writer:
+                writer.write_table(table)
+
+
+def write_columnar_run(run: Run, path: str | os.PathLike[str], format: ColumnarFormat, *,
+                       tag: str | None = None) -> None:
+    """Write a run as Parquet or Arrow IPC (see :func:`run_table`), atomically."""
+    write_table(run_table(run, tag=tag), path, format)
+
+
+def write_columnar_qrels(qrels: Qrels, path: str | os.PathLike[str],
+                         format: ColumnarFormat) -> None:
+    """Write qrels as Parquet or Arrow IPC (see :func:`qrels_table`), atomically."""
+    write_table(qrels_table(qrels), path, format)
+
+
+def detect_kind(path: str | os.PathLike[str]) -> Literal["qrels", "run"]:
+    """Whether a file holds qrels or a run: a columnar file by its columns (``score`` or
+    ``grade``), a text file by its first data line (6 fields or more: a TREC run; 3 or 4:
+    TREC or BEIR qrels)."""
+    src = os.fspath(path)
+    if columnar_format(path):
+        kind = table_kind(read_table(path))
+        if kind is None:
+            raise DataFormatError(f"{src}: found neither a 'score' nor a 'grade' column; "
+                                  f"expected a run ({RUN_SCHEMA}) or qrels ({QRELS_SCHEMA})")
+        return kind
+    from ._files import open_text
+
+    with open_text(path) as fh:
+        for number, line in enumerate(fh, 1):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) >= 6:
+                return "run"
+            if len(fields) in (3, 4):
+                return "qrels"
+            raise DataFormatError(f"{src}:{number}: found {len(fields)} fields; expected a TREC "
+                                  "run (6 fields), TREC qrels (4) or BEIR qrels (3)")
+    raise DataFormatError(f"{src}: holds no data line; expected qrels or a run")
