@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,22 @@ def vectors():
     return clustered(4000, 120, 32, n_clusters=40, spread=0.6, seed=11)
 
 
+def _sweep(*args, **kwargs) -> SweepResult:
+    """``run_sweep``, whose timing-noise warning depends on the machine's load: it must
+    appear exactly when some setting's batch timings did not settle, and nothing else may
+    be warned (the suite's filterwarnings = error, kept for every other warning)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = run_sweep(*args, **kwargs)
+    unstable = res.meta["timing"]["unstable_points"]
+    assert unstable == sum(p.get("timing_stable") is False for p in res.points)
+    expected = ([f"batch timings of {unstable} of {len(res.points)} settings did not settle"]
+                if unstable else [])
+    assert [str(w.message)[:len(expected[0])] if expected else str(w.message)
+            for w in caught] == expected
+    return res
+
+
 def _recalls(result: SweepResult, key: str) -> list[float]:
     pts = sorted(result.points, key=lambda p: p["search"][key])
     return [p["knn_recall"]["by_id"]["mean"] for p in pts]
@@ -34,7 +51,7 @@ def _recalls(result: SweepResult, key: str) -> list[float]:
 @pytest.mark.parametrize("index", ["hnsw", "hnswlib"])
 def test_recall_rises_with_ef_search(vectors, index):
     base, queries = vectors
-    res = run_sweep(base, queries, index, {"M": [4], "efConstruction": [40],
+    res = _sweep(base, queries, index, {"M": [4], "efConstruction": [40],
                                            "efSearch": [2, 8, 32, 128]},
                     metric="l2", k=10, repeats=1, warmup=2, max_single=30, threads=1)
     rec = _recalls(res, "efSearch")
@@ -50,11 +67,11 @@ def test_recall_rises_with_ef_search(vectors, index):
 
 def test_ivf_recall_rises_with_nprobe_and_pq_is_lossy(vectors):
     base, queries = vectors
-    ivf = run_sweep(base, queries, "ivf", {"nlist": [32], "nprobe": [1, 4, 32]},
+    ivf = _sweep(base, queries, "ivf", {"nlist": [32], "nprobe": [1, 4, 32]},
                     metric="cosine", k=10, repeats=1, max_single=20, threads=1)
     rec = _recalls(ivf, "nprobe")
     assert rec[0] < rec[1] <= rec[2] and rec[2] == pytest.approx(1.0)
-    pq = run_sweep(base, queries, "ivfpq", {"nlist": [16], "m": [8], "nbits": [4],
+    pq = _sweep(base, queries, "ivfpq", {"nlist": [16], "m": [8], "nbits": [4],
                                             "nprobe": [16]},
                    metric="cosine", k=10, repeats=1, max_single=20, threads=1)
     assert pq.points[0]["knn_recall"]["by_id"]["mean"] < 1.0
@@ -70,7 +87,7 @@ def test_relevance_cost_and_json_roundtrip(vectors, tmp_path):
     rows = [(qids[i], doc_ids[j]) for i in range(len(queries)) for j in gt.ids[i, :3]]
     qrels = Qrels.from_columns([r[0] for r in rows], [r[1] for r in rows], [1] * len(rows))
     ctx = RelevanceContext(doc_ids, qids, qrels, measures=("nDCG@10", "R@10"))
-    res = run_sweep(base, queries, "hnswlib", {"M": [4], "efConstruction": [20],
+    res = _sweep(base, queries, "hnswlib", {"M": [4], "efConstruction": [20],
                                                "efSearch": [1, 64]},
                     metric="ip", k=10, repeats=2, max_single=10, relevance=ctx, threads=1)
     low, high = sorted(res.points, key=lambda p: p["search"]["efSearch"])
@@ -96,7 +113,7 @@ def test_relevance_depth_capped_at_a_small_corpus():
     qids = [f"q{i}" for i in range(len(queries))]
     qrels = Qrels.from_columns(qids, doc_ids[:8], [1] * 8)
     ctx = RelevanceContext(doc_ids, qids, qrels)  # nDCG@10, R@100 > 60 documents
-    res = run_sweep(base, queries, "hnswlib", {"M": [4], "efSearch": [64]}, metric="cosine",
+    res = _sweep(base, queries, "hnswlib", {"M": [4], "efSearch": [64]}, metric="cosine",
                     k=10, repeats=1, max_single=4, relevance=ctx, threads=1)
     assert res.meta["relevance"]["search_depths"] == [10, 60]
     assert res.points[0]["relevance"]["R@100"]["K"] == 60

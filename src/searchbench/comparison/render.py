@@ -89,9 +89,22 @@ def legend(cmp: Comparison) -> str:
     return (f"{UP}/{DOWN}: significantly better/worse than {cmp.baseline} "
             f"({test}, {cmp.correction} correction, α = {cmp.alpha:g}, seed {cmp.seed}); "
             f"{len(cmp.query_ids)} queries, missing queries: {cmp.missing}; "
-            f"CI: {cmp.confidence:.0%} interval of Δ; n80: queries for 80 % power"
+            f"CI: {interval(cmp)}; n80: queries for 80 % power"
             + (f"; {cmp.judged_label}: share of the top {cmp.judged_k} that is judged "
                "(unjudged results count as non-relevant)." if cmp.judged_label else "."))
+
+
+def interval(cmp: Comparison) -> str:
+    """How the CI column was computed (``stats.paired_tests``): the bootstrap's own percentile
+    interval, else Student's t interval, which for the randomisation and Wilcoxon tests is a
+    different procedure from the test (near α an interval may exclude 0 where p > α)."""
+    level = f"{cmp.confidence:.0%}"
+    if cmp.test == "bootstrap":
+        return f"{level} bootstrap percentile interval of Δ (the test's resamples)"
+    if cmp.test == "t":
+        return f"{level} Student's t interval of Δ (the test's procedure)"
+    return (f"{level} Student's t interval of Δ, uncorrected and not from the test: near α "
+            "it may exclude 0 where p > α (the t test uses the same procedure)")
 
 
 def detail_cells(row: PairStat, decimals: int) -> list[str]:

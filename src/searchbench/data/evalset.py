@@ -216,8 +216,7 @@ def read_evidence(
         span = find_quote(doc.text, ev.quote) if doc is not None else None
         if span is None:
             why = "unknown document" if doc is None else "quote not found in the document text"
-            hint = "" if doc is None else \
-                f" (closest passage: {closest_passage(doc.text, ev.quote)!r})"
+            hint = "" if doc is None else f" ({quote_mismatch(doc.text, ev.quote)})"
             problems.append(f"{where}: query {ev.query_id!r}, doc {ev.doc_id!r}: {why}: "
                             f"{_preview(ev.quote)!r}{hint}")
             continue
@@ -264,6 +263,30 @@ def closest_passage(text: str, quote: str, width: int = 60) -> str:
         return ""
     begin = max(0, match.a - match.b)
     return flat[begin:begin + min(width, max(len(wanted), 1))]
+
+
+def quote_mismatch(text: str, quote: str, context: int = 20) -> str:
+    """Where ``quote`` parts from ``text``: the closest passage and, aligned on it, the
+    first character (whitespace collapsed) where the quote and the document differ, with
+    ``context`` characters of each around it — so a typo deep in a long quote shows."""
+    import difflib
+
+    flat = " ".join(text.split())
+    wanted = " ".join(quote.split())
+    passage = closest_passage(text, quote)
+    match = difflib.SequenceMatcher(None, flat, wanted, autojunk=False).find_longest_match(
+        0, len(flat), 0, len(wanted))
+    if match.size == 0:
+        return "no passage of the document shares a character run with it"
+    begin = match.a - match.b  # where the quote would start in the collapsed text
+    i = next((j for j, ch in enumerate(wanted)
+              if begin + j < 0 or begin + j >= len(flat) or flat[begin + j] != ch),
+             len(wanted))
+    lo = max(0, i - context)
+    here = wanted[lo:i + context]
+    there = flat[max(0, begin + lo):max(0, begin + i + context)]
+    return (f"closest passage: {passage!r}; first difference at character {i + 1} of the "
+            f"quote: it has {here!r} where the document has {there!r}")
 
 
 def _preview(quote: str, n: int = 50) -> str:

@@ -19,13 +19,12 @@ ordered differently.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, SearchbenchWarning, require, user_stacklevel
+from ..errors import ConfigError, require
 from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
 from .base import Retriever, doc_aligned_blocks, exact_topk
 from .chunking import Chunker
@@ -72,18 +71,16 @@ class Dense(Retriever):
                 "truncation": self.truncation, "query_encoding": dict(self.query_encoding)}
 
     def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
-        """Count with the encoder's tokenizer; warn if chunks exceed its max length."""
+        """Count chunk sizes with the encoder's tokenizer.
+
+        Chunks longer than the model's ``max_seq_length`` are counted and reported by
+        :meth:`_report_lengths` before embedding (one warning, with the real number);
+        the chunk size alone says nothing (a chunk may be shorter than its size).
+        """
         if chunker is None:
             return None
         if getattr(chunker, "tokenizer", "n/a") is None and hasattr(chunker, "with_tokenizer"):
             chunker = chunker.with_tokenizer(self.encoder.token_offsets, self.encoder.name)
-        limit = self.encoder.max_seq_length
-        size = getattr(chunker, "size", None) or getattr(chunker, "max_tokens", None)
-        if limit and size and size > limit:
-            warnings.warn(f"chunks of up to {size} tokens exceed {self.encoder.name}'s "
-                          f"max_seq_length of {limit}: tokens after the first {limit} of a "
-                          "chunk are truncated (ignored) when embedding",
-                          SearchbenchWarning, stacklevel=user_stacklevel())
         return chunker
 
     def _fit(self, texts: list[str]) -> None:

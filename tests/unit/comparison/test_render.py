@@ -6,6 +6,7 @@ import dataclasses
 import io
 
 import numpy as np
+import pytest
 from rich.console import Console
 
 import searchbench as sb
@@ -113,3 +114,25 @@ def test_markdown_escapes_hostile_system_names_and_notes() -> None:
     table = md.split("\n\n")[0].splitlines()
     pipes = {line.count("|") - line.count("\\|") for line in table}
     assert len(pipes) == 1  # a '|' in a name adds no column
+
+
+@pytest.mark.parametrize(("test", "says"), [
+    ("randomization", "95% Student's t interval of Δ, uncorrected and not from the test"),
+    ("wilcoxon", "95% Student's t interval of Δ, uncorrected and not from the test"),
+    ("t", "95% Student's t interval of Δ (the test's procedure)"),
+    ("bootstrap", "95% bootstrap percentile interval of Δ (the test's resamples)"),
+])
+def test_legend_names_the_procedure_of_the_interval(test: str, says: str) -> None:
+    from scipy import stats
+
+    from searchbench.comparison import legend
+
+    base = np.linspace(0.2, 0.6, 20)
+    diff = np.where(np.arange(20) % 3 == 0, -0.05, 0.08)
+    cmp = compare_results({"a": _result("a", {"AP": base}), "b": _result("b", {"AP": base + diff})},
+                          baseline="a", test=test, correction="none", n_permutations=2000)
+    assert f"CI: {says}" in legend(cmp)
+    row = cmp.stat("b", "AP")
+    if test != "bootstrap":  # what the legend claims: scipy's t interval of the differences
+        low, high = stats.t.interval(0.95, len(diff) - 1, diff.mean(), stats.sem(diff))
+        assert (row.ci_low, row.ci_high) == pytest.approx((low, high), rel=1e-9)

@@ -190,3 +190,24 @@ def test_quote_not_found_names_the_quote_and_the_closest_passage(tmp_path: Path)
     msg = str(err.value)
     assert "'to get a brand new sorted list'" in msg
     assert "closest passage: '" in msg and "to get a new sorted list" in msg
+
+
+def test_quote_not_found_shows_where_a_long_quote_differs(tmp_path: Path) -> None:
+    # a one-letter typo after 60 characters, with the document's line breaks as spaces:
+    # the 60-character closest passage alone would look identical to the quote
+    text = ("Each Contributor hereby grants to You a perpetual,\nworldwide, non-exclusive, "
+            "no-charge,\nroyalty-free, irrevocable patent license")
+    quote = " ".join(text.split()).replace("irrevocable", "irrevocabel")
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"id": "d1", "text": text}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"id": "q1", "text": "patent"}) + "\n")
+    (folder / "qrels.tsv").write_text("q1\td1\t2\n")
+    (folder / "evidence.jsonl").write_text(json.dumps(
+        {"query_id": "q1", "doc_id": "d1", "grade": 2, "quote": quote}) + "\n")
+    with pytest.raises(DataFormatError) as err:
+        read_native(folder)
+    at = quote.index("irrevocabel") + len("irrevocab") + 1  # 1-based: the 'e' of 'bel'
+    assert (f"first difference at character {at} of the quote: it has "
+            f"{quote[at - 21:at + 19]!r} where the document has "
+            f"{' '.join(text.split())[at - 21:at + 19]!r}") in str(err.value)

@@ -101,11 +101,22 @@ def test_hybrid_rrf_over_chunks(tmp_path):
     assert all("#" in d for d, _ in chunk_run.ranking("q1"))
 
 
-def test_chunks_longer_than_max_seq_length_warn(tmp_path):
+def test_chunks_longer_than_max_seq_length_warn_once_with_the_count(tmp_path):
+    # every DOCS text is 4 words = 4 hash tokens: a limit of 3 cuts all 40 chunks
+    enc = HashEncoder(cache=tmp_path)
+    enc.max_seq_length = 3
+    with pytest.warns(SearchbenchWarning) as caught:
+        Dense(enc).index(sb.Corpus.from_dict(DOCS), chunker=TokenChunker(16))
+    assert [str(w.message)[:56] for w in caught] == [
+        "40 of 40 chunks exceed hash's max_seq_length of 3 tokens"]
+
+
+def test_chunk_size_above_max_seq_length_alone_does_not_warn(tmp_path):
+    # chunks of up to 16 tokens, but every chunk has 4 (< 8): nothing is truncated
     enc = HashEncoder(cache=tmp_path)
     enc.max_seq_length = 8
-    with pytest.warns(SearchbenchWarning, match="exceed hash's max_seq_length of 8: tokens after"):
-        Dense(enc).index(sb.Corpus.from_dict(DOCS), chunker=TokenChunker(16))
+    dense = Dense(enc).index(sb.Corpus.from_dict(DOCS), chunker=TokenChunker(16))
+    assert dense.truncated_units == 0
 
 
 def test_bad_inputs(tmp_path):
