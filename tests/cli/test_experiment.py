@@ -229,3 +229,19 @@ def test_list_shows_hostile_stored_names_inert(config, capsys):
     assert len(lines) == 2 and len(lines[1].split("\t")) == 6
     assert "\x1b" not in lines[1] and "\u202e" not in lines[1]
     assert "a\\u0009b\\u000a\\u001b[31mred\\u202e" in lines[1]
+
+
+def test_report_in_one_format_keeps_the_other_formats_files(config, capsys):
+    """``--format html`` writes the HTML file only: an earlier Markdown report of the same
+    experiment and the user's own files in the folder stay as they were."""
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    out_dir = config.parent / "out"
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                 "--no-tables", "--format", "markdown"]) == 0
+    markdown = (out_dir / "tiny.md").read_bytes()
+    (out_dir / "notes.txt").write_text("mine")
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                 "--no-tables", "--format", "html"]) == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["notes.txt", "tiny.html", "tiny.md"]
+    assert (out_dir / "tiny.md").read_bytes() == markdown
+    capsys.readouterr()
