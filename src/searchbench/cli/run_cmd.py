@@ -115,6 +115,7 @@ def run_command(
     with reported_warnings(quiet):
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
+        _refuse_inputs(output, es)
         queries = es.judged_queries if es.exclude_unjudged else es.queries
         r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                             api_key_env=api_key_env, retries=retries)
@@ -213,6 +214,17 @@ def _qrels(es: Any, r: Any, level: str) -> Any:
     if level == "chunk" and r.units.chunks is not None:
         return sb.retrieval.chunk_qrels(r.units.chunks, es.qrels, es.evidence)
     return es.qrels
+
+
+def _refuse_inputs(output: Path | None, es: Any) -> None:
+    """Refuse, before any retrieval, a run or sidecar path that is (inside) the set's source."""
+    from searchbench._util import refuse_sources
+    from searchbench.data import source_paths
+    from searchbench.retrieval.provenance import sidecar_path
+
+    if output is not None:
+        for target in (output, sidecar_path(output)):
+            refuse_sources(target, source_paths(es))
 
 
 def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],
