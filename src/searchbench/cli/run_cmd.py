@@ -28,7 +28,7 @@ POSITIVE = click.IntRange(min=1)
               help="Exact search (same results up to float32 rounding).")
 @vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion.")
 @click.option("--rrf-k", default=60.0, help="RRF constant k (>= 0).")
-@click.option("--weight", default=0.5, help="Weighted fusion: weight of BM25 "
+@click.option("--weight", default=0.5, help="Weighted fusion: weight of BM25 in [0, 1] "
               "(dense gets 1 - weight).")
 @vocab_option("minmax", "--norm", concept="normalisation",
               help="Weighted fusion: score normalisation.")
@@ -161,7 +161,7 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     lexical = retriever_spec("bm25", bm25, key=key)  # every flag is checked, used or not
     semantic = retriever_spec("dense", dense, key=key)
     settings = {n: v for n, v in hybrid.items() if n != "weight"}
-    w = check_finite(hybrid["weight"], "--weight")
+    w = check_finite(hybrid["weight"], "--weight", minimum=0, maximum=1)
     if canonical_fusion(settings["fusion"]) == "weighted":
         settings["weights"] = [w, 1 - w]
     fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)

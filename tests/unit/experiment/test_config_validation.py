@@ -89,6 +89,8 @@ RETRIEVER_BAD = {
         ("fusion", "borda", "unknown fusion 'borda'; expected one of rrf, weighted"),
         ("rrf_k", -1, "-1; expected a finite number >= 0"), ("rrf_k", NAN, "nan"),
         ("weights", [NAN, 1], "weights[0]' is nan"), ("weights", [1], "[1]"),
+        ("weights", [-1, 2], "weights[0]' is -1; expected a finite number >= 0"),
+        ("weights", [0, 0], "all zero"),
         ("weights", "x", "'x'"), ("norm", "l2", "unknown normalisation 'l2'; expected one "
                                                 "of minmax, zscore"),
     ],
