@@ -70,3 +70,20 @@ def test_refuse_sources_sees_hard_links_and_ignores_stdin(tmp_path):
     with pytest.raises(OutputError, match="is the input"):
         refuse_sources(tmp_path / "alias.trec", [source])
     refuse_sources(tmp_path / "other.trec", [source, "-"])  # no error
+
+
+@pytest.mark.parametrize("command", ["convert", "run", "groundtruth"])
+def test_an_output_that_is_a_symlink_loop_is_one_error_line(tmp_path, capsys, command):
+    """Path.resolve() raises a bare RuntimeError on a link loop in Python 3.11: it was a
+    traceback; now one error line naming the output."""
+    root = _beir(tmp_path / "set")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    out = str(tmp_path / "loop-a")
+    np.save(tmp_path / "v.npy", np.eye(3, dtype="float32"))
+    args = {"convert": ["evalset", "convert", f"beir:{root}", "--to", out],
+            "run": ["run", f"beir:{root}", "-o", out, "--quiet"],
+            "groundtruth": ["ann", "groundtruth", "--vectors", str(tmp_path / "v.npy"),
+                            "--queries", str(tmp_path / "v.npy"), "-k", "1", "-o", out]}
+    assert main(args[command]) == 1
+    assert "is a loop of symbolic links" in _one_error_line(capsys)
