@@ -245,3 +245,19 @@ def test_report_in_one_format_keeps_the_other_formats_files(config, capsys):
     assert sorted(p.name for p in out_dir.iterdir()) == ["notes.txt", "tiny.html", "tiny.md"]
     assert (out_dir / "tiny.md").read_bytes() == markdown
     capsys.readouterr()
+
+
+def test_experiments_whose_names_read_alike_keep_their_own_report_files(config, capsys):
+    """``a b`` and ``a+b`` used to share ``a-b.html``: the second report replaced the first."""
+    out_dir = config.parent / "out"
+    stems = []
+    for name in ("a b", "a+b"):
+        config.write_text(config.read_text().replace('name = "tiny"', f'name = "{name}"'))
+        assert main(["experiment", "run", str(config), "--quiet"]) == 0
+        assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                     "--no-tables", "--format", "json"]) == 0
+        config.write_text(config.read_text().replace(f'name = "{name}"', 'name = "tiny"'))
+        stems.append(capsys.readouterr().out.strip().splitlines()[-1])
+    assert stems[0] != stems[1]
+    names = {json.loads(p.read_text())["experiment"] for p in out_dir.iterdir()}
+    assert names == {"a b", "a+b"}

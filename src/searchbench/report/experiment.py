@@ -183,9 +183,18 @@ class ExperimentReport:
 
 
 def _slug(text: str) -> str:
+    """A file-name stem for an experiment name: the name itself when it is made of letters,
+    digits, ``.``, ``_`` and ``-`` only; otherwise a readable form plus 8 hex digits of the
+    name's SHA-256, so that two names that read alike (``a b``, ``a+b``) never share a
+    report file."""
+    import hashlib
     import re
 
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "report"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    if slug == text:
+        return slug
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug or 'report'}-{digest}"
 
 
 # -- building ---------------------------------------------------------------------------------
