@@ -121,6 +121,18 @@ def test_run_names_are_not_markup(tmp_path: Path, files, capsys) -> None:
     assert "[bold]x[.trec" in capsys.readouterr().out
 
 
+def test_tsv_rows_survive_a_run_name_with_tab_and_newline(tmp_path: Path, files,
+                                                          capsys) -> None:
+    """A file name may hold a tab or a newline: each TSV row keeps exactly four fields."""
+    odd = tmp_path / "a\tb\nc.trec"
+    odd.write_text(RUN)
+    assert main(["eval", files[0], str(odd), "-m", "P@1", "-f", "tsv", "--per-query"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert len(rows) == 1 + 3  # header, q1, q2, all
+    assert all(len(row.split("\t")) == 4 for row in rows), rows
+    assert rows[1].startswith("a\\u0009b\\u000ac.trec\tq1\t")
+
+
 def test_console_script_and_module_entry(files) -> None:
     exe = Path(sys.executable).parent / "searchbench"
     for cmd in ([str(exe)], [sys.executable, "-m", "searchbench"]):

@@ -229,3 +229,35 @@ def test_list_shows_hostile_stored_names_inert(config, capsys):
     assert len(lines) == 2 and len(lines[1].split("\t")) == 6
     assert "\x1b" not in lines[1] and "\u202e" not in lines[1]
     assert "a\\u0009b\\u000a\\u001b[31mred\\u202e" in lines[1]
+
+
+def test_report_in_one_format_keeps_the_other_formats_files(config, capsys):
+    """``--format html`` writes the HTML file only: an earlier Markdown report of the same
+    experiment and the user's own files in the folder stay as they were."""
+    assert main(["experiment", "run", str(config), "--quiet"]) == 0
+    out_dir = config.parent / "out"
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                 "--no-tables", "--format", "markdown"]) == 0
+    markdown = (out_dir / "tiny.md").read_bytes()
+    (out_dir / "notes.txt").write_text("mine")
+    assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                 "--no-tables", "--format", "html"]) == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["notes.txt", "tiny.html", "tiny.md"]
+    assert (out_dir / "tiny.md").read_bytes() == markdown
+    capsys.readouterr()
+
+
+def test_experiments_whose_names_read_alike_keep_their_own_report_files(config, capsys):
+    """``a b`` and ``a+b`` used to share ``a-b.html``: the second report replaced the first."""
+    out_dir = config.parent / "out"
+    stems = []
+    for name in ("a b", "a+b"):
+        config.write_text(config.read_text().replace('name = "tiny"', f'name = "{name}"'))
+        assert main(["experiment", "run", str(config), "--quiet"]) == 0
+        assert main(["experiment", "report", str(config), "-o", str(out_dir), "--quiet",
+                     "--no-tables", "--format", "json"]) == 0
+        config.write_text(config.read_text().replace(f'name = "{name}"', 'name = "tiny"'))
+        stems.append(capsys.readouterr().out.strip().splitlines()[-1])
+    assert stems[0] != stems[1]
+    names = {json.loads(p.read_text())["experiment"] for p in out_dir.iterdir()}
+    assert names == {"a b", "a+b"}

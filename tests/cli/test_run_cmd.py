@@ -94,6 +94,8 @@ def test_stdout_when_no_output(capsys):
     (["--rrf-k", "nan"], "--rrf-k is nan"),  # checked even when not used
     (["--weight", "inf", "-r", "dense"], "--weight is inf"),
     (["-r", "hybrid", "--fusion", "weighted", "--weight", "nan"], "--weight is nan"),
+    (["-r", "hybrid", "--fusion", "weighted", "--weight", "5"],  # dense would get -4
+     "--weight is 5.0; expected a finite number >= 0 and <= 1"),
 ])
 def test_bad_input_one_line_exit_1(tmp_path, capsys, args, needle):
     rc = main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")])

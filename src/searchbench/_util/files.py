@@ -22,7 +22,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -33,7 +33,9 @@ __all__ = [
     "atomic_write",
     "output_error",
     "public_mode",
+    "refuse_sources",
     "replace",
+    "resolve_for_writing",
     "write_bytes",
     "write_json",
     "write_text",
@@ -69,6 +71,44 @@ def output_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -
     """The :class:`OutputError` for ``exc`` raised while writing ``target``: names the
     target (never a temporary file) and says what to do (e.g. on a full disk)."""
     return OutputError(f"cannot write {target}: {_why(exc)}{more}")
+
+
+def refuse_sources(target: str | os.PathLike[str],
+                   sources: Iterable[str | os.PathLike[str]]) -> None:
+    """Raise :class:`OutputError` when writing ``target`` would replace or add to an input
+    being read: ``target`` is one of ``sources`` (also through a symlink or a hard link) or
+    lies inside a source folder. Call it before any work, with every input of the command."""
+    path = Path(target)
+    real = resolve_for_writing(path, target)
+    for source in sources:
+        src = Path(source)
+        if not os.fspath(source) or os.fspath(source) == "-":
+            continue  # standard input is not a path
+        resolved = resolve_for_writing(src, target)
+        same = real == resolved or (path.exists() and src.exists()
+                                    and _same_file(path, src))
+        if same or (src.is_dir() and real.is_relative_to(resolved)):
+            where = "is" if same else "is inside"
+            raise OutputError(f"cannot write {target}: it {where} the input {source}, which "
+                              "writing it would replace or alter; choose another output path")
+
+
+def resolve_for_writing(path: str | os.PathLike[str],
+                        target: str | os.PathLike[str]) -> Path:
+    """``Path(path).resolve()``, or :class:`OutputError` naming ``target`` when ``path``
+    is a loop of symbolic links (Python 3.11 raises a bare ``RuntimeError`` for it)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as exc:
+        raise OutputError(f"cannot write {target}: {path} is a loop of symbolic links "
+                          f"({exc}); remove the link or choose another path") from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _mkdir(folder: Path, target: Path) -> None:

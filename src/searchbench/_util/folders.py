@@ -17,15 +17,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import OutputError
-from .files import _why, public_mode
+from .files import _why, public_mode, resolve_for_writing
 
 __all__ = ["atomic_folder"]
 
 
 def _clash(target: Path, protect: Iterable[str | os.PathLike[str]]) -> str | None:
-    real = target.resolve()
+    real = resolve_for_writing(target, target)
     for source in protect:
-        src = Path(source).resolve()
+        src = resolve_for_writing(source, target)
         if real == src or real.is_relative_to(src):
             return f"it is (inside) the source {source}"
         if src.is_relative_to(real):
@@ -64,7 +64,7 @@ def atomic_folder(path: str | os.PathLike[str], *, overwrite: bool = False,
     """
     target = Path(path)
     if target.is_symlink():
-        target = target.resolve()
+        target = resolve_for_writing(target, path)
     protect = list(protect)
     _check(target, overwrite, protect)
     try:

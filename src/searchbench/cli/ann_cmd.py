@@ -53,9 +53,11 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     """
     import time
 
+    from .._util import refuse_sources
     from ..ann.formats import read_vectors
     from ..knn import exact_knn
 
+    refuse_sources(output, [vectors, queries])
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
@@ -98,10 +100,12 @@ def sweep_command(dataset: str | None, model: str, index: str, param: tuple[str,
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
     --param efSearch=16,32,64,128,256
     """
+    from .._util import refuse_sources
     from ..ann.indexes import spec
     from ..ann.sweep import parse_param, run_sweep
     from ..knn import GroundTruth
 
+    refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
     params = dict(parse_param(p) for p in param or [])
     spec(index).check(list(params))  # unknown names fail before any embedding
     gt = GroundTruth.load(gt_path) if gt_path else None
@@ -151,10 +155,11 @@ def report_command(sweeps: tuple[Path, ...], output: Path, markdown: bool, open_
 
     Example: searchbench ann report sweep.json --open
     """
-    from .._util import write_text
+    from .._util import refuse_sources, write_text
     from ..ann.report import render_html, render_markdown
     from ..ann.sweep import SweepResult
 
+    refuse_sources(output, sweeps)
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
     write_text(output, render_html(result, title))
     if markdown:

@@ -13,6 +13,7 @@ from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     Format,
+    _printable,
     box_table,
     choice,
     console,
@@ -176,16 +177,19 @@ def _print_trec(results, tags: list[str], out: _Output) -> None:
         header = True
         for qid, name, value in _query_rows(res, out):
             if qid == "all" and header:  # trec_eval opens the summary with the run tag
-                print(f"{'runid':<22}\tall\t{tag}")
+                print(f"{'runid':<22}\tall\t{_printable(tag)}")
                 header = False
             print(f"{out.label[name]:<22}\t{qid}\t{out.text(name, value)}")
 
 
 def _print_tsv(results, out: _Output) -> None:
+    """One row per value; a run name's tabs, newlines and other control characters are
+    shown as ``\\uXXXX`` so that they cannot split a row or a column."""
     print("run\tquery\tmeasure\tvalue")
     for res in results:
+        name_shown = _printable(res.run_name)
         for qid, name, value in _query_rows(res, out):
-            print(f"{res.run_name}\t{qid}\t{out.label[name]}\t{out.text(name, value)}")
+            print(f"{name_shown}\t{qid}\t{out.label[name]}\t{out.text(name, value)}")
 
 
 def _print_table(results, out: _Output) -> None:

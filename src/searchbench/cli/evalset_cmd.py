@@ -155,6 +155,8 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     """
     import os
 
+    from .._util import refuse_sources
+    from ..data import source_paths
     from ..errors import ConfigError, OutputError
     from ..retrieval.chunking import parse_chunker
     from ..retrieval.spec import DenseSpec, chunking_label, encoder_for, evalset_chunk_qrels
@@ -169,6 +171,7 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
                           "another name)")
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
+        refuse_sources(output, source_paths(es))
         enc = (encoder_for(DenseSpec(model=model), {}, quiet or None) if model is not None
                else None)
         if not quiet:

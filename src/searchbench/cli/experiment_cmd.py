@@ -134,12 +134,9 @@ def build_report(config: Path, store: Path | None, out: Path | None,
                           f"{config}' first (or pass --store)")
     report = experiment_report(path, config=cfg)
     folder = out or cfg.base_dir / "report"
-    written = report.write(folder, decimals=decimals)
-    if output_format is not ReportFormat.all:
-        for kind, p in list(written.items()):
-            if kind != output_format.value:
-                p.unlink(missing_ok=True)
-                written.pop(kind)
+    formats = (("html", "markdown", "json") if output_format is ReportFormat.all
+               else (output_format.value,))
+    written = report.write(folder, decimals=decimals, formats=formats)
     return report, written
 
 

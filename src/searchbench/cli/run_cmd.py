@@ -28,7 +28,7 @@ POSITIVE = click.IntRange(min=1)
               help="Exact search (same results up to float32 rounding).")
 @vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion.")
 @click.option("--rrf-k", default=60.0, help="RRF constant k (>= 0).")
-@click.option("--weight", default=0.5, help="Weighted fusion: weight of BM25 "
+@click.option("--weight", default=0.5, help="Weighted fusion: weight of BM25 in [0, 1] "
               "(dense gets 1 - weight).")
 @vocab_option("minmax", "--norm", concept="normalisation",
               help="Weighted fusion: score normalisation.")
@@ -115,6 +115,7 @@ def run_command(
     with reported_warnings(quiet):
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
+        _refuse_inputs(output, es)
         queries = es.judged_queries if es.exclude_unjudged else es.queries
         r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                             api_key_env=api_key_env, retries=retries)
@@ -160,7 +161,7 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     lexical = retriever_spec("bm25", bm25, key=key)  # every flag is checked, used or not
     semantic = retriever_spec("dense", dense, key=key)
     settings = {n: v for n, v in hybrid.items() if n != "weight"}
-    w = check_finite(hybrid["weight"], "--weight")
+    w = check_finite(hybrid["weight"], "--weight", minimum=0, maximum=1)
     if canonical_fusion(settings["fusion"]) == "weighted":
         settings["weights"] = [w, 1 - w]
     fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
@@ -213,6 +214,17 @@ def _qrels(es: Any, r: Any, level: str) -> Any:
     if level == "chunk" and r.units.chunks is not None:
         return sb.retrieval.chunk_qrels(r.units.chunks, es.qrels, es.evidence)
     return es.qrels
+
+
+def _refuse_inputs(output: Path | None, es: Any) -> None:
+    """Refuse, before any retrieval, a run or sidecar path that is (inside) the set's source."""
+    from searchbench._util import refuse_sources
+    from searchbench.data import source_paths
+    from searchbench.retrieval.provenance import sidecar_path
+
+    if output is not None:
+        for target in (output, sidecar_path(output)):
+            refuse_sources(target, source_paths(es))
 
 
 def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],

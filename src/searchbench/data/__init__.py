@@ -24,7 +24,7 @@ from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build
 _LAZY = {
     "read_beir": ".beir", "write_beir": ".beir",
     "EvalSet": ".evalset", "Evidence": ".evalset", "drop_identical_ids": ".evalset",
-    "read_native": ".evalset", "write_native": ".evalset",
+    "read_native": ".evalset", "write_native": ".evalset", "source_paths": ".evalset",
     "iter_jsonl": ".jsonl", "read_corpus_jsonl": ".jsonl", "read_queries_jsonl": ".jsonl",
     "write_corpus_jsonl": ".jsonl", "write_jsonl": ".jsonl", "write_queries_jsonl": ".jsonl",
     "SmartRecord": ".smart", "iter_smart": ".smart", "read_smart_docs": ".smart",

@@ -173,7 +173,7 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         raise ConfigError(f"{p}: cannot be read ({exc.strerror or exc}); expected a readable "
                           "TOML file") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a leading BOM (Windows editors) is dropped
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ConfigError(f"{p}:{line}: byte {raw[exc.start]:#04x} (offset {exc.start}) is not "

@@ -169,6 +169,7 @@ def exact_knn(
     radius = max_norm(base, "corpus vectors", check)
     if check:
         check_finite(queries, "query vectors")
+        _check_range(queries, radius, metric)
     dtype = np.float64 if np.float64 in (base.dtype, queries.dtype) else np.float32
     depth = min(k + extra, len(base))
     q = queries.astype(dtype, copy=False)
@@ -202,6 +203,24 @@ def _engine(engine: str) -> Any:
                               "'searchbench[faiss]' (or use engine='numpy')") from None
         return None
     return faiss
+
+
+def _check_range(queries: np.ndarray, radius: float, metric: str) -> None:
+    """Refuse vectors whose float32 candidate distances would overflow (finite values as
+    large as 1e38 still give an infinite ‖x‖² or q·x in float32, and a silently wrong or
+    failed search): the largest possible distance must be a finite float32."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        qn = np.sqrt(np.einsum("ij,ij->i", queries, queries, dtype=np.float64))
+        q_max = float(qn.max(initial=0.0))
+        bound = {"ip": q_max * radius, "cosine": max(q_max, radius) ** 2,
+                 "l2": (q_max + radius) ** 2}[metric]
+    limit = float(np.finfo(np.float32).max)
+    if not bound < limit:
+        raise DataFormatError(
+            f"vectors too large for a float32 search: the largest corpus row norm is "
+            f"{radius:.3g} and the largest query norm {q_max:.3g}, so {metric} distances "
+            f"reach about {bound:.3g}, beyond float32's {limit:.3g}; expected vectors of "
+            "moderate norm: scale them down (e.g. normalise the rows)")
 
 
 def _rounding_bound(queries: np.ndarray, radius: float, metric: str, unit: float

@@ -39,7 +39,9 @@ def check_finite(x: np.ndarray, what: str, block: int = 65536, offset: int = 0) 
     is added to the row number)."""
     for start in range(0, len(x), block):
         part = x[start:start + block]
-        if np.isfinite(np.add.reduce(part, axis=1)).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums = np.add.reduce(part, axis=1)
+        if np.isfinite(sums).all():
             continue  # NaN and ±inf propagate through a sum; overflow is checked below
         ok = np.isfinite(part).all(axis=1)
         if not ok.all():
@@ -109,11 +111,17 @@ def max_norm(x: np.ndarray, what: str, check: bool = True, block: int = 32768) -
 
     def one(start: int) -> float:
         part = x[start:start + block]
-        sq = np.einsum("ij,ij->i", part, part)
-        if not np.isfinite(sq).all():
-            if check:
-                check_finite(part, what, offset=start)
-            sq = np.einsum("ij,ij->i", part, part, dtype=np.float64)  # float32 overflow
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq = np.einsum("ij,ij->i", part, part)
+            if not np.isfinite(sq).all():
+                if check:
+                    check_finite(part, what, offset=start)
+                sq = np.einsum("ij,ij->i", part, part, dtype=np.float64)  # float32 overflow
+        if check and not np.isfinite(sq).all():
+            row = start + int(np.flatnonzero(~np.isfinite(sq))[0])
+            raise DataFormatError(f"{what}: row {row} holds values too large (its squared "
+                                  "norm overflows float64); expected finite distances: scale "
+                                  "or drop that row")
         return float(sq.max(initial=0.0))
 
     starts = range(0, len(x), block)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,25 +155,46 @@ class ExperimentReport:
         return render_html(self, decimals)
 
     def write(self, folder: str | os.PathLike[str], stem: str | None = None,
-              decimals: int = 4) -> dict[str, Path]:
-        """Write ``STEM.html``, ``STEM.md`` and ``STEM.json`` atomically; returns the paths."""
+              decimals: int = 4,
+              formats: Iterable[str] = ("html", "markdown", "json")) -> dict[str, Path]:
+        """Write ``STEM.html``, ``STEM.md`` and ``STEM.json`` atomically; returns the paths.
+
+        ``formats`` picks which of ``html``, ``markdown``, ``json`` to write; the other files
+        in ``folder`` (an earlier report in another format, the user's files) are left alone.
+        """
+        renderers: dict[str, Callable[[], str]] = {
+            "html": lambda: self.to_html(decimals),
+            "markdown": lambda: self.to_markdown(decimals),
+            "json": self.to_json}
+        wanted = list(dict.fromkeys(formats))
+        unknown = [kind for kind in wanted if kind not in renderers]
+        if unknown:
+            raise ValueError(f"unknown report format(s) {unknown}; expected some of "
+                             f"{', '.join(renderers)}")
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         stem = stem or _slug(self.name)
-        texts = {"html": self.to_html(decimals), "markdown": self.to_markdown(decimals),
-                 "json": self.to_json()}
         suffix = {"html": ".html", "markdown": ".md", "json": ".json"}
         paths = {}
-        for kind, text in texts.items():
+        for kind in wanted:
             paths[kind] = out / f"{stem}{suffix[kind]}"
-            write_text(paths[kind], text)
+            write_text(paths[kind], renderers[kind]())
         return paths
 
 
 def _slug(text: str) -> str:
+    """A file-name stem for an experiment name: the name itself when it is made of letters,
+    digits, ``.``, ``_`` and ``-`` only; otherwise a readable form plus 8 hex digits of the
+    name's SHA-256, so that two names that read alike (``a b``, ``a+b``) never share a
+    report file."""
+    import hashlib
     import re
 
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "report"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    if slug == text:
+        return slug
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug or 'report'}-{digest}"
 
 
 # -- building ---------------------------------------------------------------------------------

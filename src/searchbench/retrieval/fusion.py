@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,13 +104,21 @@ def weighted(runs: Sequence[Run], weights: Sequence[float] | None = None,
     return _combine(parts, name, base)
 
 
-def check_weights(weights: Sequence[float], n_runs: int, key: str = "weights") -> list[float]:
-    """One finite weight per run, as floats (ConfigError otherwise)."""
+def check_weights(weights: Sequence[float], n_runs: int, key: str = "weights",
+                  item_key: Callable[[int], str] | None = None) -> list[float]:
+    """One finite weight ≥ 0 per run, not all zero, as floats (ConfigError otherwise): a
+    negative weight turns a run's ranking upside down, and all-zero weights give every
+    document the same score (a ranking by doc id)."""
     weights = list(weights)
     if len(weights) != n_runs:
         raise ConfigError(f"{key} is {weights!r}: {len(weights)} weights for {n_runs} runs; "
-                          "expected one finite number per run")
-    return [check_finite(w, f"{key}[{i}]") for i, w in enumerate(weights)]
+                          "expected one finite number >= 0 per run")
+    name = item_key or (lambda i: f"{key}[{i}]")
+    checked = [check_finite(w, name(i), minimum=0) for i, w in enumerate(weights)]
+    if not sum(checked) > 0:
+        raise ConfigError(f"{key} is {weights!r}: all zero, so every document would get the "
+                          "same score; expected at least one weight > 0")
+    return checked
 
 
 def fuse(runs: Sequence[Run], method: str = "rrf", *, rrf_k: float = 60.0,

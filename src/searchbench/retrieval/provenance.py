@@ -16,6 +16,7 @@ from ..data.run import Run
 __all__ = [
     "file_digest",
     "provenance",
+    "public_command",
     "sidecar_path",
     "sweep_pending",
     "write_error",
@@ -35,7 +36,7 @@ def provenance(run: Run, evalset: Any = None, spec: str | None = None,
         "retrieval": dict(run.metadata),
         "versions": library_versions(),
         "machine": machine(),
-        "command": sys.argv,
+        "command": public_command(sys.argv),
     }
     if evalset is not None:
         info["evalset"] = {"spec": spec, "name": getattr(evalset, "name", None),
@@ -43,6 +44,23 @@ def provenance(run: Run, evalset: Any = None, spec: str | None = None,
                            "queries": len(evalset.queries)}
     info.update(extra or {})
     return info
+
+
+def public_command(argv: list[str]) -> list[str]:
+    """``argv`` as it may be written to a file: every URL (``--endpoint URL`` or
+    ``--endpoint=URL``) without its user name, password and credential-like query values."""
+    from .http_encoder import public_url
+
+    def one(arg: str) -> str:
+        if "://" not in arg:
+            return arg
+        flag, sep, url = arg.partition("=") if arg.startswith("-") else ("", "", arg)
+        try:
+            return flag + sep + public_url(url)
+        except ValueError:  # not parseable as a URL: keep nothing of it
+            return flag + sep + "[redacted]"
+
+    return [one(a) for a in argv]
 
 
 def _hash(evalset: Any) -> str | None:

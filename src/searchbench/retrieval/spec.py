@@ -189,8 +189,10 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
         if not isinstance(weights, list | tuple) or len(weights) != len(parts):
             raise ConfigError(f"{key('weights')} is {weights!r}; expected {len(parts)} finite "
                               "numbers, one per fused retriever")
-        weights = tuple(check_finite(w, key(f"weights[{i}]"))
-                        for i, w in enumerate(weights))
+        from .fusion import check_weights
+
+        weights = tuple(check_weights(weights, len(parts), key("weights"),
+                                      item_key=lambda i: key(f"weights[{i}]")))
     if fusion == "weighted" and weights is None:
         weights = tuple(1.0 / len(parts) for _ in parts)
     return HybridSpec(

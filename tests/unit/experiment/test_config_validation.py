@@ -89,6 +89,8 @@ RETRIEVER_BAD = {
         ("fusion", "borda", "unknown fusion 'borda'; expected one of rrf, weighted"),
         ("rrf_k", -1, "-1; expected a finite number >= 0"), ("rrf_k", NAN, "nan"),
         ("weights", [NAN, 1], "weights[0]' is nan"), ("weights", [1], "[1]"),
+        ("weights", [-1, 2], "weights[0]' is -1; expected a finite number >= 0"),
+        ("weights", [0, 0], "all zero"),
         ("weights", "x", "'x'"), ("norm", "l2", "unknown normalisation 'l2'; expected one "
                                                 "of minmax, zscore"),
     ],
@@ -224,3 +226,13 @@ def test_hybrid_rrf_k_and_weights_fail_before_any_cell(tmp_path, capsys):
     assert main(["experiment", "run", str(path)]) == 1
     assert "retrievers.h.weights[0]' is nan" in capsys.readouterr().err
     assert not path.with_suffix(".sqlite").exists()
+
+
+def test_a_leading_utf8_bom_is_accepted_and_a_bom_inside_is_not(tmp_path):
+    """Windows editors save UTF-8 with a byte-order mark: the config reads as without it."""
+    path = _write(tmp_path, {"k": 7}, [BM25])
+    text = path.read_bytes()
+    path.write_bytes(b"\xef\xbb\xbf" + text)
+    assert load_config(path).k == 7
+    path.write_bytes(text + b"\xef\xbb\xbf")
+    assert "not valid TOML" in _error(path)

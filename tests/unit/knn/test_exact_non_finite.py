@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 CASES = {
@@ -57,3 +58,29 @@ def test_checked_corpus_names_the_row() -> None:
     base[6, 2] = np.nan
     with pytest.raises(DataFormatError, match="6"):
         exact_knn(base, np.ones((2, 3), dtype=np.float32), 3, "l2")
+
+
+HUGE = {  # finite values whose float32 (or float64) products overflow
+    "float32 corpus rows near float32's max": ("base", np.float32, 1e38, "corpus row norm"),
+    "float64 corpus rows whose squared norm overflows": ("base", np.float64, 1e300,
+                                                         "row 3 holds values too large"),
+    "float64 queries beyond float32": ("queries", np.float64, 1e300, "query norm inf"),
+}
+
+
+@pytest.mark.parametrize("engine", ["numpy", "auto"])
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+@pytest.mark.parametrize("case", sorted(HUGE))
+def test_finite_but_overflowing_vectors_are_refused_in_one_error(case, metric, engine):
+    """Before the fix: an IndexError / ValueError traceback, RuntimeWarnings, or a message
+    naming corpus "row -1"; now one DataFormatError naming the cause, and no warning."""
+    from searchbench.errors import DataFormatError
+    from searchbench.knn.exact import exact_knn
+
+    which, dtype, value, expected = HUGE[case]
+    rng = np.random.default_rng(0)
+    arrays = {"base": rng.standard_normal((40, 8)).astype(dtype),
+              "queries": rng.standard_normal((4, 8)).astype(dtype)}
+    arrays[which][3:, :] = value
+    with pytest.raises(DataFormatError, match=expected):
+        exact_knn(arrays["base"], arrays["queries"], 5, metric, engine=engine)

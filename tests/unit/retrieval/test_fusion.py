@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import searchbench as sb
@@ -79,3 +81,14 @@ def test_run_retriever_replays_and_fuses():
     assert got == pytest.approx(rrf([bm25, replay.search(queries, k=3)]).to_dict()["q1"])
     with pytest.raises(ConfigError, match="cannot be chunked"):
         RunRetriever(external).index(corpus, chunker=sb.retrieval.TokenChunker(4))
+
+
+@pytest.mark.parametrize("weights, needle", [
+    ([-0.5, 1.5], "weights[0] is -0.5; expected a finite number >= 0"),
+    ([0.0, 0.0], "all zero"),
+])
+def test_weighted_fusion_refuses_negative_or_all_zero_weights(weights, needle):
+    """A negative weight turns a run's ranking upside down; all-zero weights score every
+    document alike (a ranking by doc id): both are refused, not silently fused."""
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        weighted([A, B], weights)

@@ -31,3 +31,23 @@ def test_sidecar_mode_follows_the_umask_like_the_run_file(tmp_path, umask, expec
     info = json.loads(side.read_text(encoding="utf-8"))
     assert info["run"] == {"name": "bm25", "queries": 1, "entries": 2}
     assert set(info["machine"]) == {"platform", "processor", "cpus"}
+
+
+def test_the_recorded_command_line_holds_no_credentials(monkeypatch):
+    """The sidecar keeps the command line; a password or key in an ``--endpoint`` URL
+    (either spelling of the option) must not reach the file."""
+    import sys as _sys
+
+    import searchbench as sb
+    from searchbench.retrieval.provenance import provenance
+
+    argv = ["searchbench", "run", "pyref", "--endpoint",
+            "https://bob:PASSWORD9@api.example/v1?api-key=QKEY7&x=1",
+            "--endpoint=http://u:TOKEN5@h:8080/v1", "--k1", "1.2"]
+    monkeypatch.setattr(_sys, "argv", argv)
+    command = provenance(sb.Run.from_dict({"q": {"d": 1.0}}))["command"]
+    text = " ".join(command)
+    assert not any(secret in text for secret in ("PASSWORD9", "QKEY7", "TOKEN5", "bob"))
+    assert command[4] == "https://api.example/v1?api-key=[redacted]&x=1"
+    assert command[5] == "--endpoint=http://h:8080/v1"
+    assert command[:4] == argv[:4] and command[6:] == argv[6:]
