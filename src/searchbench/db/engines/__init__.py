@@ -1,0 +1,1 @@
+"""Adapters, one module per engine; each imports its client library lazily."""
