@@ -31,6 +31,7 @@ if _typing.TYPE_CHECKING:
         Evaluator,
         Measure,
         evaluate,
+        evaluate_stream,
         parse_measure,
         parse_measures,
     )
@@ -59,6 +60,7 @@ __all__ = [
     "check_evalset",
     "compare",
     "evaluate",
+    "evaluate_stream",
     "load_evalset",
     "parse_measure",
     "parse_measures",
@@ -78,6 +80,7 @@ _LAZY_NAMES = {
     "Qrels": ".data.qrels",
     "Run": ".data.run",
     "evaluate": ".measures",
+    "evaluate_stream": ".measures",
     "parse_measure": ".measures",
     "parse_measures": ".measures",
     "Comparison": ".comparison",
