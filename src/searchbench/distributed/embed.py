@@ -134,7 +134,8 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
         embedded = data.from_arrow(blocks).map_batches(
             _Embedder, fn_constructor_kwargs={"model": model, "identity": identity, "kind": kind,
                                               "device": "cuda" if gpus else None},
-            batch_size=batch_size, batch_format="pyarrow", concurrency=n_actors, **resources)
+            batch_size=batch_size, batch_format="pyarrow",
+            compute=data.ActorPoolStrategy(size=n_actors), **resources)
         with progress(len(todo), f"embedding {kind} on Ray ({n_actors} actors)",
                       quiet) as advance:
             for batch in embedded.iter_batches(batch_size=shard_rows, batch_format="pyarrow"):
@@ -146,19 +147,22 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
 
 @contextmanager
 def _quiet_ray_data() -> Iterator[Any]:
-    """``ray.data`` without its own progress bars and INFO log lines (searchbench shows
-    one progress bar); the settings are restored afterwards."""
+    """``ray.data`` without its own progress bars and log lines below ERROR (searchbench
+    shows one progress bar); the settings are restored afterwards."""
     import logging
+    import warnings
 
     from ..errors import require
 
     data = require("ray.data", "ray")
-    context = data.DataContext.get_current()
+    with warnings.catch_warnings():  # ray 2.60 warns about its own defaults (use_push_...)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context = data.DataContext.get_current()
     saved = (context.enable_progress_bars, context.print_on_execution_start)
     logger = logging.getLogger("ray.data")
     level = logger.level
     context.enable_progress_bars, context.print_on_execution_start = False, False
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.ERROR)
     try:
         yield data
     finally:
