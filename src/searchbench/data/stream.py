@@ -16,6 +16,7 @@ and how to sort it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -107,7 +108,10 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
     spec = None
     extra = _Extra()
     line_base, seen_data = 0, False
-    with open(batches.path, "rb") as raw, open_binary(raw) as stream:
+    regular = os.path.isfile(batches.path)  # else -, /dev/stdin, a pipe: read as it comes
+    with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(open(batches.path, "rb")) if regular else None
+        stream = stack.enter_context(open_binary(raw if raw is not None else batches.path))
         done = 0
         for block in iter_blocks(stream, batches.read_size or TEXT_BLOCK):
             _refuse_cr_line_endings(block, src)
@@ -132,7 +136,7 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
                        table.column("docid").combine_chunks(),
                        to_numpy(table.column("score")), locate)
             line_base += block.count(b"\n")
-            position = raw.tell()
+            position = raw.tell() if raw is not None else done + len(block)
             batches.on_bytes(position - done)
             done = position
     if not seen_data:
