@@ -32,8 +32,9 @@ HERE = Path(__file__).parent
 MEASURES = ["-m", "nDCG@10", "-m", "R@100", "-m", "RR@10", "-m", "AP"]
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, str]:
-    """``(wall seconds, peak RSS MiB, stdout)`` of a child process under /usr/bin/time -v."""
+def _timed(cmd: list[str]) -> tuple[float, float, float, str]:
+    """``(wall s, CPU s, peak RSS MiB, stdout)`` of a child process under /usr/bin/time -v
+    (CPU: user + system of the process and its waited-for children)."""
     done = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
                           check=False, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if done.returncode:
@@ -41,7 +42,9 @@ def _timed(cmd: list[str]) -> tuple[float, float, str]:
     rss = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
     wall = re.search(r"Elapsed \(wall clock\) time .*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
     hours, minutes, seconds = (float(x) if x else 0.0 for x in wall.groups())
-    return hours * 3600 + minutes * 60 + seconds, rss / 1024, done.stdout
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", done.stderr)[1])
+              for kind in ("User", "System"))
+    return hours * 3600 + minutes * 60 + seconds, cpu, rss / 1024, done.stdout
 
 
 def _to_parquet(run: Path, out: Path) -> None:
@@ -86,13 +89,14 @@ def bench_eval(args: argparse.Namespace) -> None:
     ways = {"in memory": [*base, str(run)], "--stream": [*base, str(run), "--stream"],
             "--engine ray (Parquet)": [*base, str(parquet), "--engine", "ray"]}
     means = {}
-    print(f"{'way':<24} {'wall s':>8} {'peak RSS MiB':>13}")
+    print(f"{'way':<24} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13}")
     for name, cmd in ways.items():
-        if name.startswith("--engine") and args.no_ray:
+        key = "memory" if name == "in memory" else "stream" if "stream" in name else "ray"
+        if (key == "ray" and args.no_ray) or (args.only and key not in args.only):
             continue
-        wall, rss, out = _timed([*cmd, *MEASURES, "-f", "json", "--quiet"])
+        wall, cpu, rss, out = _timed([*cmd, *MEASURES, "-f", "json", "--quiet"])
         means[name] = json.loads(out)["measures"]
-        print(f"{name:<24} {wall:8.1f} {rss:13.0f}")
+        print(f"{name:<24} {wall:8.1f} {cpu:8.1f} {rss:13.0f}", flush=True)
     first = next(iter(means.values()))
     print("means:", first)
     print("identical means:", all(m == first for m in means.values()))
@@ -190,6 +194,8 @@ def main() -> None:
     ev.add_argument("--dir", default="/tmp/searchbench-scale")
     ev.add_argument("--regenerate", action="store_true")
     ev.add_argument("--no-ray", action="store_true")
+    ev.add_argument("--only", choices=["memory", "stream", "ray"], action="append",
+                    help="run only these ways (repeatable)")
     em = sub.add_parser("embed")
     em.add_argument("--texts", type=int, default=1024)
     em.add_argument("--model", default="minilm")

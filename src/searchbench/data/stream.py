@@ -35,8 +35,8 @@ from .run import Run
 
 __all__ = ["BATCH_ENTRIES", "RunBatches", "iter_run_batches"]
 
-BATCH_ENTRIES = 1 << 22  # entries per yielded batch (whole query groups, so at least one)
-TEXT_BLOCK = 1 << 24  # bytes of text parsed at a time
+BATCH_ENTRIES = 1 << 20  # entries per yielded batch (whole query groups, so at least one)
+TEXT_BLOCK = 1 << 23  # bytes of text parsed at a time
 COLUMNAR_ROWS = 1 << 20  # rows per Parquet/Arrow record batch read
 
 Locate = Callable[[int], str]  # global data-row index -> "path:line" (or "path: row N")
@@ -80,7 +80,7 @@ def iter_run_batches(path: str | os.PathLike[str], *, name: str | None = None,
     ``on_bytes(n)`` is called as the file is read (``n`` bytes more of the file on disk),
     for a progress bar. Errors are those of :func:`~searchbench.data.read_run`, with the
     line (text) or row (Parquet, Arrow) of the whole file, plus the refusal of a query
-    that reappears. ``read_size``: bytes of text (default 16 MiB) or rows of a columnar
+    that reappears. ``read_size``: bytes of text (default 8 MiB) or rows of a columnar
     file (default 2²⁰) read at a time.
     """
     return RunBatches(path, name=name, keep=keep, batch_entries=batch_entries,
