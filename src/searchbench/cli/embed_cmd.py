@@ -19,7 +19,8 @@ from ._output import QUIET_OPTION, console, paths, reported_warnings
                    "as --vectors/--queries of ann groundtruth, or as --cache-dir of run.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               help="'local': this process; 'ray': a Ray Data pipeline with an actor pool "
-                   "holding the model (needs searchbench[ray]). Same vectors either way.")
+                   "holding the model (needs searchbench[ray]). The same vectors up to float "
+                   "rounding (texts are batched differently).")
 @click.option("--address", metavar="ADDRESS",
               help="With --engine ray: the Ray cluster ('auto', host:6379, ray://host:10001);"
                    " default: a local Ray started for this command.")
