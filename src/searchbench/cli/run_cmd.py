@@ -132,7 +132,8 @@ def run_command(
         r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                             api_key_env=api_key_env, retries=retries)
         if not quiet:
-            click.echo(f"chunks: {chunking_label(chunk, r)}", err=True)
+            shown = getattr(r, "stored", {}).get("chunk") or chunk  # a store's own chunks
+            click.echo(f"chunks: {chunking_label(shown, r)}", err=True)
         r.index(es.corpus, chunker=bind_chunker(chunker, r))
         sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))

@@ -16,13 +16,14 @@ so every engine stores the same rows whatever it does with cosine internally.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._util import utc_now
-from ..errors import ConfigError
+from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
 
@@ -141,13 +142,11 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
                         provenance=prov, batch_size=batch_size)
     load_s = time.perf_counter() - t0
     build_s = None
-    if kind is not None and (done["added"] or _index_record(store) != (kind, build)):
+    if kind is not None and (done["added"] or not _same_index(store, kind, build)):
         build_s = store.build_index(kind, **build)
     final = {**prov, "complete": True, "count": store.count(), "loaded": utc_now(),
              "load_seconds": round(load_s, 3), "batch_size": batch_size,
-             "index": {"kind": kind, "params": build,
-                       "build_seconds": round(build_s, 3) if build_s is not None else None}
-             if kind is not None else _stored(store).get("index")}
+             "index": _index_entry(store, kind, build, build_s)}
     dim = done["dim"] or int(_stored(store).get("dim") or store.describe().get("dim") or 0)
     final["dim"] = dim
     store.load([], np.empty((0, dim), np.float32), metric=metric, provenance=final)
@@ -166,9 +165,23 @@ def _stored(store: Any) -> dict[str, Any]:
     return dict(store.describe().get("provenance") or {})
 
 
-def _index_record(store: Any) -> tuple[Any, Any]:
+def _same_index(store: Any, kind: str, build: Mapping[str, Any]) -> bool:
+    """The store records an index of ``kind`` built with (at least) ``build``."""
     got = _stored(store).get("index") or {}
-    return got.get("kind"), got.get("params")
+    params = got.get("params") or {}
+    return got.get("kind") == kind and all(params.get(k) == v for k, v in build.items())
+
+
+def _index_entry(store: Any, kind: str | None, build: Mapping[str, Any],
+                 seconds: float | None) -> Any:
+    """The provenance of the index: what the adapter recorded (its effective parameters,
+    defaults included) over what was asked."""
+    got = _stored(store).get("index") or {}
+    if kind is None:
+        return got or None
+    return {"kind": kind, "params": {**build, **(got.get("params") or {})},
+            "build_seconds": round(seconds, 3) if seconds is not None
+            else got.get("build_seconds")}
 
 
 def _check_same_load(store: Any, prov: Mapping[str, Any]) -> None:
@@ -200,14 +213,24 @@ class DbRetriever(Retriever):
                  filter: str | None = None, model: str | None = None, exact: bool = False,
                  quiet: bool | None = None, **encoder_options: Any) -> None:
         super().__init__()
+        self.store = _store(store)
+        try:
+            self._setup(params, model, quiet, encoder_options)
+        except BaseException:
+            self.store.close()
+            raise
+        self.filter, self.exact, self.quiet = filter, exact, quiet
+        self.min_score = -np.inf  # padding of short answers is dropped
+        self.searched: dict[str, Any] = {}
+
+    def _setup(self, params: Mapping[str, Any] | None, model: str | None,
+               quiet: bool | None, encoder_options: dict[str, Any]) -> None:
+        """Parameters checked, model chosen and checked against the store's record."""
         from ..db import check_params
         from .spec import DenseSpec, encoder_for
 
-        self.store = _store(store)
         cls = type(self.store)
         self.params = check_params(cls.engine, cls.params, params or {}, "search")
-        self.filter, self.exact, self.quiet = filter, exact, quiet
-        self.min_score = -np.inf  # padding of short answers is dropped
         self.stored = _stored(self.store)
         recorded = self.stored.get("model")
         chosen = model or recorded
@@ -227,7 +250,16 @@ class DbRetriever(Retriever):
         if self.metric not in ("cosine", "ip", "l2"):
             raise ConfigError(f"{self.store.url.public}: the store records no metric; "
                               "load it with searchbench db load")
-        self.searched: dict[str, Any] = {}
+
+    def close(self) -> None:
+        """Close the store's connection (also when used as a context manager)."""
+        self.store.close()
+
+    def __enter__(self) -> DbRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def config(self) -> dict[str, Any]:
         return {"retriever": self.name, "store": self.store.describe(), "params": self.params,
@@ -303,7 +335,7 @@ class DbRetriever(Retriever):
                     again.append(row)
             todo = np.asarray(again, dtype=np.int64)
             depth = min(n, depth * 2)
-        self._record(hits_info, len(q))
+        self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width)
         key = units.key_docs if pooled or units.chunks is None else units.key_units
         order_codes, order_vals = exact_topk(vals, codes, key, width)
         return order_codes, order_vals
@@ -329,8 +361,15 @@ class DbRetriever(Retriever):
     def _score(self, d: np.ndarray) -> np.ndarray:
         return 1.0 - d if self.metric == "cosine" else -d
 
-    def _record(self, hits: list[Any], n_queries: int) -> None:
+    def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
+        """What the last search did (run provenance); warns when answers were short."""
         first = hits[0]
+        if short:
+            warnings.warn(f"{self.store.url.public} returned fewer than {k} results for "
+                          f"{short} of {n_queries} queries (an ANN index can cap the rows "
+                          "one search returns, e.g. pgvector's hnsw.ef_search; a filter "
+                          "can leave fewer rows)", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
         lat = np.concatenate([h.latencies_s for h in hits if h.latencies_s is not None] or
                              [np.zeros(0)])
         used = [h.index_used for h in hits]
@@ -338,5 +377,6 @@ class DbRetriever(Retriever):
             "index_used": None if any(u is None for u in used) else all(used),
             "plan": first.plan, "params": first.params, "filter": self.filter,
             "exact": self.exact, "queries": n_queries, "store_calls": int(lat.size),
+            "short_answers": short,
             "latency_ms": {"mean": float(lat.mean() * 1000) if lat.size else None,
                            "p95": float(np.percentile(lat, 95) * 1000) if lat.size else None}}

@@ -39,6 +39,7 @@ Distances follow the knn convention (smaller = closer): ``cosine`` is ``<=>`` (1
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -198,6 +199,10 @@ class PgVectorStore(VectorStore):
             self._conn = None
             self._has_vector_type = False
 
+    def __del__(self) -> None:  # a store dropped without close(): no ResourceWarning
+        with contextlib.suppress(Exception):
+            self.close()
+
     # -- schema -------------------------------------------------------------------------
     def _q(self, sql_text: str, **names: str) -> Any:
         """``sql_text`` with ``{t}``, ``{id}``, ``{vec}``, ``{prov}`` and ``names`` as quoted
@@ -316,6 +321,8 @@ class PgVectorStore(VectorStore):
             raise ConfigError(f"pgvector {kind} index: parameter(s) {', '.join(foreign)} "
                               f"belong to another index kind; {kind} takes "
                               f"{', '.join(_BUILD_PARAMS[kind])}")
+        defaults = {p.name: p.default for p in self.params if p.name in _BUILD_PARAMS[kind]}
+        given = {**defaults, **given}  # explicit, so describe() shows what was built
         metric = self.metric()
         self._vector_ready(create=False)
         name = f"{self.table}_{self.vector_column}_{kind}"[:63]
