@@ -24,8 +24,10 @@ def judge_app() -> None:
 @click.option("--pool", "pool_path", type=paths(must_exist=True), required=True,
               help="pool.jsonl to judge (from `searchbench pool`).")
 @click.option("--annotator", "annotators", multiple=True, metavar="NAME",
-              help="An annotator (repeatable); each gets a new token and URL at every start. "
-                   "Default: one annotator named 'annotator'.")
+              help="An annotator (repeatable). A new one gets a token and a URL, printed once; "
+                   "a known one keeps its URL. Default: one annotator named 'annotator'.")
+@click.option("--new-tokens", is_flag=True,
+              help="Give every listed annotator a new token and URL (old URLs stop working).")
 @click.option("--host", default="127.0.0.1",
               help="Address to bind; a non-loopback address needs --allow-remote.")
 @click.option("--port", default=0, type=click.IntRange(0, 65535), metavar="PORT",
@@ -34,12 +36,12 @@ def judge_app() -> None:
               help="Allow a non-loopback --host (use TLS: --certfile/--keyfile).")
 @click.option("--certfile", type=paths(must_exist=True), help="TLS certificate (PEM).")
 @click.option("--keyfile", type=paths(must_exist=True), help="TLS private key (PEM).")
-def serve_command(evalset: Path, pool_path: Path, annotators: tuple[str, ...], host: str,
-                  port: int, allow_remote: bool, certfile: Path | None,
-                  keyfile: Path | None) -> None:
+def serve_command(evalset: Path, pool_path: Path, annotators: tuple[str, ...],
+                  new_tokens: bool, host: str, port: int, allow_remote: bool,
+                  certfile: Path | None, keyfile: Path | None) -> None:
     """Serve the blind judging web app for POOL and print one URL per annotator."""
     from ..judging.web.server import ServeOptions, serve
 
     serve(ServeOptions(evalset=evalset, pool=pool_path, annotators=annotators or ("annotator",),
                        host=host, port=port, allow_remote=allow_remote, certfile=certfile,
-                       keyfile=keyfile))
+                       keyfile=keyfile, new_tokens=new_tokens))
