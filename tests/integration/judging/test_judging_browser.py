@@ -115,6 +115,7 @@ def test_judge_with_the_keyboard_select_evidence_and_reload(app, browser, tmp_pa
     assert page.inner_text("#current-label") == "Your label: 2"
     assert page.input_value("#note") == "sleeps in sun 0123 jks"
     assert "warm places" in page.inner_text("#evidence")
+    assert "".join(page.locator("#doc-text .ev").all_inner_texts()) == "warm places"
     assert page.inner_text("#progress-text") == "3 judged, 0 skipped of 6"
     page.screenshot(path=str(tmp_path / "judging-app.png"))
     if target := os.environ.get("SEARCHBENCH_DOCS_SCREENSHOT"):

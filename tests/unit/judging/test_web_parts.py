@@ -22,6 +22,17 @@ def test_segments_give_the_text_back_exactly_with_their_offsets(text: str, query
         assert ("\r" in s.text) == (s.kind == "br")
 
 
+@given(st.text(alphabet=st.sampled_from("ab c\r\n."), max_size=40),
+       st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=3))
+def test_evidence_spans_split_segments_without_changing_the_text(text: str, spans) -> None:
+    segments = highlight(text, "ab", spans)
+    assert "".join(s.text for s in segments) == text
+    for s in segments:
+        assert text[s.start:s.start + len(s.text)] == s.text
+        inside = any(a <= s.start and s.start + len(s.text) <= b for a, b in spans if a < b)
+        assert s.evidence == (inside and len(s.text) > 0)
+
+
 def test_query_terms_and_their_forms_are_highlighted_in_any_case() -> None:
     text = "Cats sleep; a category of catsup. The CAT naps."
     marks = [s.text for s in highlight(text, "where do the cats sleep?") if s.kind == "mark"]
