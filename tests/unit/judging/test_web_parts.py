@@ -59,3 +59,18 @@ def test_remote_needs_allow_remote_and_warns_loudly_without_tls(capsys, tmp_path
     assert capsys.readouterr().err == ""
     with pytest.raises(ConfigError, match="go together"):
         check_address(ServeOptions(tmp_path, certfile=tmp_path / "c.pem"))
+
+
+def test_a_set_being_built_has_no_qrels_yet_but_broken_qrels_are_an_error(tmp_path) -> None:
+    from searchbench.errors import DataFormatError
+    from searchbench.judging.web.context import load_texts
+
+    (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"id": "q1", "text": "x"}\n')
+    corpus, queries, qrels = load_texts(tmp_path)
+    assert (len(corpus), len(queries), qrels) == (1, 1, None)
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n")   # evalset init
+    assert load_texts(tmp_path)[2] is None
+    (tmp_path / "qrels.tsv").write_text("q1\t0\td1\n")
+    with pytest.raises(DataFormatError):
+        load_texts(tmp_path)

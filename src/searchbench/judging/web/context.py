@@ -123,7 +123,24 @@ def load_texts(evalset: Path) -> tuple[Corpus, Queries, Qrels | None]:
     corpus = read_corpus_jsonl(_find_file(evalset, "corpus.jsonl"))
     queries = read_queries_jsonl(_find_file(evalset, "queries.jsonl"))
     qrels_path = evalset / "qrels.tsv"
-    return corpus, queries, read_qrels(qrels_path) if qrels_path.is_file() else None
+    if not qrels_path.is_file():
+        return corpus, queries, None
+    try:
+        return corpus, queries, read_qrels(qrels_path)
+    except DataFormatError:
+        if _no_judgments(qrels_path):  # a set being built: `evalset init` writes a header
+            return corpus, queries, None
+        raise
+
+
+def _no_judgments(path: Path) -> bool:
+    """Whether ``path`` is empty or holds only the BEIR header line."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            lines = [line for line in fh.read(4096).splitlines() if line.strip()]
+    except OSError:
+        return False
+    return not lines or (len(lines) == 1 and lines[0].split("\t")[0].strip() == "query-id")
 
 
 def check_pool(pool: list[PoolItem], corpus: Corpus, queries: Queries, where: str) -> None:
