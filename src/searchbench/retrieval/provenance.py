@@ -49,7 +49,7 @@ def provenance(run: Run, evalset: Any = None, spec: str | None = None,
 def public_command(argv: list[str]) -> list[str]:
     """``argv`` as it may be written to a file: every URL (``--endpoint URL`` or
     ``--endpoint=URL``) without its user name, password and credential-like query values."""
-    from .http_encoder import public_url
+    from .http_client import public_url
 
     def one(arg: str) -> str:
         if "://" not in arg:
