@@ -19,7 +19,7 @@ POSITIVE = click.IntRange(min=1)
 @click.command("run")
 @click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
 @vocab_option("bm25", "--retriever", "-r", concept="retriever type",
-              help="bm25, dense or hybrid (bm25 + dense).")
+              help="bm25, dense, hybrid (bm25 + dense) or http (a search service).")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, openai:NAME.")
 @vocab_option("cosine", "--metric", concept="metric",
@@ -52,12 +52,32 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--no-title", is_flag=True, help="Index text without title.")
 @click.option("--query-prefix", default="", help="e.g. 'query: '.")
 @click.option("--doc-prefix", default="", help="e.g. 'passage: '.")
-@click.option("--endpoint", help="OpenAI-compatible base URL.")
+@click.option("--endpoint", help="OpenAI-compatible base URL (openai: models); with -r http "
+              "the search service's URL.")
 @click.option("--api-key-env", default="OPENAI_API_KEY",
               help="Environment variable holding the API key.")
 @click.option("--retries", default=4, type=click.IntRange(min=0), metavar="INTEGER",
               help="Endpoint retries (backoff 1 s, 2 s, 4 s, …).")
 @click.option("--cache-dir", type=paths(), help="Embedding cache folder.")
+@click.option("--request", "http_request", default='{"query": "{query}", "k": {k}}',
+              metavar="JSON", show_default=False,
+              help="-r http: JSON body template; the placeholders query, k "
+              "and query_id in braces are filled in as JSON values (default: query and k).")
+@click.option("--ids", "http_ids", default="$.hits[*].id", show_default=True,
+              help="-r http: JSONPath of the ranked ids in the answer.")
+@click.option("--scores", "http_scores", help="-r http: JSONPath of the scores (default: "
+              "ranked by the service's order).")
+@click.option("--header", "http_headers", multiple=True, metavar="'NAME: VALUE'",
+              help="-r http: extra request header (repeatable).")
+@click.option("--auth-env", help="-r http: environment variable holding the credential "
+              "(sent as '--auth-header: --auth-scheme VALUE').")
+@click.option("--auth-header", default="Authorization", show_default=True,
+              help="-r http: header carrying the credential.")
+@click.option("--auth-scheme", default="Bearer", show_default=True,
+              help="-r http: prefix of the credential ('' for the bare value).")
+@click.option("--concurrency", default=4, type=POSITIVE, metavar="INTEGER",
+              help="-r http: requests in flight at once.")
+@click.option("--timeout", default=10.0, help="-r http: seconds for one request (all of it).")
 @click.option("--tune-weight", is_flag=True, help="Weighted hybrid: pick BM25's weight on "
               "half the judged queries (nDCG@10), report it on both halves.")
 @QUIET_OPTION
@@ -88,6 +108,15 @@ def run_command(
     api_key_env: str,
     retries: int,
     cache_dir: Path | None,
+    http_request: str,
+    http_ids: str,
+    http_scores: str | None,
+    http_headers: tuple[str, ...],
+    auth_env: str | None,
+    auth_header: str,
+    auth_scheme: str,
+    concurrency: int,
+    timeout: float,
     tune_weight: bool,
     quiet: bool,
 ) -> None:
@@ -110,7 +139,12 @@ def run_command(
                       dense={"model": model, "metric": metric, "backend": backend,
                              "query_prefix": query_prefix, "doc_prefix": doc_prefix,
                              "with_title": not no_title},
-                      hybrid={"fusion": fusion, "rrf_k": rrf_k, "weight": weight, "norm": norm})
+                      hybrid={"fusion": fusion, "rrf_k": rrf_k, "weight": weight, "norm": norm},
+                      http={"endpoint": endpoint, "request": http_request, "ids": http_ids,
+                            "scores": http_scores, "headers": http_headers,
+                            "auth_env": auth_env, "auth_header": auth_header,
+                            "auth_scheme": auth_scheme, "concurrency": concurrency,
+                            "retries": retries, "timeout": timeout})
     chunker = sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
     with reported_warnings(quiet):
         t0 = time.perf_counter()
@@ -148,7 +182,7 @@ _FLAGS = {"k1": "--k1", "b": "--b", "method": "--bm25-method", "stopwords": "--s
 
 
 def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
-             hybrid: dict[str, Any]) -> Any:
+             hybrid: dict[str, Any], http: dict[str, Any] | None = None) -> Any:
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
@@ -165,7 +199,23 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     if canonical_fusion(settings["fusion"]) == "weighted":
         settings["weights"] = [w, 1 - w]
     fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
+    if kind == "http":
+        return _http_spec(http or {}, key)
     return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
+
+
+def _http_spec(flags: dict[str, Any], key: Any) -> Any:
+    """The http spec of the ``run`` flags (``--header 'N: V'`` → a headers table)."""
+    from searchbench.errors import ConfigError
+    from searchbench.retrieval.http_search import header_dict
+    from searchbench.retrieval.spec import retriever_spec
+
+    if not flags.get("endpoint"):
+        raise ConfigError("-r http needs --endpoint URL (the search service, e.g. "
+                          "http://127.0.0.1:8080/search)")
+    settings = {n: v for n, v in flags.items() if v is not None}
+    settings["headers"] = header_dict(list(flags.get("headers") or ()))
+    return retriever_spec("http", settings, key=key)
 
 
 def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:

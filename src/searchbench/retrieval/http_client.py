@@ -173,7 +173,7 @@ class HttpClient:
         for _ in range(_MAX_REDIRECTS + 1):
             answer = self._post_once(url, data, deadline)
             if answer.status in _REDIRECT_STATUS:
-                url = self._redirect_target(answer)
+                url = self._redirect_target(answer, where)
                 continue
             if 200 <= answer.status < 300:
                 return answer
@@ -185,17 +185,17 @@ class HttpClient:
         raise self.error(f"{where}: {self.public} redirected more than {_MAX_REDIRECTS} "
                          "times; set the endpoint to the final URL")
 
-    def _redirect_target(self, answer: Answer) -> str:
+    def _redirect_target(self, answer: Answer, where: str) -> str:
         location = answer.headers.get("Location")
         if not location:
-            raise self.error(f"{public_url(answer.url)} answered HTTP {answer.status} "
+            raise self.error(f"{where}: {public_url(answer.url)} answered HTTP {answer.status} "
                              "without a Location; set the endpoint to the final URL")
         target = urllib.parse.urljoin(answer.url, location.strip())
         if _origin(target) != _origin(self.url):
             what = f"the credentials (${self.secret_env})" if self.secret_env else \
                 "credentials or headers"
             raise self.error(
-                f"{public_url(answer.url)} redirected to another origin "
+                f"{where}: {public_url(answer.url)} redirected to another origin "
                 f"({_origin_text(target)}); searchbench does not send {what} to another "
                 "host, port or scheme: if that is the real endpoint, set the endpoint to it")
         return target

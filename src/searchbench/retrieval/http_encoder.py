@@ -1,4 +1,5 @@
-"""An OpenAI-compatible ``POST {endpoint}/embeddings`` client (stdlib only; the transport is :mod:`.http_client`).
+"""An OpenAI-compatible ``POST {endpoint}/embeddings`` client (the transport:
+:mod:`.http_client`, stdlib only).
 
 Batches texts, retries timeouts, connection errors, HTTP 429 and 5xx with exponential
 backoff (honouring a ``Retry-After`` of seconds or an HTTP date, bounded to 0–60 s; ``nan``
