@@ -45,3 +45,12 @@ def serve_command(evalset: Path, pool_path: Path, annotators: tuple[str, ...],
     serve(ServeOptions(evalset=evalset, pool=pool_path, annotators=annotators or ("annotator",),
                        host=host, port=port, allow_remote=allow_remote, certfile=certfile,
                        keyfile=keyfile, new_tokens=new_tokens))
+
+
+def _register() -> None:
+    from .judge_llm_cmd import llm_command
+
+    judge_app.add_command(llm_command)
+
+
+_register()
