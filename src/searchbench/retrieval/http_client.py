@@ -180,7 +180,8 @@ class HttpClient:
             why = f"HTTP {answer.status}: {snippet(answer.body)}"
             if answer.status in _RETRY_STATUS:
                 raise _Retry(self.redact(why), retry_after(answer.headers))
-            raise self.error(f"{where}: {public_url(answer.url)} refused the request ({why}); "
+            moved = "" if answer.url == self.url else f" (at {public_url(answer.url)})"
+            raise self.error(f"{where}: the endpoint{moved} refused the request ({why}); "
                              f"{self.hint}")
         raise self.error(f"{where}: {self.public} redirected more than {_MAX_REDIRECTS} "
                          "times; set the endpoint to the final URL")
