@@ -56,14 +56,14 @@ def _stem(term: str) -> str:
 
 
 def highlight(text: str, query: str) -> list[Segment]:
-    """Split ``text`` into segments, words starting like a query term (any case) as
-    ``mark``.
+    """Split ``text`` into segments, words starting like a query term (any case, at most
+    three more letters: ``cat`` marks ``cats``, not ``category``) as ``mark``.
 
     Concatenating the segments' texts gives ``text`` back exactly; the template escapes
     each segment, so the document's own markup is shown as text.
     """
     stems = sorted({_stem(t) for t in query_terms(query)}, key=len, reverse=True)
-    pattern = (re.compile(r"\b(?:" + "|".join(re.escape(t) for t in stems) + r")\w*",
+    pattern = (re.compile(r"\b(?:" + "|".join(re.escape(t) for t in stems) + r")\w{0,3}\b",
                           re.IGNORECASE) if stems else None)
     segments: list[Segment] = []
     for piece in re.finditer(r"\r\n?|[^\r]+", text):

@@ -14,7 +14,7 @@ from ..labels import read_pool
 from ..store import JudgmentStore
 from .context import ExploreData, JudgingContext, check_pool, judging_order, load_texts
 
-__all__ = ["ServeOptions", "bind", "is_loopback", "serve"]
+__all__ = ["ServeOptions", "bind", "is_loopback", "require_web", "serve"]
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,15 @@ def register(store: JudgmentStore, names: tuple[str, ...],
     return out
 
 
-def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
-    """Serve the app for ``opts`` (explore mode with ``explore``) until interrupted."""
+def require_web() -> None:
+    """The web app's packages, or :class:`MissingDependencyError` naming the ``judge`` extra."""
     for module in ("starlette", "uvicorn", "jinja2"):
         require(module, "judge")
+
+
+def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
+    """Serve the app for ``opts`` (explore mode with ``explore``) until interrupted."""
+    require_web()
     import uvicorn
 
     from .app import create_app
