@@ -16,11 +16,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-<<<<<<< HEAD
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,http
-=======
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge
->>>>>>> judge-web
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,http
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q $(TORCH)

@@ -61,10 +61,7 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     """Serve the blind judging web app for POOL and print one URL per annotator."""
     from ..judging.web.server import serve
 
-<<<<<<< HEAD
-    serve(ServeOptions(evalset=evalset, pool=pool_path, annotators=annotators or ("annotator",),
-                       host=host, port=port, allow_remote=allow_remote, certfile=certfile,
-                       keyfile=keyfile, new_tokens=new_tokens))
+    serve(serve_options(evalset, pool_path, **server))
 
 
 def _register() -> None:
@@ -74,6 +71,3 @@ def _register() -> None:
 
 
 _register()
-=======
-    serve(serve_options(evalset, pool_path, **server))
->>>>>>> judge-web
