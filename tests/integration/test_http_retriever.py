@@ -331,3 +331,34 @@ def test_concurrency_is_bounded(stubs, token):
         queries, k=1)
     assert run.n_queries == 12 and 1 <= live["max"] <= 3
     assert np.all(run.scores == 1.0)
+
+
+def test_experiment_toml_runs_http_alone_and_fused_with_bm25(service, tmp_path, capsys,
+                                                             monkeypatch):
+    monkeypatch.setenv("SB_SEARCH_TOKEN", TOKEN)
+    config = tmp_path / "exp.toml"
+    config.write_text(f"""evalset = "pyref"
+measures = ["nDCG@10"]
+[[retrievers]]
+type = "bm25"
+[[retrievers]]
+name = "search"
+type = "http"
+endpoint = "{service["url"]}/search"
+request = '{{"q": "{{query}}", "k": {{k}}}}'
+scores = '$.hits[*].score'
+headers = {{"X-Tenant" = "a"}}
+auth_env = "SB_SEARCH_TOKEN"
+[[retrievers]]
+name = "fused"
+type = "hybrid"
+of = ["bm25", "search"]
+""")
+    assert main(["experiment", "run", str(config)]) == 0
+    out = "".join(capsys.readouterr())  # progress lines go to stderr
+    ndcg = {line.split()[2]: line.split()[3] for line in out.splitlines()
+            if line.strip().startswith("done")}
+    # the service ranks with the same BM25: identical runs, and RRF of two identical runs
+    # keeps their order
+    assert ndcg["search"] == ndcg["bm25"] == ndcg["fused"]
+    assert TOKEN not in out

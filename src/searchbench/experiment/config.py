@@ -360,7 +360,7 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
                 any(not isinstance(p, str) or p not in base for p in of) or \
                 len(set(of)) != len(of):
             raise ConfigError(f"{where}: key 'retrievers.{name}.of' is {of!r}; expected at least "
-                              f"2 different names of bm25/dense retrievers: "
+                              f"2 different names of bm25/dense/http retrievers: "
                               f"{', '.join(base) or '(none defined)'}")
         parts = [base[p].spec for p in of]
     try:
