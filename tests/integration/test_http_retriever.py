@@ -283,10 +283,10 @@ def test_500s_are_retried_then_one_error(stubs, token):
     assert len(stub.requests) == 3 and "[redacted]" in text
 
 
-def test_4xx_is_not_retried(stubs, token):
-    stub = stubs(lambda h, b: send(h, 400, {"error": "bad query"}))
-    fails(stub.url, "refused the request.*HTTP 400", retries=3)
-    assert len(stub.requests) == 1
+def test_4xx_is_not_retried_and_its_body_cannot_drive_the_terminal(stubs, token):
+    stub = stubs(lambda h, b: send(h, 400, raw=b'{"error": "bad \x1b[2J\x1b]0;owned\x07"}'))
+    text = fails(stub.url, "refused the request.*HTTP 400", retries=3)
+    assert len(stub.requests) == 1 and "\x1b" not in text and "\x07" not in text
 
 
 def test_redirect_to_another_host_never_gets_the_credential(stubs, token):

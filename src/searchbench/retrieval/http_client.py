@@ -326,8 +326,10 @@ def public_url(url: str) -> str:
 
 
 def snippet(body: bytes, size: int = 200) -> str:
-    """The start of ``body`` as one line of text (for messages)."""
-    return " ".join(body.decode("utf-8", "replace").split())[:size]
+    """The start of ``body`` as one line of printable text (for messages: a hostile
+    server's control characters, e.g. terminal escapes, become ``?``)."""
+    text = " ".join(body.decode("utf-8", "replace").split())[:size]
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def retry_after(headers: http.client.HTTPMessage | None) -> float | None:
