@@ -32,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DataFormatError, SearchbenchWarning
+from ..errors import ConfigError, DataFormatError, SearchbenchWarning, user_stacklevel
 from ..retrieval import HttpClient
 from .labels import Judgment, PoolItem, llm_annotator
 
@@ -334,7 +334,7 @@ def generator_warning(es: Any, model: str, query_ids: Iterable[str] | None = Non
             f"queries (e.g. {same[0]!r}). Its labels on its own questions measure the model, "
             "not your search (pitfall 2): judge them with people or another model, and "
             "report them apart")
-    warnings.warn(text, SearchbenchWarning, stacklevel=2)
+    warnings.warn(text, SearchbenchWarning, stacklevel=user_stacklevel())
     return text
 
 
