@@ -105,8 +105,10 @@ def test_judge_with_the_keyboard_select_evidence_and_reload(app, browser, tmp_pa
     page.wait_for_url("**/judge?i=3")
     page.keyboard.press("k")                            # back without judging
     page.wait_for_url("**/judge?i=2")
-    page.keyboard.press("u")                            # ... undo the skip
-    page.wait_for_url("**/judge?i=2")
+    assert page.inner_text("#current-label") == "Your label: skipped"
+    with page.expect_navigation():
+        page.keyboard.press("u")                        # ... undo the skip
+    assert page.url.endswith("/judge?i=2")
     assert page.inner_text("#current-label") == "Not judged yet"
     page.keyboard.press("1")
     page.wait_for_url("**/judge?i=3")
@@ -115,6 +117,7 @@ def test_judge_with_the_keyboard_select_evidence_and_reload(app, browser, tmp_pa
     assert page.inner_text("#current-label") == "Your label: 2"
     assert page.input_value("#note") == "sleeps in sun 0123 jks"
     assert "warm places" in page.inner_text("#evidence")
+    assert "".join(page.locator("#doc-text .ev").all_inner_texts()) == "warm places"
     assert page.inner_text("#progress-text") == "3 judged, 0 skipped of 6"
     page.screenshot(path=str(tmp_path / "judging-app.png"))
     if target := os.environ.get("SEARCHBENCH_DOCS_SCREENSHOT"):
@@ -144,3 +147,36 @@ def test_another_annotator_sees_nothing_of_alices_labels(app, browser) -> None:
     assert "bob" in page.inner_text("header")
     assert "alice" not in page.content()
     context.close()
+
+
+def test_explore_judges_a_hole_inline(browser, tmp_path) -> None:
+    folder, _ = make_evalset(tmp_path)
+    (folder / "qrels.tsv").write_text("q1\t0\td1\t2\n")
+    run = tmp_path / "a.trec"
+    run.write_text("q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\n")
+    server = start(["explore", str(folder), "--runs", str(run), str(run), "--annotator", "eve"])
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(server.url("eve"))
+        page.wait_for_url("**/explore")
+        page.click("a[href='/explore/query?q=q1']")
+        page.wait_for_url("**/explore/query?q=q1")
+        assert page.locator(".hit.hole").count() == 2          # d2 in both lists
+        with page.expect_navigation():
+            page.locator("button.inline-grade[data-doc-id='d2'][data-grade='1']").first.click()
+        assert page.locator(".hit.hole").count() == 0
+        evil = page.locator(".hit[data-doc-id='d2'] .doc-text").first.text_content()
+        assert evil.startswith("<script>document.title='pwned'</script>")
+        assert "pwned" not in page.title()
+        assert problems == []
+        context.close()
+    finally:
+        server.stop()
+    with JudgmentStore(folder) as store:
+        (label,) = store.judgments()
+    assert (label.annotator, label.doc_id, label.grade, label.source) == ("eve", "d2", 1,
+                                                                         "explore")

@@ -168,7 +168,10 @@ class JudgingApp:
     async def open_session(self, request: Request) -> Response:
         if why := self.cross_site(request, None):
             return _error(403, why)
-        body = await _json_body(request)
+        try:
+            body = await _json_body(request)
+        except SearchbenchError as exc:
+            return _error(400, str(exc))
         token = body.get("token") if isinstance(body, dict) else None
         name = await run_in_threadpool(self.ctx.store.annotator, str(token or ""))
         if name is None:
@@ -191,6 +194,9 @@ class JudgingApp:
     async def home(self, request: Request, who: Principal) -> Response:
         if not self.ctx.items and self.ctx.explore is not None:
             return RedirectResponse("/explore", status_code=303)
+        if not self.ctx.items:
+            return self.render("message.html.j2", {"message": "The pool is empty: nothing to "
+                                                   "judge.", "csrf": who.csrf or ""})
         done = await run_in_threadpool(self.own_labels, who.name)
         first = next((i for i, pair in enumerate(self.ctx.items) if pair not in done), 0)
         return RedirectResponse(f"/judge?i={first}", status_code=303)
@@ -214,7 +220,8 @@ class JudgingApp:
             "annotator": who.name, "csrf": who.csrf or "", "i": i,
             "total": len(self.ctx.items), "n_judged": len(labels) - n_skipped,
             "n_skipped": n_skipped, "query": query, "doc": doc,
-            "segments": highlight(doc.text, query.text),
+            "segments": highlight(doc.text, query.text,
+                                  [(q.start, q.end) for q in own.evidence] if own else ()),
             "doc_in_query": in_query.index(i) + 1, "docs_in_query": len(in_query),
             "query_number": len({q for q, _ in self.ctx.items[: i + 1]}),
             "queries": len({q for q, _ in self.ctx.items}),

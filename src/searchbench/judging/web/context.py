@@ -7,7 +7,9 @@ never joined to a path, so no request reaches the file system.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from ...data import Corpus, Qrels, Queries, Run
@@ -36,6 +38,7 @@ class Segment:
     kind: str
     start: int
     text: str
+    evidence: bool = False
 
 
 def query_terms(query: str) -> list[str]:
@@ -55,13 +58,34 @@ def _stem(term: str) -> str:
     return term if len(term) <= 5 else term[: len(term) - 2]
 
 
-def highlight(text: str, query: str) -> list[Segment]:
+def highlight(text: str, query: str,
+              evidence: Iterable[tuple[int, int]] = ()) -> list[Segment]:
     """Split ``text`` into segments, words starting like a query term (any case, at most
     three more letters: ``cat`` marks ``cats``, not ``category``) as ``mark``.
 
     Concatenating the segments' texts gives ``text`` back exactly; the template escapes
-    each segment, so the document's own markup is shown as text.
+    each segment, so the document's own markup is shown as text. Segments are also split at
+    the ``evidence`` spans' ends; those inside a span have ``evidence=True``.
     """
+    spans = sorted((max(0, a), min(len(text), b)) for a, b in evidence if a < b)
+    segments = _segments(text, query)
+    return _split_at_spans(segments, spans) if spans else segments
+
+
+def _split_at_spans(segments: list[Segment], spans: list[tuple[int, int]]) -> list[Segment]:
+    cuts = sorted({x for span in spans for x in span})
+    out: list[Segment] = []
+    for seg in segments:
+        end = seg.start + len(seg.text)
+        inner = [c for c in cuts if seg.start < c < end] if seg.kind != "br" else []
+        bounds = [seg.start, *inner, end]
+        for a, b in pairwise(bounds):
+            inside = any(s <= a and b <= e for s, e in spans)
+            out.append(Segment(seg.kind, a, seg.text[a - seg.start:b - seg.start], inside))
+    return out
+
+
+def _segments(text: str, query: str) -> list[Segment]:
     stems = sorted({_stem(t) for t in query_terms(query)}, key=len, reverse=True)
     pattern = (re.compile(r"\b(?:" + "|".join(re.escape(t) for t in stems) + r")\w{0,3}\b",
                           re.IGNORECASE) if stems else None)
@@ -99,7 +123,24 @@ def load_texts(evalset: Path) -> tuple[Corpus, Queries, Qrels | None]:
     corpus = read_corpus_jsonl(_find_file(evalset, "corpus.jsonl"))
     queries = read_queries_jsonl(_find_file(evalset, "queries.jsonl"))
     qrels_path = evalset / "qrels.tsv"
-    return corpus, queries, read_qrels(qrels_path) if qrels_path.is_file() else None
+    if not qrels_path.is_file():
+        return corpus, queries, None
+    try:
+        return corpus, queries, read_qrels(qrels_path)
+    except DataFormatError:
+        if _no_judgments(qrels_path):  # a set being built: `evalset init` writes a header
+            return corpus, queries, None
+        raise
+
+
+def _no_judgments(path: Path) -> bool:
+    """Whether ``path`` is empty or holds only the BEIR header line."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            lines = [line for line in fh.read(4096).splitlines() if line.strip()]
+    except OSError:
+        return False
+    return not lines or (len(lines) == 1 and lines[0].split("\t")[0].strip() == "query-id")
 
 
 def check_pool(pool: list[PoolItem], corpus: Corpus, queries: Queries, where: str) -> None:
