@@ -32,6 +32,8 @@ SHARE = click.FloatRange(0.0, 1.0, min_open=True)
               help="Drop a question when this share of its n-grams is in the chunk.")
 @click.option("--dup-threshold", default=0.9, type=SHARE, metavar="FLOAT",
               help="Drop a question this cosine-similar to a kept or existing one.")
+@click.option("--judge-model", help="Model of the answerability check (default: --model; "
+              "another model avoids grading the generator with itself).")
 @click.option("--min-grade", default=2, type=click.IntRange(0, 3), metavar="GRADE",
               help="Drop a question whose chunk the judge grades lower (answerability).")
 @QUIET_OPTION
@@ -39,7 +41,7 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                   concurrency: int, retries: int, timeout: float, cache_path: Path | None,
                   per_doc: int, chunk: str | None, output: Path, force: bool, append: bool,
                   embed_model: str, ngram: int, copy_threshold: float, dup_threshold: float,
-                  min_grade: int, quiet: bool) -> None:
+                  judge_model: str | None, min_grade: int, quiet: bool) -> None:
     """Generate guarded synthetic questions (chunk kept as evidence) through an LLM."""
     import searchbench as sb
     from searchbench._util import progress
@@ -64,7 +66,9 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
         encoder = sb.retrieval.encoder(embed_model, quiet=quiet or None)
         cache_file = cache_path or (folder / "llm_cache.sqlite" if folder.is_dir() else None)
         cache = LlmCache(cache_file) if cache_file else None
-        judge = LlmJudge(client, load_prompt(), cache, concurrency=concurrency)
+        checker = ChatClient(endpoint, judge_model, api_key_env=api_key_env, timeout=timeout,
+                             retries=retries) if judge_model else client
+        judge = LlmJudge(checker, load_prompt(), cache, concurrency=concurrency)
         try:
             with progress(len(es.corpus) * per_doc, "asking", quiet) as advance:
                 kept, report = generate_questions(

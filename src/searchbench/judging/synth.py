@@ -58,12 +58,14 @@ class SynthQuestion:
     grade: int
     generator: str
     prompt_version: str
+    checked_by: str = ""
 
     def record(self) -> dict[str, Any]:
         """The ``synth.jsonl`` line: a ``queries.jsonl`` record plus its evidence."""
         return {"id": self.id, "text": self.text, "source": "synthetic",
                 "generator": self.generator, "verified": False,
-                "metadata": {"prompt_version": self.prompt_version},
+                "metadata": {"prompt_version": self.prompt_version,
+                             "checked_by": self.checked_by},
                 "evidence": {"doc_id": self.doc_id, "start": self.start, "end": self.end,
                              "grade": self.grade, "quote": self.quote}}
 
@@ -223,7 +225,7 @@ def _answerable(cands: list[_Candidate], judge: LlmJudge, min_grade: int, max_ch
         digest = hashlib.sha256(json.dumps([model, c.doc_id, c.start, c.end, c.text])
                                 .encode()).hexdigest()[:12]
         kept.append(SynthQuestion(f"synth-{digest}", c.text, c.doc_id, c.start, c.end,
-                                  c.quote, v.grade, model, version))
+                                  c.quote, v.grade, model, version, judge.annotator))
     return kept
 
 

@@ -80,7 +80,8 @@ def test_copy_overlap_counts_shared_word_ngrams():
 def test_synth_keeps_guarded_questions_with_evidence_and_appends(evalset, stub, capsys):
     out = evalset / "synth.jsonl"
     args = ["synth", str(evalset), "--endpoint", stub.url, "--model", MODEL,
-            "--per-doc", "1", "-o", str(out), "--append", "--concurrency", "2"]
+            "--per-doc", "1", "-o", str(out), "--append", "--concurrency", "2",
+            "--judge-model", "judge-2"]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert ("5 chunks asked, 7 questions generated; dropped: 1 malformed, 1 near-copies, "
@@ -90,6 +91,7 @@ def test_synth_keeps_guarded_questions_with_evidence_and_appends(evalset, stub, 
                                          "what operator will merge dictionaries"]
     for k in kept:
         assert (k["source"], k["generator"], k["verified"]) == ("synthetic", MODEL, False)
+        assert k["metadata"]["checked_by"] == "llm:judge-2@umbrela-1"
         ev = k["evidence"]
         assert DOCS[ev["doc_id"]][ev["start"]:ev["end"]] == ev["quote"] and ev["grade"] == 3
     es = sb.load_evalset(str(evalset))  # the appended set loads: evidence quotes resolve
@@ -100,6 +102,8 @@ def test_synth_keeps_guarded_questions_with_evidence_and_appends(evalset, stub, 
     assert "--force" in capsys.readouterr().err
     assert main([*args, "--force"]) == 0  # cached, and appending again adds nothing
     assert "(0 added to" in capsys.readouterr().out
+    models = [r["model"] for r in stub.requests]
+    assert {m for m in models if m != MODEL} == {"judge-2"}  # the check used the other model
     assert len(sb.load_evalset(str(evalset)).queries) == 3
 
 
