@@ -361,4 +361,8 @@ of = ["bm25", "search"]
     # the service ranks with the same BM25: identical runs, and RRF of two identical runs
     # keeps their order
     assert ndcg["search"] == ndcg["bm25"] == ndcg["fused"]
+    config.write_text(config.read_text().replace('measures', 'chunkers = ["tokens:64"]\nmeasures'))
+    assert main(["experiment", "run", str(config)]) == 1  # refused before any work
+    assert "retrievers.search: an http retriever answers whole documents" in \
+        capsys.readouterr().err
     assert TOKEN not in out
