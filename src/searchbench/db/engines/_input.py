@@ -6,6 +6,7 @@ half-written, and every message names what was found and what was expected.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -51,6 +52,12 @@ def check_rows(ids: Sequence[str], vectors: np.ndarray, metric: str,
         if column is not None and len(column) != len(id_list):
             raise DataFormatError(f"{len(column)} {what} for {len(id_list)} ids; expected "
                                   "one per id")
+    for doc, row in zip(id_list, metadata or (), strict=False):
+        try:
+            json.dumps(dict(row), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DataFormatError(f"metadata of {doc!r}: {exc}; expected a JSON object "
+                                  "(strings, numbers, booleans, lists, objects)") from None
     check_finite(matrix, "vectors to load")
     if metric == "cosine" and (np.linalg.norm(matrix, axis=1) == 0).any():
         row = int(np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)[0])
