@@ -52,15 +52,16 @@ def check_rows(ids: Sequence[str], vectors: np.ndarray, metric: str,
         if column is not None and len(column) != len(id_list):
             raise DataFormatError(f"{len(column)} {what} for {len(id_list)} ids; expected "
                                   "one per id")
-    for doc, row in zip(id_list, metadata or (), strict=False):
+    for doc, fields in zip(id_list, metadata or (), strict=False):
         try:
-            json.dumps(dict(row), allow_nan=False)
+            json.dumps(dict(fields), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise DataFormatError(f"metadata of {doc!r}: {exc}; expected a JSON object "
                                   "(strings, numbers, booleans, lists, objects)") from None
     check_finite(matrix, "vectors to load")
-    if metric == "cosine" and (np.linalg.norm(matrix, axis=1) == 0).any():
-        row = int(np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)[0])
+    zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0) if metric == "cosine" else []
+    if len(zero):
+        row = int(zero[0])
         raise DataFormatError(f"vectors to load: row {row} is a zero vector; cosine is "
                               "undefined for it")
     return id_list, np.ascontiguousarray(matrix, dtype=np.float32), metric

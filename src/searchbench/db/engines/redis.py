@@ -79,9 +79,11 @@ class RedisStore(VectorStore):
             raise ConfigError(f"{url.public}: database {db!r}; expected a number "
                               "(redis://host:port/0)")
         password = url.password or os.environ.get("REDIS_PASSWORD") or None
+        retry = require("redis.retry", self.extra).Retry(
+            require("redis.backoff", self.extra).NoBackoff(), 0)  # fail fast, say why
         self.r = redis.Redis(host=url.host or "127.0.0.1", port=url.port or 6379, db=int(db),
                              username=url.user, password=password, socket_timeout=60,
-                             socket_connect_timeout=10)
+                             socket_connect_timeout=10, retry=retry)
         try:
             self.r.ping()
             self.modules = {m[b"name"].decode(): m[b"ver"] for m in self.r.module_list()}
@@ -236,14 +238,14 @@ class RedisStore(VectorStore):
                 knn: Mapping[str, Any], metric: str) -> StoreHits:
         query_mod = require("redis.commands.search.query", self.extra)
         attrs, values = "", {}
-        if knn:
+        if knn and not (filter and knn["HYBRID_POLICY"] == "ADHOC_BF"):
             attrs = " EF_RUNTIME $EF_RUNTIME"
             values = {"EF_RUNTIME": knn["EF_RUNTIME"]}
-            if filter and knn["HYBRID_POLICY"] != "auto":
-                attrs += f" HYBRID_POLICY {knn['HYBRID_POLICY']}"
-                if knn["HYBRID_POLICY"] == "BATCHES" and knn["BATCH_SIZE"]:
-                    attrs += " BATCH_SIZE $BATCH_SIZE"
-                    values["BATCH_SIZE"] = knn["BATCH_SIZE"]
+        if knn and filter and knn["HYBRID_POLICY"] != "auto":
+            attrs += f" HYBRID_POLICY {knn['HYBRID_POLICY']}"
+            if knn["HYBRID_POLICY"] == "BATCHES" and knn["BATCH_SIZE"]:
+                attrs += " BATCH_SIZE $BATCH_SIZE"
+                values["BATCH_SIZE"] = knn["BATCH_SIZE"]
         text = f"({filter})" if filter else "*"
         query = (query_mod.Query(f"{text}=>[KNN {k} @vec $vec{attrs} AS dist]")
                  .sort_by("dist").return_fields("dist").paging(0, k).dialect(2))
