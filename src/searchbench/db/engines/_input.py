@@ -59,8 +59,8 @@ def check_rows(ids: Sequence[str], vectors: np.ndarray, metric: str,
             raise DataFormatError(f"metadata of {doc!r}: {exc}; expected a JSON object "
                                   "(strings, numbers, booleans, lists, objects)") from None
     check_finite(matrix, "vectors to load")
-    zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0) if metric == "cosine" else []
-    if len(zero):
+    zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)
+    if metric == "cosine" and len(zero):
         row = int(zero[0])
         raise DataFormatError(f"vectors to load: row {row} is a zero vector; cosine is "
                               "undefined for it")
