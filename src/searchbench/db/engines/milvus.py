@@ -81,7 +81,8 @@ class MilvusStore(VectorStore):
             self.client = pymilvus.MilvusClient(**self._client_args(), timeout=10)
             self.version = self._server_version()
         except pymilvus.MilvusException as exc:
-            raise BackendError(f"cannot reach Milvus at {url.public}: {exc.message}") from None
+            raise BackendError(f"cannot reach Milvus at {url.public}: "
+                               f"{_short(str(exc.message))}") from None
         if self._call(self.client.has_collection, self.collection) and \
                 self._call(self.client.get_load_state, self.collection)["state"].name != "Loaded":
             self._call(self.client.load_collection, self.collection)
@@ -105,7 +106,8 @@ class MilvusStore(VectorStore):
         try:
             return fn(*args, **kwargs)
         except self._pymilvus.MilvusException as exc:
-            raise BackendError(f"{self.url.public}: Milvus answered: {exc.message}") from None
+            raise BackendError(f"{self.url.public}: Milvus answered: "
+                               f"{_short(str(exc.message))}") from None
 
     # -- stored settings ----------------------------------------------------------------
     def _meta(self) -> dict[str, Any] | None:
@@ -152,7 +154,11 @@ class MilvusStore(VectorStore):
             added += self._insert_batch(rows, id_list, matrix, texts, metadata)
         if provenance:
             meta["provenance"] = dict(provenance)
-        total = self._sync(meta)
+        if meta.get("index"):  # new rows must be covered by the index before it is searched
+            total = self._sync(meta)
+        else:  # FLAT only: every row is searched exactly anyway (strong consistency)
+            total = meta["synced_rows"] = self.count()
+            self._save_meta(meta)
         return LoadReport(added, len(id_list) - added, total, time.perf_counter() - started)
 
     def _check_sizes(self, ids: list[str], texts: Sequence[str] | None) -> None:
@@ -184,8 +190,11 @@ class MilvusStore(VectorStore):
     def _insert_batch(self, rows: range, ids: list[str], matrix: np.ndarray,
                       texts: Sequence[str] | None,
                       metadata: Sequence[Mapping[str, Any]] | None) -> int:
-        wanted = [ids[i] for i in rows]
-        found = self._call(self.client.query, self.collection, ids=wanted, output_fields=["id"])
+        # pymilvus's query(ids=...) splices ids into the expression unescaped (an id with a
+        # quote breaks it); JSON string literals are what Milvus's expression parser reads
+        wanted = ",".join(json.dumps(ids[i], ensure_ascii=False) for i in rows)
+        found = self._call(self.client.query, self.collection, filter=f"id in [{wanted}]",
+                           output_fields=["id"])
         have = {hit["id"] for hit in found}
         data = [{"id": ids[i], "vector": matrix[i], "vector_exact": matrix[i],
                  "text": texts[i] if texts is not None else "",
@@ -390,6 +399,12 @@ def _distance(value: float, metric: str) -> float:
     if metric == "ip":
         return -float(value)
     return float(value)
+
+
+def _short(message: str, limit: int = 300) -> str:
+    """One line of at most ``limit`` characters (Milvus echoes whole expressions)."""
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[:limit] + " …"
 
 
 def _id_max_length(url: StoreURL) -> int:
