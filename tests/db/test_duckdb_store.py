@@ -69,9 +69,10 @@ def test_ids_round_trip_and_describe(built) -> None:
     hits = built.exact_search(VECTORS[odd], 1)
     assert [h[0] for h in hits.ids] == IDS[-6:]
     info = built.describe()
-    assert info["provenance"] == {"model": "seeded-gaussian", "dim": 64}
+    assert info["provenance"]["model"] == "seeded-gaussian"
+    assert info["provenance"]["index"]["params"] == {"M": 8, "M0": 16, "ef_construction": 16}
     assert (info["dim"], info["metric"], info["count"]) == (64, "cosine", len(IDS))
-    assert info["index"]["params"] == {"M": 8, "ef_construction": 16}
+    assert info["index"]["params"] == {"M": 8, "M0": 16, "ef_construction": 16}
     assert info["engine"].startswith("duckdb 1.")
 
 

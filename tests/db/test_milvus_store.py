@@ -90,7 +90,8 @@ def test_ids_round_trip_and_describe(built) -> None:
     assert [h[0] for h in built.exact_search(VECTORS[odd], 1).ids] == IDS[-6:]
     info = built.describe()
     assert "not the Milvus server" in info["engine"] and "FAISS" in info["engine"]
-    assert info["provenance"] == {"model": "seeded-gaussian"}
+    assert info["provenance"]["model"] == "seeded-gaussian"
+    assert info["provenance"]["index"]["params"] == {"M": 4, "efConstruction": 8}
     assert (info["dim"], info["metric"], info["count"]) == (64, "cosine", len(IDS))
     assert info["index"]["params"] == {"M": 4, "efConstruction": 8}
     assert info["index_state"]["index_type"] == "HNSW"

@@ -101,7 +101,8 @@ def test_ids_round_trip_and_describe(built) -> None:
     hits = built.search(VECTORS[odd], 1, params={"EF_RUNTIME": 400})
     assert [h[0] for h in hits.ids] == IDS[-6:]
     info = built.describe()
-    assert info["provenance"] == {"model": "seeded-gaussian"}
+    assert info["provenance"]["model"] == "seeded-gaussian"
+    assert info["provenance"]["index"]["params"] == {"M": 8, "EF_CONSTRUCTION": 16}
     assert (info["dim"], info["metric"], info["count"]) == (64, "cosine", len(IDS))
     assert info["index_build"]["params"] == {"M": 8, "EF_CONSTRUCTION": 16}
     assert info["index_state"]["percent_indexed"] == 1.0

@@ -146,8 +146,8 @@ class DuckDBStore(VectorStore):
         for rows in batches(len(todo), batch_size):
             self._insert(todo[rows.start:rows.stop], id_list, matrix, texts, metadata)
         if provenance:
-            meta = {**self._require_meta(), "provenance": dict(provenance)}
-            self._save_meta(meta)
+            meta = self._require_meta()
+            self._save_meta({**meta, "provenance": {**meta["provenance"], **provenance}})
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(),
                           time.perf_counter() - started)
 
@@ -180,6 +180,9 @@ class DuckDBStore(VectorStore):
         if kind not in (None, "hnsw"):
             raise ConfigError(f"duckdb index kind {kind!r}; expected hnsw")
         given = check_params(self.engine, self.params, params, "build")
+        given = {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
+        if "M0" not in params:
+            given["M0"] = 2 * given["M"]  # the extension's default
         meta = self._require_meta()
         options = {"metric": f"'{_INDEX_METRIC[meta['metric']]}'",
                    **{name: str(value) for name, value in given.items()}}
@@ -188,8 +191,9 @@ class DuckDBStore(VectorStore):
         self.con.execute(f"CREATE INDEX {self.table}_hnsw ON {self.table} USING HNSW (vec) "
                          f"WITH ({', '.join(f'{k} = {v}' for k, v in options.items())})")
         seconds = time.perf_counter() - started
-        self._save_meta({**meta, "index": {"kind": "hnsw", "params": given,
-                                           "build_seconds": seconds}})
+        index = {"kind": "hnsw", "params": given, "build_seconds": round(seconds, 3)}
+        self._save_meta({**meta, "index": index,
+                         "provenance": {**meta["provenance"], "index": index}})
         return seconds
 
     # -- reading ------------------------------------------------------------------------

@@ -153,11 +153,13 @@ class MilvusStore(VectorStore):
         for rows in batches(len(id_list), batch_size):
             added += self._insert_batch(rows, id_list, matrix, texts, metadata)
         if provenance:
-            meta["provenance"] = dict(provenance)
-        if meta.get("index"):  # new rows must be covered by the index before it is searched
+            meta["provenance"] = {**meta["provenance"], **provenance}
+        if meta.get("index") and added:  # new rows must be covered before they are searched
             total = self._sync(meta)
-        else:  # FLAT only: every row is searched exactly anyway (strong consistency)
-            total = meta["synced_rows"] = self.count()
+        else:
+            total = self.count()
+            if not meta.get("index"):  # FLAT only: every row is searched exactly anyway
+                meta["synced_rows"] = total
             self._save_meta(meta)
         return LoadReport(added, len(id_list) - added, total, time.perf_counter() - started)
 
@@ -247,7 +249,9 @@ class MilvusStore(VectorStore):
         self._replace_index(meta)
         self._sync(meta)
         seconds = time.perf_counter() - started
-        meta["index"]["build_seconds"] = seconds
+        meta["index"]["build_seconds"] = round(seconds, 3)
+        meta["provenance"] = {**meta["provenance"], "index": {
+            k: meta["index"][k] for k in ("kind", "params", "build_seconds")}}
         self._save_meta(meta)
         return seconds
 

@@ -151,7 +151,8 @@ class RedisStore(VectorStore):
                           mapping=_row(matrix[i], texts, metadata, i, meta["fields"]))
             self._call(pipe.execute)
         if provenance:
-            self._save_meta({**self._require_meta(), "provenance": dict(provenance)})
+            meta = self._require_meta()
+            self._save_meta({**meta, "provenance": {**meta["provenance"], **provenance}})
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(),
                           time.perf_counter() - started)
 
@@ -175,6 +176,7 @@ class RedisStore(VectorStore):
         if kind not in (None, "hnsw"):
             raise ConfigError(f"redis index kind {kind!r}; expected hnsw")
         given = check_params(self.engine, self.params, params, "build")
+        given = {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
         meta = self._require_meta()
         started = time.perf_counter()
         if self._index_info(self.index) is not None:
@@ -182,8 +184,9 @@ class RedisStore(VectorStore):
         self._create(self.index, "HNSW", meta, given)
         self._wait_indexed(self.index)
         seconds = time.perf_counter() - started
-        self._save_meta({**meta, "index": {"kind": "hnsw", "params": given,
-                                           "build_seconds": seconds}})
+        index = {"kind": "hnsw", "params": given, "build_seconds": round(seconds, 3)}
+        self._save_meta({**meta, "index": index,
+                         "provenance": {**meta["provenance"], "index": index}})
         return seconds
 
     def _wait_indexed(self, name: str, timeout: float = 3600.0) -> None:
