@@ -6,6 +6,13 @@ exact search), never from the engine under test.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from searchbench.db import StoreHits
@@ -62,3 +69,54 @@ def recall(hits: StoreHits, reference: StoreHits, k: int) -> float:
     """Mean |approximate ∩ exact| / k over the queries."""
     return float(np.mean([len(set(a[:k]) & set(b[:k])) / k
                           for a, b in zip(hits.ids, reference.ids, strict=True)]))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m searchbench ARGS`` with this checkout's sources first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    return subprocess.run([sys.executable, "-m", "searchbench", *args], capture_output=True,
+                          text=True, env=env, timeout=600)
+
+
+def dense_reference(folder: Path) -> Path:
+    """``run pyref -r dense --model static -k 10`` (exact numpy search), made once per
+    pytest temporary root and shared by the engine modules."""
+    path = folder / "pyref-dense-static.trec"
+    if not path.is_file():
+        part = folder / f"pyref-dense-static.{os.getpid()}.trec"
+        done = cli("run", "pyref", "-r", "dense", "--model", "static", "-k", "10", "-o",
+                   str(part), "-q")
+        assert done.returncode == 0, done.stderr
+        part.replace(path)
+    return path
+
+
+def check_cli_on_pyref(url: str, tmp_path: Path, reference: Path, build: list[str],
+                       search: str, valid: str, secret: str | None = None) -> dict[str, Any]:
+    """``db load``, ``run --retriever db`` at a search setting wide enough to be exact on
+    pyref's 79 documents (so its ranking must equal the exact dense ``reference`` made with
+    the same model), ``db describe`` and a bad parameter. Returns the run's sidecar."""
+    first = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "--index",
+                "hnsw", *[a for p in build for a in ("--param", p)], "-q")
+    assert first.returncode == 0, first.stderr
+    assert "79 added, 0 already stored, 79 rows" in first.stdout, first.stdout
+    out = tmp_path / "db.trec"
+    ran = cli("run", "pyref", "--retriever", "db", "--db", url, "--db-param", search,
+              "-k", "10", "-o", str(out), "-q")
+    assert ran.returncode == 0, ran.stderr
+    columns = [[line.split()[0:3:2] for line in p.read_text().splitlines()]
+               for p in (out, reference)]
+    assert columns[0] == columns[1]
+    side = json.loads(Path(f"{out}.json").read_text())
+    described = cli("db", "describe", url, "--json")
+    assert described.returncode == 0, described.stderr
+    assert json.loads(described.stdout)["count"] == 79
+    bad = cli("run", "pyref", "-r", "db", "--db", url, "--db-param", "nonsense=3", "-o",
+              str(tmp_path / "x.trec"))
+    assert bad.returncode == 1 and bad.stderr.startswith("error: unknown search parameter")
+    assert valid in bad.stderr and "Traceback" not in bad.stderr
+    if secret is not None:
+        for text in (first.stdout, first.stderr, ran.stdout, ran.stderr, described.stdout,
+                     bad.stderr, out.read_text(), Path(f"{out}.json").read_text()):
+            assert secret not in text
+    return dict(side)

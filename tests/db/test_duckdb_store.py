@@ -12,7 +12,15 @@ pytest.importorskip("duckdb_extension_vss")
 import searchbench.db as db
 from searchbench.errors import BackendError, ConfigError, DataFormatError
 
-from ._seeded import assert_exact, categories, corpus, queries, recall
+from ._seeded import (
+    assert_exact,
+    categories,
+    check_cli_on_pyref,
+    corpus,
+    dense_reference,
+    queries,
+    recall,
+)
 
 IDS, VECTORS = corpus()
 QUERIES = queries(VECTORS)
@@ -114,3 +122,16 @@ def test_parameters_are_validated(built) -> None:
 def test_unopenable_database_is_a_backend_error(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="does not exist"):
         db.connect(f"duckdb://{tmp_path}/missing/dir/v.duckdb?table=docs")
+
+
+@pytest.mark.slow
+def test_cli_load_and_run_on_pyref(tmp_path: Path,
+                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    side = check_cli_on_pyref(f"duckdb://{tmp_path}/pyref.duckdb?table=pyref", tmp_path,
+                              dense_reference(tmp_path_factory.getbasetemp()),
+                              ["M=8", "ef_construction=32"], "hnsw_ef_search=200",
+                              "valid: hnsw_ef_search")
+    search = side["retrieval"]["search"]
+    assert search["params"] == {"hnsw_ef_search": 200} and search["index_used"] is True
+    index = side["retrieval"]["store"]["provenance"]["index"]
+    assert index["params"] == {"M": 8, "M0": 16, "ef_construction": 32}

@@ -17,7 +17,15 @@ import searchbench.db as db
 from searchbench.db.servers import free_port
 from searchbench.errors import BackendError, ConfigError, DataFormatError
 
-from ._seeded import assert_exact, categories, corpus, queries, recall
+from ._seeded import (
+    assert_exact,
+    categories,
+    check_cli_on_pyref,
+    corpus,
+    dense_reference,
+    queries,
+    recall,
+)
 
 IDS, VECTORS = corpus()
 QUERIES = queries(VECTORS)
@@ -156,3 +164,15 @@ def test_unreachable_server_names_the_url_never_the_password() -> None:
         db.connect(f"milvus://root:pa55word@127.0.0.1:{port}?collection=docs")
     assert f"milvus://root:***@127.0.0.1:{port}?collection=docs" in str(caught.value)
     assert "pa55word" not in str(caught.value)
+
+
+@pytest.mark.slow
+def test_cli_load_and_run_on_pyref(tmp_path, tmp_path_factory) -> None:
+    side = check_cli_on_pyref(f"milvus-lite://{tmp_path}/pyref.db?collection=pyref", tmp_path,
+                              dense_reference(tmp_path_factory.getbasetemp()),
+                              ["M=8", "efConstruction=32"], "ef=200", "valid: ef, nprobe")
+    search = side["retrieval"]["search"]
+    assert search["params"] == {"ef": 200} and search["index_used"] is True
+    assert "not the Milvus server" in side["retrieval"]["store"]["engine"]
+    index = side["retrieval"]["store"]["provenance"]["index"]
+    assert index["params"] == {"M": 8, "efConstruction": 32}

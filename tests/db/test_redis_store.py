@@ -19,7 +19,15 @@ import searchbench.db as db
 from searchbench.db.servers import free_port, start_redis_stack
 from searchbench.errors import BackendError, ConfigError, MissingDependencyError
 
-from ._seeded import assert_exact, categories, corpus, queries, recall
+from ._seeded import (
+    assert_exact,
+    categories,
+    check_cli_on_pyref,
+    corpus,
+    dense_reference,
+    queries,
+    recall,
+)
 
 IDS, VECTORS = corpus()
 QUERIES = queries(VECTORS)
@@ -176,3 +184,22 @@ def test_wrong_password_is_a_backend_error_without_the_password(
         server_store.r.config_set("requirepass", "")
         server_store.close()
 
+
+
+@pytest.mark.slow
+def test_cli_load_and_run_on_pyref(server, tmp_path, tmp_path_factory) -> None:
+    """Through the CLI with a password-protected server: the password never shows."""
+    admin = db.connect(f"{server.url}?index=cli")
+    admin.r.config_set("requirepass", SECRET)
+    try:
+        side = check_cli_on_pyref(f"redis://:{SECRET}@127.0.0.1:{server.port}?index=pyref",
+                                  tmp_path, dense_reference(tmp_path_factory.getbasetemp()),
+                                  ["M=8", "EF_CONSTRUCTION=32"], "EF_RUNTIME=200",
+                                  "valid: BATCH_SIZE, EF_RUNTIME, HYBRID_POLICY", SECRET)
+    finally:
+        admin.r.config_set("requirepass", "")
+        admin.close()
+    search = side["retrieval"]["search"]
+    assert search["params"]["EF_RUNTIME"] == 200 and search["index_used"] is True
+    index = side["retrieval"]["store"]["provenance"]["index"]
+    assert index["params"] == {"M": 8, "EF_CONSTRUCTION": 32}
