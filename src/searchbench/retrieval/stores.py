@@ -270,16 +270,12 @@ class DbRetriever(Retriever):
         return {**super().describe(), "search": dict(self.searched)}
 
     # -- index: the units must be the store's ids ---------------------------------------
-    def index(self, corpus: Any, chunker: Chunker | None = None) -> DbRetriever:
-        """Split ``corpus`` as the store was loaded (its recorded chunker) and check that
-        the store holds exactly these units."""
+    def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
+        """The store's own chunker (recorded by :func:`load_store`) when none is given (a
+        hybrid then splits its other parts the same way); a different one is refused."""
         recorded = self.stored.get("chunk")
         if chunker is None and recorded:
             chunker = parse_chunker(recorded)
-        super().index(corpus, chunker)
-        return self
-
-    def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
         if chunker is not None and hasattr(chunker, "with_tokenizer"):
             chunker = chunker.with_tokenizer(self.encoder.token_offsets, self.encoder.name)
         got = chunker.describe() if chunker is not None else None

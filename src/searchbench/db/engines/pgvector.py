@@ -170,7 +170,7 @@ class PgVectorStore(VectorStore):
                 "database owner (searchbench db load creates it when allowed)")
 
     @contextmanager
-    def _transaction(self, settings: Mapping[str, Any] = ()) -> Iterator[Any]:
+    def _transaction(self, settings: Mapping[str, Any]) -> Iterator[Any]:
         """A cursor in a transaction with ``SET LOCAL`` settings; rolled back at the end
         (searches write nothing), or on error with the SQL error as a ConfigError."""
         psycopg = require("psycopg", "pgvector")
