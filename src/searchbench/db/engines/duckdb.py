@@ -8,8 +8,10 @@ The extension is the file shipped by the ``duckdb-extension-vss`` wheel, loaded 
 - the index answers only ``ORDER BY <distance of its metric> LIMIT k``; a query with another
   metric's distance scans exactly. Every search runs ``EXPLAIN`` once and reports
   ``index_used`` from the plan (``HNSW_INDEX_SCAN``);
-- ``WHERE`` is applied *after* the HNSW search: a selective filter returns fewer than k rows
-  (the plan is recorded; the hits are what the engine returned);
+- ``WHERE`` is applied to the HNSW index's top-k rows: a filter keeping a fraction f of the
+  rows returns about f·k rows whatever ``hnsw_ef_search`` (the hits are what the engine
+  returned, and a :class:`~searchbench.errors.SearchbenchWarning` says how many queries
+  came back short);
 - the exact path is the same SQL with ``SET disabled_optimizers='extension'``, checked with
   ``EXPLAIN`` (a sequential scan with ``TOP_N``);
 - query vectors are bound as text (``?::VARCHAR::FLOAT[dim]``): binding a Python list costs
@@ -24,13 +26,21 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ...errors import BackendError, ConfigError, MissingDependencyError, require
+from ...errors import (
+    BackendError,
+    ConfigError,
+    MissingDependencyError,
+    SearchbenchWarning,
+    require,
+    user_stacklevel,
+)
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._input import (
     as_hits_arrays,
@@ -234,8 +244,15 @@ class DuckDBStore(VectorStore):
         finally:
             self.con.execute("RESET hnsw_ef_search")
         ids, dists = as_hits_arrays(rows)
-        return StoreHits(ids, dists, "HNSW_INDEX_SCAN" in plan, plan,
-                         {"hnsw_ef_search": int(ef)}, latencies)
+        used = "HNSW_INDEX_SCAN" in plan
+        short = sum(len(row) < k for row in ids)
+        if filter and used and short:
+            warnings.warn(f"{self.url.public}: DuckDB applies the filter to the HNSW index's "
+                          f"top {k} rows, so {short} of {len(ids)} queries got fewer than "
+                          f"{k} results (hnsw_ef_search does not help); use exact search "
+                          "with selective filters", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
+        return StoreHits(ids, dists, used, plan, {"hnsw_ef_search": int(ef)}, latencies)
 
     def exact_search(self, queries: np.ndarray, k: int, *,
                      filter: str | None = None) -> StoreHits:
