@@ -18,6 +18,16 @@ if ldconfig -p 2>/dev/null | grep -q 'libssl.so.1.1 '; then
     echo "libssl.so.1.1 is installed system-wide; nothing to fetch"
     exit 0
 fi
+if [ -n "${SEARCHBENCH_LIBSSL11_DIR:-}" ] && [ -f "$SEARCHBENCH_LIBSSL11_DIR/libssl.so.1.1" ]; then
+    exit 0
+fi
+for tool in apt-get dpkg-deb; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "fetch_libssl11.sh: $tool not found (Debian/Ubuntu only); provide OpenSSL 1.1 for" \
+             "the Redis Stack server yourself and set SEARCHBENCH_LIBSSL11_DIR to its folder" >&2
+        exit 1
+    fi
+done
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 APT="$DEST/apt"
 mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/etc" "$DEST/root"

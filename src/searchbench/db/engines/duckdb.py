@@ -75,7 +75,7 @@ def vss_extension_path() -> Path:
 
 
 class DuckDBStore(VectorStore):
-    """One table in a DuckDB file (or ``duckdb://:memory:``) with an optional HNSW index."""
+    """One table in a DuckDB file with an optional HNSW index."""
 
     engine: ClassVar[str] = "duckdb"
     extra: ClassVar[str] = "duckdb"
@@ -102,10 +102,10 @@ class DuckDBStore(VectorStore):
         self.path = url.path or url.host
         if not self.path:
             raise ConfigError(f"{url.public}: no database file; expected "
-                              "'duckdb://./vec.duckdb?table=docs' or 'duckdb://:memory:'")
+                              "'duckdb://./vec.duckdb?table=docs' or 'duckdb:///abs/vec.duckdb?table=docs'")
         self._duckdb = require("duckdb", self.extra)
         extension = vss_extension_path()
-        if self.path != ":memory:" and not Path(self.path).parent.is_dir():
+        if not Path(self.path).parent.is_dir():
             raise BackendError(f"cannot open {url.public}: directory "
                                f"{Path(self.path).parent} does not exist")
         try:
