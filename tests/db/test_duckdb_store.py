@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,13 @@ import pytest
 pytest.importorskip("duckdb_extension_vss")
 
 import searchbench.db as db
-from searchbench.errors import BackendError, ConfigError, DataFormatError, SearchbenchWarning
+from searchbench.errors import (
+    BackendError,
+    ConfigError,
+    DataFormatError,
+    MissingDependencyError,
+    SearchbenchWarning,
+)
 
 from ._seeded import (
     assert_exact,
@@ -137,3 +144,9 @@ def test_cli_load_and_run_on_pyref(tmp_path: Path,
     assert search["params"] == {"hnsw_ef_search": 200} and search["index_used"] is True
     index = side["retrieval"]["store"]["provenance"]["index"]
     assert index["params"] == {"M": 8, "M0": 16, "ef_construction": 32}
+
+
+def test_a_missing_extra_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "duckdb_extension_vss", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"searchbench\[duckdb\]"):
+        db.connect(f"duckdb://{tmp_path}/v.duckdb?table=docs")

@@ -7,6 +7,8 @@ filters, resume, index coverage), not Milvus's own index implementation.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,7 @@ pytest.importorskip("milvus_lite")
 
 import searchbench.db as db
 from searchbench.db.servers import free_port
-from searchbench.errors import BackendError, ConfigError, DataFormatError
+from searchbench.errors import BackendError, ConfigError, DataFormatError, MissingDependencyError
 
 from ._seeded import (
     assert_exact,
@@ -176,3 +178,9 @@ def test_cli_load_and_run_on_pyref(tmp_path, tmp_path_factory) -> None:
     assert "not the Milvus server" in side["retrieval"]["store"]["engine"]
     index = side["retrieval"]["store"]["provenance"]["index"]
     assert index["params"] == {"M": 8, "efConstruction": 32}
+
+
+def test_a_missing_extra_names_it(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pymilvus", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"searchbench\[milvus\]"):
+        db.connect(f"milvus-lite://{tmp_path}/m.db?collection=docs")

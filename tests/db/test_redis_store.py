@@ -8,6 +8,7 @@ it is missing the module skips with that reason, except in CI (``SEARCHBENCH_TES
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -203,3 +204,9 @@ def test_cli_load_and_run_on_pyref(server, tmp_path, tmp_path_factory) -> None:
     assert search["params"]["EF_RUNTIME"] == 200 and search["index_used"] is True
     index = side["retrieval"]["store"]["provenance"]["index"]
     assert index["params"] == {"M": 8, "EF_CONSTRUCTION": 32}
+
+
+def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"searchbench\[redis\]"):
+        db.connect("redis://127.0.0.1:6379?index=docs")
