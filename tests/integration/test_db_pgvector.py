@@ -95,12 +95,78 @@ def test_hnsw_recall_rises_with_ef_search_and_exact_stays_exact(server):
         exact = store.exact_search(q, 10)  # after many index searches: still a full scan
         assert exact.index_used is False and "Seq Scan" in (exact.plan or "")
         assert _recall(exact.ids, truth, 10) == 1.0
+        capped = store.search(q, 100, params={"hnsw.ef_search": 20})  # pgvector's row cap
+        assert capped.index_used is True and max(len(r) for r in capped.ids) <= 20
         top = store.search(q, 10, params={"hnsw.ef_search": 1000})
         assert top.index_used is False  # the planner's silent switch to an exact scan
         desc = store.describe()
         assert desc["indexes"][0]["kind"] == "hnsw"
         assert desc["indexes"][0]["params"] == {"m": 8, "ef_construction": 32}
         assert desc["provenance"]["index"]["params"] == {"m": 8, "ef_construction": 32}
+
+
+def test_ivfflat_probes_every_list_is_exact_through_the_index(server):
+    x, q = _random(3000, 16, 8), _random(30, 16, 9)
+    ids = [f"d{i}" for i in range(len(x))]
+    truth = exact_knn(x, q, 10, "l2")
+    with db.connect(url(server, "ivf")) as store:
+        store.load(ids, x, metric="l2", batch_size=3000)
+        store.build_index("ivfflat", lists=30)
+        one = store.search(q, 10, params={"ivfflat.probes": 1})
+        every = store.search(q, 10, params={"ivfflat.probes": 30})
+        assert one.index_used is True and every.index_used is True, every.plan
+        assert _recall(one.ids, truth.ids, 10) < _recall(every.ids, truth.ids, 10) == 1.0
+        np.testing.assert_allclose(np.stack(every.distances), truth.distances[:, :10],
+                                   rtol=1e-5, atol=1e-5)
+        assert store.describe()["indexes"][0] == {
+            "name": "ivf_embedding_ivfflat", "kind": "ivfflat", "metric": "l2",
+            "params": {"lists": 30}}
+
+
+def test_a_table_of_your_own_with_its_own_columns_and_index(server):
+    x, q = _random(300, 8, 10), _random(4, 8, 11)
+    with db.connect(url(server, "t")) as admin:
+        admin.load(["seed"], _random(1, 8, 0), metric="ip")  # creates the extension
+        admin.conn.execute("CREATE TABLE mine (doc_id text PRIMARY KEY, emb vector(8))")
+        with admin.conn.cursor().copy("COPY mine FROM STDIN") as cp:
+            for i, row in enumerate(x):
+                cp.write_row((f"m{i}", "[" + ",".join(map(str, row.tolist())) + "]"))
+        admin.conn.execute("CREATE INDEX ON mine USING hnsw (emb vector_ip_ops)")
+        admin.conn.commit()
+    with db.connect(f"pgvector://postgres@/postgres?host={server}&table=mine&id=doc_id"
+                    "&vector=emb") as store:
+        assert store.describe()["metric"] == "ip"  # from the index's operator class
+        got = store.exact_search(q, 5)
+        truth = exact_knn(x, q, 5, "ip")
+        assert [[int(i[1:]) for i in row] for row in got.ids] == truth.ids[:, :5].tolist()
+        np.testing.assert_allclose(np.stack(got.distances), truth.distances[:, :5],
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_selective_filters_go_exact_or_come_back_short(server):
+    """Two measured pgvector traps. A filter the planner knows to be selective makes it scan
+    exactly (the index is silently skipped). A filter it believes loose but that is
+    selective in fact keeps the index: HNSW finds ef_search candidates, the filter drops
+    most of them, and fewer than k rows come back unless hnsw.iterative_scan is on."""
+    x = _random(5000, 16, 12)
+    q = _random(20, 16, 13)
+    ids = [f"d{i}" for i in range(len(x))]
+    meta = [{"cat": "rare" if i % 50 == 0 else "common"} for i in range(len(x))]
+    flt = "metadata->>'cat' <> 'common'"  # estimated to keep 99.5 %, keeps 2 %
+    with db.connect(url(server, "sparse")) as store:
+        store.load(ids, x, metric="cosine", metadata=meta, batch_size=5000)
+        store.build_index("hnsw", m=8, ef_construction=32)
+        known = store.search(q, 10, params={"hnsw.ef_search": 40},
+                             filter="metadata->>'cat' = 'rare'")  # estimated 0.5 %
+        assert known.index_used is False and "Seq Scan" in (known.plan or "")
+        assert all(len(r) == 10 for r in known.ids)
+        plain = store.search(q, 10, params={"hnsw.ef_search": 40}, filter=flt)
+        more = store.search(q, 10, params={"hnsw.ef_search": 40,
+                                           "hnsw.iterative_scan": "strict_order"}, filter=flt)
+        assert plain.index_used and more.index_used, plain.plan
+        assert np.mean([len(r) for r in plain.ids]) < 5  # ~2 % of 40 candidates pass
+        assert all(len(r) == 10 for r in more.ids)
+        assert all(int(i[1:]) % 50 == 0 for r in more.ids for i in r)
 
 
 def test_filter_is_sql_and_the_vector_a_parameter(server):

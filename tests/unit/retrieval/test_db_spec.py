@@ -71,3 +71,44 @@ def test_experiment_tables_take_db_retrievers_and_hybrids_of_them():
 def test_experiment_refuses_a_password_in_the_config():
     with pytest.raises(ConfigError, match=r"x.toml: key 'retrievers.pg.url' holds a password"):
         parse_config(_config("pgvector://me:hunter2@/app?table=docs"), where="x.toml")
+
+
+def test_sb_db_connect_is_reachable_from_the_top_package():
+    import searchbench as sb
+
+    assert sb.db.connect is __import__("searchbench.db", fromlist=["connect"]).connect
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["-r", "db"], "--retriever db needs --db URL"),
+    (["-r", "bm25", "--db", URL], "--db, --db-param and --filter need --retriever db"),
+    (["-r", "db", "--db", URL, "--db-param", "hnsw.ef_search"], "expected NAME=VALUE"),
+])
+def test_run_db_flags_are_checked_before_any_work(tmp_path, capsys, args, needle):
+    from searchbench.cli.main import main
+
+    assert main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x.trec").exists()
+
+
+def test_list_params_shows_every_engine_even_one_that_fails_to_import(capsys):
+    import json
+
+    from searchbench.cli.main import main
+    from searchbench.db import ENGINES, register_engine
+    from searchbench.db.engines.pgvector import PgVectorStore
+
+    register_engine("broken-engine", "searchbench.db.engines.no_such_adapter", "Nope")
+    try:
+        assert main(["db", "list-params", "--json"]) == 0
+    finally:
+        del ENGINES["broken-engine"]
+    listed = {e["engine"]: e for e in json.loads(capsys.readouterr().out)}
+    assert "adapter not importable" in listed["broken-engine"]["error"]
+    pg = listed["pgvector"]
+    assert [p["name"] for p in pg["params"]] == [p.name for p in PgVectorStore.params]
+    assert {p["name"]: p["default"] for p in pg["params"]}["hnsw.ef_search"] == 40
+    assert main(["db", "list-params", "nosuch"]) == 1
+    assert "unknown store engine 'nosuch'" in capsys.readouterr().err
