@@ -62,3 +62,12 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     from ..judging.web.server import serve
 
     serve(serve_options(evalset, pool_path, **server))
+
+
+def _register() -> None:
+    from .judge_llm_cmd import llm_command
+
+    judge_app.add_command(llm_command)
+
+
+_register()

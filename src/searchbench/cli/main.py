@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
     "explore": ("explore_cmd", "explore_command", "Explore two runs side by side per query "
                 "in the web app and judge their holes."),
+    "synth": ("synth_cmd", "synth_command", "Generate guarded synthetic questions (chunk kept "
+              "as evidence) through an LLM."),
 }
 
 
