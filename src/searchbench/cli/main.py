@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
     "convert": ("convert_cmd", "convert_command",
                 "Convert qrels or a run between TREC, BEIR, Parquet and Arrow IPC files."),
+    "judge": ("judge_cmd", "judge_app",
+              "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
 }
 
 
