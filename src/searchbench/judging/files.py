@@ -182,7 +182,7 @@ def _pdf(path: Path, data: bytes) -> Converted:
         pages = [page.extract_text() or "" for page in reader.pages]
         meta: Any = reader.metadata
         title = str(meta.title).strip() if meta is not None and meta.title else ""
-    except Exception as exc:  # pypdf raises many kinds on a damaged file  # noqa: BLE001
+    except Exception as exc:  # pypdf raises many kinds on a damaged file
         return Converted(skipped=f"pypdf cannot read it ({type(exc).__name__}: {exc})")
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:

@@ -106,6 +106,8 @@ def init_evalset(folder: str | os.PathLike[str], docs: str | os.PathLike[str], *
     write_corpus_jsonl(existing_path or target / "corpus.jsonl", Corpus(docs_out))
     if native_file(target, "queries.jsonl") is None:
         write_text(target / "queries.jsonl", "")
+    if native_file(target, "qrels.tsv") is None:  # no judgments yet: the BEIR header only
+        write_text(target / "qrels.tsv", "query-id\tcorpus-id\tscore\n")
     _note_provenance(target, root, {"glob": glob or "", "written_at": utc_now(),
                                     "documents": len(docs_out)})
     return report
