@@ -67,6 +67,9 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
                   cache_dir: Path | None, quiet: bool) -> None:
     """Validate an evaluation set; exit 1 when it has errors.
 
+    Shows the shares of real, synthetic and verified queries and, for a native folder with a
+    judging store (judging.sqlite), the judges' agreement.
+
     Example: searchbench evalset check my-set/
     """
     from ..collections.check import check_evalset
@@ -74,12 +77,30 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
     with reported_warnings(quiet=True):
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
     report = check_evalset(es, sd=sd)
+    judged = _judge_agreement(es)
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
         click.echo(report.to_text())
+        if judged is not None:
+            click.echo(f"judge agreement: {judged.summary()}")
     if not report.ok:
         raise SystemExit(1)
+
+
+def _judge_agreement(es: Any) -> Any:
+    """The agreement report of a native set's judging store (None without one)."""
+    path = es.provenance.get("path")
+    if es.provenance.get("format") != "native" or not isinstance(path, str):
+        return None
+    from ..judging.export import store_judgments
+
+    labels = store_judgments(path)
+    if not labels:
+        return None
+    from ..judging.agreement import agreement
+
+    return agreement(labels, n_boot=1000, seed=0)
 
 
 @evalset_app.command("init")

@@ -168,14 +168,13 @@ def _html(text: str, path: Path) -> Converted:
 
 # -- PDF ------------------------------------------------------------------------------------
 def _pdf(path: Path, data: bytes) -> Converted:
-    import importlib.util
-
-    if importlib.util.find_spec("pypdf") is None:
-        return Converted(skipped="PDF text needs the pdf extra: pip install "
-                                 "'searchbench[pdf]'")
     import io
 
-    import pypdf
+    try:
+        import pypdf
+    except ImportError:
+        return Converted(skipped="PDF text needs the pdf extra: pip install "
+                                 "'searchbench[pdf]'")
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
