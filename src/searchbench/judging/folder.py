@@ -161,7 +161,7 @@ def _walk(root: Path, glob: str | None) -> list[tuple[Path, str]]:
             if glob is not None and not _matches(rel, glob):
                 continue
             found.append((path, rel))
-    return found
+    return sorted(found, key=lambda pair: pair[1])
 
 
 def _matches(rel: str, pattern: str) -> bool:
