@@ -370,12 +370,13 @@ def agreement(judgments: Sequence[Judgment], *, runs: Sequence[Any] = (),
     report = AgreementReport(dict(matrix.kinds), len(matrix.items))
     humans = matrix.of_kind("human")
     human_grades = matrix.grades[:, [matrix.annotators.index(a) for a in humans]]
+    variants: tuple[tuple[str, Weights], ...] = (("", "none"), ("_linear", "linear"),
+                                                 ("_quadratic", "quadratic"))
     for a, b in itertools.combinations(humans, 2):
         x, y = matrix.column(a), matrix.column(b)
         report.pairs[f"{a} vs {b}"] = {
             f"kappa{suffix}": cohen_kappa(x, y, weights=w, n_boot=n_boot, seed=seed)
-            for suffix, w in (("", "none"), ("_linear", "linear"),
-                              ("_quadratic", "quadratic"))}
+            for suffix, w in variants}
     if len(humans) >= 3:
         report.fleiss = fleiss_kappa(human_grades, n_boot=n_boot, seed=seed)
     if len(humans) >= 2:
