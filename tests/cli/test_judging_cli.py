@@ -89,7 +89,7 @@ def test_bad_input_is_one_error_line(built: Path, tmp_path: Path, capsys, args: 
     Run.from_dict({"q1": {"nope.md": 1.0}, "q2": {"nope.md": 1.0}}).to_file(
         tmp_path / "bad.trec")
     before = (built / "corpus.jsonl").read_bytes()
-    code, out, err = _run(capsys, *[a.format(set=built, tmp=tmp_path) for a in args])
+    code, _, err = _run(capsys, *[a.format(set=built, tmp=tmp_path) for a in args])
     assert code in (1, 2)
     assert message.format(set=built) in err
     if code == 1:

@@ -183,7 +183,7 @@ def test_disagreements_list_wide_spreads_ties_and_far_llm_labels() -> None:
     assert found[("q1", "d1")].spread == 3
     assert "tied" in found[("q1", "d2")].reason
     assert "LLM" in found[("q1", "d3")].reason
-    assert list(found)[0] == ("q1", "d1")  # the largest spread first
+    assert next(iter(found)) == ("q1", "d1")  # the largest spread first
 
 
 def test_ranking_effect_kendall_tau_against_pytrec_eval_and_scipy() -> None:

@@ -192,8 +192,8 @@ def test_add_queries_refuses_an_id_in_use_and_a_bad_source(tmp_path: Path, docs:
     clash.write_text('{"id": "q1", "text": "another question"}\n')
     with pytest.raises(DataFormatError, match=r"b.jsonl:1: id 'q1' is already used"):
         add_queries(target, clash)
-    with pytest.raises(ConfigError, match="expected real, human"):
+    with pytest.raises(ConfigError, match=r"expected real, human"):
         add_queries(target, tmp_path / "a.txt", source="robots")
-    with pytest.raises(DataFormatError, match="no corpus.jsonl"):
+    with pytest.raises(DataFormatError, match=r"no corpus\.jsonl"):
         add_queries(tmp_path, tmp_path / "a.txt")
     assert len(read_corpus_jsonl(target / "corpus.jsonl")) == 3
