@@ -214,28 +214,36 @@ class _Entries:
 
 
 def _entries(runs: Sequence[Run], depth: int) -> _Entries:
-    qs, ds, ranks, which = [], [], [], []
-    for i, run in enumerate(runs):
-        top = run.truncate(depth)
-        qs.append(top.query_ids[top.query_codes()].astype(object))
-        ds.append(top.doc_ids_arrow().to_numpy(zero_copy_only=False).astype(object))
-        ranks.append(top.ranks() + 1)
-        which.append(np.full(len(top), i, dtype=np.int32))
-    q_vocab, q_code = np.unique(np.concatenate(qs), return_inverse=True)
-    d_vocab, d_code = np.unique(np.concatenate(ds), return_inverse=True)
-    return _Entries(q_code.ravel(), d_code.ravel(), np.concatenate(ranks),
-                    np.concatenate(which), q_vocab, d_vocab)
+    """Codes are ranks in the sorted query and doc vocabularies (so code order is id
+    order); strings are encoded by Arrow, never compared as Python objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tops = [run.truncate(depth) for run in runs]
+    q_vocab = np.unique(np.concatenate([t.query_ids.astype(object) for t in tops]))
+    q_codes = [np.searchsorted(q_vocab, t.query_ids.astype(object))[t.query_codes()]
+               for t in tops]
+    docs = pa.concat_arrays([t.doc_ids_arrow().cast(pa.string()) for t in tops])
+    encoded = docs.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    d_code = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    d_vocab = np.array(encoded.dictionary.take(pa.array(order)).to_pylist(), dtype=object)
+    return _Entries(np.concatenate(q_codes).astype(np.int64), d_code,
+                    np.concatenate([t.ranks() + 1 for t in tops]),
+                    np.concatenate([np.full(len(t), i, dtype=np.int32)
+                                    for i, t in enumerate(tops)]), q_vocab, d_vocab)
 
 
-def _pair_keys(entries: _Entries, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-    """Keys of ``pairs`` in the entries' code space (pairs outside it dropped)."""
-    if not pairs:
+def _pair_keys(entries: _Entries, query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Keys of the (query, doc) pairs in the entries' code space (pairs outside it
+    dropped)."""
+    if not len(query_ids):
         return np.zeros(0, dtype=np.int64)
-    q = np.array([p[0] for p in pairs], dtype=object)
-    d = np.array([p[1] for p in pairs], dtype=object)
-    qi = np.searchsorted(entries.query_vocab, q).clip(0, max(len(entries.query_vocab) - 1, 0))
-    di = np.searchsorted(entries.doc_vocab, d).clip(0, max(len(entries.doc_vocab) - 1, 0))
-    ok = (entries.query_vocab[qi] == q) & (entries.doc_vocab[di] == d)
+    qi = np.searchsorted(entries.query_vocab, query_ids).clip(0, len(entries.query_vocab) - 1)
+    di = np.searchsorted(entries.doc_vocab, doc_ids).clip(0, len(entries.doc_vocab) - 1)
+    ok = (entries.query_vocab[qi] == query_ids) & (entries.doc_vocab[di] == doc_ids)
     return qi[ok].astype(np.int64) * len(entries.doc_vocab) + di[ok]
 
 
@@ -243,7 +251,8 @@ def _pool(runs: Sequence[Run], query_ids: Sequence[str],
           judged: Sequence[tuple[str, str]], depth: int) -> PoolResult:
     entries = _entries(runs, max(depth, JUDGED_AT))
     keys = entries.keys()
-    judged_keys = _pair_keys(entries, judged)
+    judged_keys = _pair_keys(entries, np.array([p[0] for p in judged], dtype=object),
+                             np.array([p[1] for p in judged], dtype=object))
     in_depth = entries.rank <= depth
     pair_keys, first, inverse = np.unique(keys[in_depth], return_index=True,
                                           return_inverse=True)
