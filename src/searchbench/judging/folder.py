@@ -269,7 +269,8 @@ def add_queries(folder: str | os.PathLike[str], source_file: str | os.PathLike[s
     The file holds one query per line, or JSON Lines (``{"text": ...}`` with optional
     ``id``, ``source``, ``generator``, ``verified``, other keys → metadata). New ids are
     ``q<N>``, never one in use; a JSON id already in use with another text is an error. A
-    query whose text (case and white space aside) is already there is reported and skipped.
+    query whose text (case, white space and end punctuation aside) is already there is
+    reported and skipped.
     """
     from ..data import write_queries_jsonl
 
@@ -310,7 +311,9 @@ def add_queries(folder: str | os.PathLike[str], source_file: str | os.PathLike[s
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+    """The form duplicates are found by: case, white space runs and the punctuation at the
+    ends (``?``, ``.``, quotes…) aside."""
+    return " ".join(text.casefold().split()).strip(" ?!.,;:'\"¿¡")
 
 
 def _next_id(counter: int, used: dict[str, Any]) -> tuple[int, str]:

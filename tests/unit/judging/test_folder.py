@@ -168,7 +168,7 @@ def test_add_queries_lines_and_jsonl_stable_ids_and_duplicates(tmp_path: Path,
     target = tmp_path / "set"
     init_evalset(target, docs)
     lines = tmp_path / "q.txt"
-    lines.write_text("How do I install?\n\nwhat is X\nHOW do  I install?\n")
+    lines.write_text("How do I install?\n\nwhat is X\nHOW do  I install\n")
     first = add_queries(target, lines, source="real")
     assert first.added == ["q1", "q2"] and first.duplicates == [f"{lines}:4 (= q1)"]
     jl = tmp_path / "q.jsonl"
