@@ -16,7 +16,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,pdf
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q $(TORCH)
@@ -27,7 +27,8 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
-# The HTML report test renders the report in headless Chromium (Debian's package).
+# The HTML report test and the judging app's browser tests use headless Chromium (Debian's
+# package; Playwright drives it through executable_path, it never downloads a browser).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium (report test)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }

@@ -5,7 +5,9 @@ One sub-command per function; other modules add theirs to :data:`judge_app` here
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +15,37 @@ from ._multi import GreedyOption
 from ._output import paths, print_json
 
 EVALSET_ARG = click.argument("evalset", type=paths(must_exist=True))
+
+
+def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of the web app's commands (``judge serve``, ``explore``)."""
+    options = [
+        click.option("--annotator", "annotators", multiple=True, metavar="NAME",
+                     help="An annotator (repeatable). A new one gets a token and a URL, printed "
+                          "once; a known one keeps its URL. Default: one named 'annotator'."),
+        click.option("--new-tokens", is_flag=True,
+                     help="Give every listed annotator a new token and URL (old URLs stop "
+                          "working)."),
+        click.option("--host", default="127.0.0.1",
+                     help="Address to bind; a non-loopback address needs --allow-remote."),
+        click.option("--port", default=0, type=click.IntRange(0, 65535), metavar="PORT",
+                     help="Port to bind (0: a free port)."),
+        click.option("--allow-remote", is_flag=True,
+                     help="Allow a non-loopback --host (use TLS: --certfile/--keyfile)."),
+        click.option("--certfile", type=paths(must_exist=True), help="TLS certificate (PEM)."),
+        click.option("--keyfile", type=paths(must_exist=True), help="TLS private key (PEM)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def serve_options(evalset: Path, pool: Path | None, **kw: Any) -> Any:
+    """:class:`ServeOptions` from the parsed :func:`server_options`."""
+    from ..judging.web.server import ServeOptions
+
+    kw["annotators"] = kw.get("annotators") or ("annotator",)
+    return ServeOptions(evalset=evalset, pool=pool, **kw)
 
 
 @click.group("judge", no_args_is_help=True)
@@ -24,26 +57,12 @@ def judge_app() -> None:
 @EVALSET_ARG
 @click.option("--pool", "pool_path", type=paths(must_exist=True), required=True,
               help="pool.jsonl to judge (from `searchbench pool`).")
-@click.option("--annotator", "annotators", multiple=True, metavar="NAME",
-              help="An annotator (repeatable); each gets a new token and URL at every start. "
-                   "Default: one annotator named 'annotator'.")
-@click.option("--host", default="127.0.0.1",
-              help="Address to bind; a non-loopback address needs --allow-remote.")
-@click.option("--port", default=0, type=click.IntRange(0, 65535), metavar="PORT",
-              help="Port to bind (0: a free port).")
-@click.option("--allow-remote", is_flag=True,
-              help="Allow a non-loopback --host (use TLS: --certfile/--keyfile).")
-@click.option("--certfile", type=paths(must_exist=True), help="TLS certificate (PEM).")
-@click.option("--keyfile", type=paths(must_exist=True), help="TLS private key (PEM).")
-def serve_command(evalset: Path, pool_path: Path, annotators: tuple[str, ...], host: str,
-                  port: int, allow_remote: bool, certfile: Path | None,
-                  keyfile: Path | None) -> None:
+@server_options
+def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     """Serve the blind judging web app for POOL and print one URL per annotator."""
-    from ..judging.web.server import ServeOptions, serve
+    from ..judging.web.server import serve
 
-    serve(ServeOptions(evalset=evalset, pool=pool_path, annotators=annotators or ("annotator",),
-                       host=host, port=port, allow_remote=allow_remote, certfile=certfile,
-                       keyfile=keyfile))
+    serve(serve_options(evalset, pool_path, **server))
 
 
 @judge_app.command("agreement")

@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "of pairs to judge next."),
     "judge": ("judge_cmd", "judge_app",
               "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
+    "explore": ("explore_cmd", "explore_command", "Explore two runs side by side per query "
+                "in the web app and judge their holes."),
 }
 
 

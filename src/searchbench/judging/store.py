@@ -55,6 +55,12 @@ CREATE TABLE IF NOT EXISTS judgments (
 CREATE UNIQUE INDEX IF NOT EXISTS judgments_client_key
     ON judgments (annotator, client_key) WHERE client_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS judgments_pair ON judgments (annotator, query_id, doc_id, id);
+CREATE TABLE IF NOT EXISTS sessions (
+    id_sha256 TEXT PRIMARY KEY,
+    annotator TEXT NOT NULL REFERENCES annotators (name) ON DELETE CASCADE,
+    csrf TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS evidence (
     judgment_id INTEGER NOT NULL REFERENCES judgments (id),
     position INTEGER NOT NULL,
@@ -177,6 +183,7 @@ class JudgmentStore:
                        "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
                        "token_sha256=excluded.token_sha256",
                        (name, kind, hash_token(token), utc_now()))
+            db.execute("DELETE FROM sessions WHERE annotator=?", (name,))  # old ones end
         return token
 
     def annotator(self, token: str) -> str | None:
@@ -193,6 +200,30 @@ class JudgmentStore:
         with self._lock:
             rows = self._db.execute("SELECT name, kind FROM annotators ORDER BY name").fetchall()
         return {str(n): k for n, k in rows}
+
+    # -- browser sessions (web app) ---------------------------------------------------
+    def open_session(self, annotator: str) -> tuple[str, str]:
+        """A new browser session of ``annotator``: ``(session_id, csrf_token)``. The store
+        keeps the session id's SHA-256 only; sessions survive a restart of the app."""
+        session_id, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        with self._transaction() as db:
+            db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)",
+                       (hash_token(session_id), annotator, csrf, utc_now()))
+        return session_id, csrf
+
+    def session(self, session_id: str) -> tuple[str, str] | None:
+        """``(annotator, csrf_token)`` of a session, or ``None``."""
+        if not session_id:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT annotator, csrf FROM sessions WHERE id_sha256=?",
+                                   (hash_token(session_id),)).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    def close_session(self, session_id: str) -> None:
+        """Forget a session (log out)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM sessions WHERE id_sha256=?", (hash_token(session_id),))
 
     # -- judgments ---------------------------------------------------------------------
     def record(self, judgment: Judgment, client_key: str | None = None) -> int:

@@ -170,3 +170,18 @@ def test_every_acknowledged_judgment_survives_kill_9(tmp_path: Path) -> None:
     assert len(keys) == len(set(keys))
     assert set(acked) <= set(keys)
     assert len(acked) >= 300
+
+
+def test_sessions_are_hashed_and_end_when_the_token_changes(tmp_path: Path) -> None:
+    with JudgmentStore(tmp_path) as s:
+        s.add_annotator("alice")
+        sid, csrf = s.open_session("alice")
+        assert s.session(sid) == ("alice", csrf) and s.session(sid + "x") is None
+    with JudgmentStore(tmp_path) as s:                  # survives a restart
+        assert s.session(sid) == ("alice", csrf)
+        s.add_annotator("alice")
+        assert s.session(sid) is None
+        sid2, _ = s.open_session("alice")
+        s.close_session(sid2)
+        assert s.session(sid2) is None
+    assert sid.encode() not in (tmp_path / STORE_FILE).read_bytes()
