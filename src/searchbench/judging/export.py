@@ -189,6 +189,9 @@ def export(folder: str | os.PathLike[str], judgments: Sequence[Judgment] | None 
     root = Path(folder)
     if native_file(root, "corpus.jsonl") is None:
         raise DataFormatError(f"{root}: no corpus.jsonl; expected an evaluation set folder")
+    if judgments is None and not (root / "judging.sqlite").is_file():
+        raise DataFormatError(f"{root}: no judging store (judging.sqlite) to export; judge "
+                              f"the pool first (searchbench judge serve {root} --pool POOL)")
     labels = store_judgments(root) if judgments is None else list(judgments)
     adjudicated, left = adjudicate(labels, policy, min_annotators=min_annotators)
     if not adjudicated:

@@ -138,6 +138,8 @@ def test_an_undone_label_leaves_the_next_export(folder: Path) -> None:
 
 
 def test_nothing_to_export(folder: Path) -> None:
+    with pytest.raises(DataFormatError, match="no judging store"):
+        export(folder)
     with pytest.raises(DataFormatError, match="nothing to export"):
         export(folder, [J("q1", "d1", LLM, 2)], policy="majority")
     assert (folder / "qrels.tsv").read_text().endswith("q3\td3\t1\n")  # untouched
