@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._util import json_safe
 from ..errors import ConfigError
 from .labels import GRADES, Judgment
 
@@ -309,13 +310,13 @@ class AgreementReport:
         def est(e: Any) -> Any:
             return e.to_dict() if isinstance(e, Estimate) else e
 
-        return {
+        return json_safe({
             "annotators": self.annotators, "items": self.items,
             "pairs": {p: {k: est(v) for k, v in s.items()} for p, s in self.pairs.items()},
             "fleiss_kappa": est(self.fleiss), "krippendorff_alpha_ordinal": est(self.alpha),
             "llm": {a: {k: est(v) for k, v in s.items()} for a, s in self.llm.items()},
             "disagreements": [d.__dict__ for d in self.disagreements],
-        }
+        })
 
     def summary(self) -> str:
         """One line for ``evalset check``: the headline agreement figures."""
