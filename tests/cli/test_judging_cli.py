@@ -88,6 +88,9 @@ def test_bad_input_is_one_error_line(built: Path, tmp_path: Path, capsys, args: 
                                      message: str) -> None:
     Run.from_dict({"q1": {"nope.md": 1.0}, "q2": {"nope.md": 1.0}}).to_file(
         tmp_path / "bad.trec")
+    if "export" in args:  # a store with a label, so the policy is what is wrong
+        with JudgmentStore(built) as store:
+            store.record(Judgment("q1", "install.md", "alice", 3))
     before = (built / "corpus.jsonl").read_bytes()
     code, _, err = _run(capsys, *[a.format(set=built, tmp=tmp_path) for a in args])
     assert code in (1, 2)
