@@ -105,8 +105,10 @@ def test_judge_with_the_keyboard_select_evidence_and_reload(app, browser, tmp_pa
     page.wait_for_url("**/judge?i=3")
     page.keyboard.press("k")                            # back without judging
     page.wait_for_url("**/judge?i=2")
-    page.keyboard.press("u")                            # ... undo the skip
-    page.wait_for_url("**/judge?i=2")
+    assert page.inner_text("#current-label") == "Your label: skipped"
+    with page.expect_navigation():
+        page.keyboard.press("u")                        # ... undo the skip
+    assert page.url.endswith("/judge?i=2")
     assert page.inner_text("#current-label") == "Not judged yet"
     page.keyboard.press("1")
     page.wait_for_url("**/judge?i=3")

@@ -1,5 +1,5 @@
 """20 annotators post 5,000 judgments concurrently to a real server on 127.0.0.1; the server
-is killed with SIGKILL mid-stream and restarted on the same port. Clients retry a request
+is killed with SIGKILL mid-stream and restarted (on a new free port). Clients retry a request
 that got no answer with the same client key. Afterwards every acknowledged judgment is in
 the store exactly once (and, since every client finishes, all 5,000 are)."""
 
@@ -39,7 +39,7 @@ class Clients:
     def run(self, name: str, n: int, seed: int) -> None:
         rng = random.Random(seed)
         headers = {"Authorization": f"Bearer {self.tokens[name]}"}
-        with httpx.Client(base_url=self.base, headers=headers, timeout=10) as client:
+        with httpx.Client(headers=headers, timeout=10) as client:
             for i in range(n):
                 key = f"{name}-{i}"
                 body = {"query_id": "q2", "doc_id": rng.choice(self.docs),
@@ -49,7 +49,7 @@ class Clients:
     def post_until_acked(self, client: httpx.Client, body: dict) -> None:
         while time.monotonic() < self.deadline:
             try:
-                r = client.post("/api/judgment", json=body)
+                r = client.post(f"{self.base}/api/judgment", json=body)
             except httpx.TransportError:      # the server is down: retry, same key
                 time.sleep(0.05)
                 continue
@@ -69,7 +69,6 @@ def test_every_acknowledged_judgment_survives_kill_9_exactly_once(tmp_path) -> N
     for name in names:
         args += ["--annotator", name]
     server = start(args)
-    port = server.base.rsplit(":", 1)[1]
     clients = Clients(server.base, server.tokens, [f"x{i}" for i in range(40)])
     threads = [threading.Thread(target=clients.run, args=(n, TOTAL // ANNOTATORS, i))
                for i, n in enumerate(names)]
@@ -81,7 +80,8 @@ def test_every_acknowledged_judgment_survives_kill_9_exactly_once(tmp_path) -> N
             time.sleep(0.01)
         server.stop(signal.SIGKILL)                          # mid-stream
         acked_at_kill = len(clients.acked)
-        restarted = start([*args, "--port", port])         # same store, same tokens
+        restarted = start(args)                              # same store, same tokens
+        clients.base = restarted.base                        # on a new free port
         assert restarted.tokens == {}                         # known annotators keep theirs
         for t in threads:
             t.join(timeout=max(1.0, clients.deadline - time.monotonic()))
