@@ -98,3 +98,16 @@ def test_bad_input_is_one_error_line(built: Path, tmp_path: Path, capsys, args: 
     if code == 1:
         assert err.count("\n") == 1 and "Traceback" not in err
     assert (built / "corpus.jsonl").read_bytes() == before
+
+
+def test_names_from_files_reach_the_terminal_inert(tmp_path: Path, capsys) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "\x1b[31mred.md").write_text("# Red\n")
+    (docs / "\x1b]0;title\x07.bin").write_bytes(b"\x00")
+    code, out, err = _run(capsys, "evalset", "init", tmp_path / "set", "--docs", docs,
+                          "--glob", "*")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert "skipped \\x1b]0;title\\x07.bin: unknown kind of file" in out
+    assert '"id":"%1B[31mred.md"' in (tmp_path / "set" / "corpus.jsonl").read_text()

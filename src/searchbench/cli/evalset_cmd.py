@@ -135,7 +135,9 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
                     "pruned": report.pruned,
                     "skipped": [{"path": p, "reason": r} for p, r in report.skipped]})
     else:
-        click.echo(report.to_text())
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))
 
 
 @evalset_app.command("add-queries")
@@ -165,7 +167,9 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
         print_json({"queries": str(report.path), "added": report.added,
                     "duplicates": report.duplicates, "total": report.total})
     else:
-        click.echo(report.to_text())
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))
 
 
 @evalset_app.command("convert")

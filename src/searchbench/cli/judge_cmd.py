@@ -103,7 +103,9 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     if as_json:
         print_json(report.to_dict())
     else:
-        click.echo(report.to_text())
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))  # ids and names are untrusted
 
 
 @judge_app.command("export")

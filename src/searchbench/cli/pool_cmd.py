@@ -40,5 +40,7 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
     if as_json:
         print_json({**result.to_dict(), "output": str(target)})
         return
-    click.echo(result.to_text())
-    click.echo(f"wrote {target} ({len(result.items)} pairs)")
+    from .._util import visible_text
+
+    click.echo(visible_text(result.to_text()))
+    click.echo(visible_text(f"wrote {target} ({len(result.items)} pairs)"))

@@ -25,15 +25,19 @@ FORMATS: dict[str, str] = {
     ".html": "html", ".htm": "html", ".xhtml": "html",
     ".pdf": "pdf",
 }
-_UNSAFE_ID = re.compile(r"[\s\x00\ufeff%]")
-
-
 def doc_id_for(relative: str) -> str:
     """The document id of a file: its path relative to the docs folder, POSIX separators,
-    with white space, NUL, U+FEFF and ``%`` percent-encoded (ids cannot hold white space:
-    qrels and runs split on it). ``my notes/a b.md`` → ``my%20notes/a%20b.md``."""
-    return _UNSAFE_ID.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()),
-                          relative)
+    with white space, control and format characters (NUL, ESC, U+FEFF, bidi controls…),
+    lone surrogates and ``%`` percent-encoded (UTF-8 bytes): ids cannot hold white space
+    (qrels and runs split on it) and are printed. ``my notes/a b.md`` → ``my%20notes/a%20b.md``."""
+    import unicodedata
+
+    def unsafe(ch: str) -> bool:
+        return ch == "%" or ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Cs",
+                                                                        "Zl", "Zp")
+
+    return "".join("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
+                   if unsafe(ch) else ch for ch in relative)
 
 
 @dataclass(frozen=True)

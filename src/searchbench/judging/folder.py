@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._util import utc_now, write_text
+from .._util import utc_now, visible_text, write_text
 from ..data import Corpus, Document, Queries, Query
 from ..errors import ConfigError, DataFormatError
 from .files import FORMATS, convert_file, doc_id_for, sha256
@@ -56,7 +56,7 @@ class InitReport:
                     "kept in the corpus (no longer found under the docs folder or not matched by "
                     "the glob; --prune drops them)")
             lines.append(f"removed files, {what}: {_examples(self.removed)}")
-        lines += [f"skipped {path}: {why}" for path, why in self.skipped]
+        lines += [f"skipped {visible_text(path)}: {why}" for path, why in self.skipped]
         return "\n".join(lines)
 
 

@@ -161,6 +161,7 @@ def test_bad_docs_folder(tmp_path: Path, docs: Path) -> None:
 def test_doc_ids_encode_white_space_and_percent() -> None:
     assert doc_id_for("a b/c\td%.md") == "a%20b/c%09d%25.md"
     assert doc_id_for("été.md") == "été.md"
+    assert doc_id_for("\x1b[31mred\u202e.md") == "%1B[31mred%E2%80%AE.md"  # no escapes
 
 
 def test_add_queries_lines_and_jsonl_stable_ids_and_duplicates(tmp_path: Path,
