@@ -59,9 +59,14 @@ def test_workflow(built: Path, tmp_path: Path, capsys) -> None:
                 store.record(Judgment(item.query_id, item.doc_id, who, grade))
             store.record(Judgment(item.query_id, item.doc_id, "llm:m@v1", 1, kind="llm"))
     code, out, err = _run(capsys, "judge", "agreement", built, "--runs", tmp_path / "a.trec",
-                          tmp_path / "b.trec", "--bootstrap", "100", "--json")
+                          tmp_path / "b.trec", "--bootstrap", "100", "--json",
+                          "--to-adjudicate", tmp_path / "adjudicate.jsonl")
     assert code == 0, err
     report = json.loads(out)
+    again = read_pool(tmp_path / "adjudicate.jsonl")
+    assert [(i.query_id, i.doc_id) for i in again] == [
+        (d["query_id"], d["doc_id"]) for d in report["disagreements"]]
+    assert again  # the LLM's 1 is 2 grades from the people's 3 on install.md
     assert report["pairs"]["alice vs bob"]["kappa"]["n_items"] == len(items)
     assert "kendall_tau" in report["llm"]["llm:m@v1"]
     code, out, err = _run(capsys, "judge", "export", built, "--adjudicate", "majority")

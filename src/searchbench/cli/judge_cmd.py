@@ -76,9 +76,14 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
               type=click.IntRange(min=0), metavar="N",
               help="Bootstrap resamples (over items) for the 95 % intervals; 0: none.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option("--to-adjudicate", "adjudicate_path", type=paths(), default=None,
+              metavar="POOL",
+              help="Write the items to adjudicate as a pool.jsonl, to judge again in the app "
+                   "(judge serve --pool POOL --annotator adjudicator) and export with "
+                   "--adjudicate annotator:adjudicator.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boot: int,
-                      seed: int, as_json: bool) -> None:
+                      seed: int, adjudicate_path: Path | None, as_json: bool) -> None:
     """Agreement between annotators (Cohen, Fleiss, Krippendorff) and LLM judges vs people.
 
     Reads EVALSET/judging.sqlite. People: Cohen's kappa per pair (unweighted, linear,
@@ -100,6 +105,10 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
                               "judge first (searchbench judge serve / judge llm)")
     loaded = [Run.from_file(p, name=p.name) for p in runs]
     report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
+    if adjudicate_path is not None:
+        from ..judging.labels import write_pool
+
+        write_pool(adjudicate_path, report.adjudication_pool())
     if as_json:
         print_json(report.to_dict())
     else:

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError
-from .labels import GRADES, Judgment
+from .labels import GRADES, Judgment, PoolItem
 
 __all__ = ["AgreementReport", "Disagreement", "Estimate", "LabelMatrix", "agreement",
            "cohen_kappa", "disagreements", "fleiss_kappa", "krippendorff_alpha",
@@ -317,6 +317,12 @@ class AgreementReport:
             "llm": {a: {k: est(v) for k, v in s.items()} for a, s in self.llm.items()},
             "disagreements": [d.__dict__ for d in self.disagreements],
         })
+
+    def adjudication_pool(self) -> list[PoolItem]:
+        """The items to adjudicate as pool items (largest spread first), for the judging
+        app; ``n_runs`` holds the number of labels, ``best_rank`` the position in the list."""
+        return [PoolItem(d.query_id, d.doc_id, len(d.labels), i)
+                for i, d in enumerate(self.disagreements, 1)]
 
     def summary(self) -> str:
         """One line for ``evalset check``: the headline agreement figures."""
