@@ -153,7 +153,7 @@ def _has_judgments(path: Path) -> bool:
     opener: Any = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8-sig") as fh:
         lines = [ln for ln in (fh.readline() for _ in range(2)) if ln.strip()]
-    return bool(lines) and not (len(lines) == 1 and lines[0].lower().startswith("query"))
+    return bool(lines) and not (len(lines) == 1 and lines[0].split()[0] == "query-id")
 
 
 def _load_runs(runs: Sequence[Run | str | os.PathLike[str]]) -> list[Run]:

@@ -128,3 +128,14 @@ def test_pool_bad_input(tmp_path: Path) -> None:
     (folder / "queries.jsonl").write_text("")
     with pytest.raises(DataFormatError, match="no queries; add some first"):
         sb.pool(folder, [unknown])
+
+
+def test_a_one_line_trec_qrels_is_a_judgment_not_a_header(tmp_path: Path) -> None:
+    folder = _set(tmp_path)
+    (folder / "qrels.tsv").write_text("query1 0 d1 1\n")
+    from searchbench.judging.pool import judged_pairs
+
+    assert judged_pairs(folder) == [("query1", "d1")]
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    assert judged_pairs(folder) == []
+
