@@ -90,7 +90,8 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     quadratic), Fleiss' kappa (3 or more), Krippendorff's alpha (ordinal), each with a
     bootstrap interval. Each LLM judge against the people's majority label, and with
     --runs the Kendall tau between the system orderings under the two label sets. Ends
-    with the items to adjudicate (grades 2 or more apart, or a tied majority).
+    with the items to adjudicate (grades 2 or more apart, or a tied majority), which
+    --to-adjudicate writes as a pool for the judging app.
 
     Example: searchbench judge agreement my-set/ --runs bm25.trec dense.trec
     """
