@@ -29,7 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "chunkers on an evaluation set, store the results, report them."),
     "demo": ("demo_cmd", "demo_command",
              "Run the built-in experiment on pyref and print where its HTML report is."),
-    "evalset": ("evalset_cmd", "evalset_app", "Check, convert and describe evaluation sets."),
+    "evalset": ("evalset_cmd", "evalset_app",
+                "Create, check, convert and describe evaluation sets."),
     "datasets": ("evalset_cmd", "datasets_app",
                  "Built-in, folder and downloadable evaluation sets."),
     "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
@@ -37,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
            "Load evaluation sets into vector databases and describe their indexes."),
     "convert": ("convert_cmd", "convert_command",
                 "Convert qrels or a run between TREC, BEIR, Parquet and Arrow IPC files."),
+    "pool": ("pool_cmd", "pool_command", "Pool the top documents of several runs into the list "
+             "of pairs to judge next."),
     "judge": ("judge_cmd", "judge_app",
               "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
     "explore": ("explore_cmd", "explore_command", "Explore two runs side by side per query "
