@@ -42,6 +42,7 @@ __all__ = [
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
 register_engine("qdrant-edge", "searchbench.db.engines.qdrant_edge", "QdrantEdgeStore")
 register_engine("lancedb", "searchbench.db.engines.lancedb", "LanceDBStore")
+register_engine("chroma", "searchbench.db.engines.chroma", "ChromaStore")
 
 
 def engine_class(scheme: str) -> type[VectorStore]:
