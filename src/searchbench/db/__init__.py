@@ -41,6 +41,7 @@ __all__ = [
 # scheme -> (module, class); one line per adapter, added by the adapter's author.
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
 register_engine("qdrant-edge", "searchbench.db.engines.qdrant_edge", "QdrantEdgeStore")
+register_engine("qdrant", "searchbench.db.engines.qdrant", "QdrantStore")
 register_engine("lancedb", "searchbench.db.engines.lancedb", "LanceDBStore")
 register_engine("chroma", "searchbench.db.engines.chroma", "ChromaStore")
 

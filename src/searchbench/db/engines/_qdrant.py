@@ -5,6 +5,9 @@ the planner rule that decides whether the HNSW graph answers.
 - **Distances**: Qdrant returns a *score*. ``Cosine`` and ``Dot`` are similarities
   (larger = closer): distance = 1 − score and −score. ``Euclid`` is the Euclidean distance
   (smaller = closer, not squared): distance = score².
+- **Ids**: the edge shard keys points 0, 1, 2, ... through an :class:`IdMap` file; a
+  server keeps no file beside the collection, so its point ids are :func:`point_uuid`
+  (uuid5 of the string id) and the string is read back from the payload.
 - **Payload**: every point carries ``sb_id`` (the string id), ``text`` when given, and the
   metadata fields at the top level (so Qdrant filters name them directly).
 - **Planner**: a segment whose HNSW graph is built still scans exactly when it holds fewer
@@ -16,6 +19,7 @@ the planner rule that decides whether the HNSW graph answers.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +50,16 @@ SEARCH_PARAMS = (
               "search only segments whose index is built (skip unindexed rows)"),
     ParamSpec("acorn", bool, False, "ACORN filtered graph search (for selective filters)"),
 )
+
+
+# Fixed namespace: the same string id always gets the same point UUID (idempotent upserts).
+ID_NAMESPACE = uuid.UUID("5b1c8c4e-2f5e-4d0e-9a43-7d1f3c0b6a21")
+
+
+def point_uuid(doc_id: str) -> str:
+    """The UUID a Qdrant *server* point gets for ``doc_id`` (uuid5: deterministic, so a
+    re-run upserts the same points; the string itself is kept in the payload)."""
+    return str(uuid.uuid5(ID_NAMESPACE, doc_id))
 
 
 def to_distances(scores: Sequence[float], metric: str) -> np.ndarray:
