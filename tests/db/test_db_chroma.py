@@ -126,3 +126,25 @@ def test_bad_url_and_missing_collection(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "chromadb", None)
     with pytest.raises(MissingDependencyError, match=r"searchbench\[chroma\]"):
         db.connect(f"chroma://{tmp_path}?collection=docs")
+
+
+def test_the_trap_modify_alone_leaves_the_loaded_index_unchanged(weak, data):
+    """Why the adapter reopens its client: Chroma saves a new ef_search but an index loaded
+    in the process keeps searching with the old one (if Chroma fixes this, this test fails
+    and the reopening can go)."""
+    store, root = weak
+    store.search(data.queries, 10, params={"ef_search": 10})
+    chromadb = pytest.importorskip("chromadb")
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(root),
+                                       settings=Settings(anonymized_telemetry=False))
+    collection = client.get_collection("docs", embedding_function=None)
+    before = collection.query(query_embeddings=data.queries, n_results=10, include=[])["ids"]
+    with pytest.warns(DeprecationWarning):  # Chroma's own "legacy embedding function" note
+        collection.modify(configuration={"hnsw": {"ef_search": 500}})
+    after = collection.query(query_embeddings=data.queries, n_results=10, include=[])["ids"]
+    assert after == before  # saved, not applied
+    assert store.search(data.queries, 10).params["ef_search"] == 10  # what the loaded index uses
+    reopened = store.search(data.queries, 10, params={"ef_search": 500})
+    assert reopened.ids != before

@@ -148,3 +148,15 @@ def test_missing_extra_names_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "qdrant_edge", None)
     with pytest.raises(MissingDependencyError, match=r"searchbench\[qdrant-edge\]"):
         db.connect(f"qdrant-edge://{tmp_path}?shard=s")
+
+
+def test_rows_added_after_the_build_are_reported(tmp_path, data):
+    with db.connect(f"qdrant-edge://{tmp_path}?shard=s") as store:
+        store.load(data.ids[:1500], data.vectors[:1500], metric="cosine")
+        store.build_index(**WEAK)
+        store.load(data.ids, data.vectors, metric="cosine")
+        hits = store.search(data.queries, 10, params={"hnsw_ef": 10})
+        assert hits.index_used is True and "500 rows added after the build" in hits.plan
+        assert store.describe()["indexed_vectors"] == 1500
+        store.build_index(**WEAK)
+        assert "added after" not in store.search(data.queries, 10).plan
