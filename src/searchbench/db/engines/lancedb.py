@@ -60,19 +60,19 @@ class LanceDBStore(VectorStore):
     summary: ClassVar[str] = ("LanceDB embedded: IVF_HNSW_SQ and IVF_PQ indexes, exact scan "
                               "by bypassing the index, SQL filters")
     params: ClassVar[tuple[ParamSpec, ...]] = (
-        ParamSpec("num_partitions", int, None, "IVF partitions (LanceDB's default: about "
-                  "rows / 8192, at least 1)", when="build", low=1),
+        ParamSpec("num_partitions", int, None, "IVF partitions (default: LanceDB's, from "
+                  "the row count)", when="build", low=1),
         ParamSpec("m", int, 20, "ivf_hnsw_sq: edges per node of each partition's graph",
                   when="build", low=2),
         ParamSpec("ef_construction", int, 300, "ivf_hnsw_sq: candidates kept while building",
                   when="build", low=1),
-        ParamSpec("num_sub_vectors", int, None, "ivf_pq: sub-vectors per code (default dim/16 "
-                  "or dim/8; must divide the dimension)", when="build", low=1),
+        ParamSpec("num_sub_vectors", int, None, "ivf_pq: sub-vectors per code (default: "
+                  "LanceDB's, from the dimension; must divide it)", when="build", low=1),
         ParamSpec("num_bits", int, 8, "ivf_pq: bits per sub-vector code", when="build",
                   low=4, high=8),
         ParamSpec("nprobes", int, 20, "IVF partitions searched", low=1),
         ParamSpec("ef", int, None, "ivf_hnsw_sq: candidates kept while searching each "
-                  "partition's graph (LanceDB's default: 1.5 × k)", low=1),
+                  "partition's graph (default: LanceDB's)", low=1),
         ParamSpec("refine_factor", int, None, "re-rank refine_factor × k candidates by their "
                   "exact distance (needed for IVF_PQ's recall)", low=1),
         ParamSpec("fast_search", bool, False, "search the index only (skip rows added after "
@@ -123,6 +123,8 @@ class LanceDBStore(VectorStore):
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except ValueError as exc:  # LanceDB's answer to a bad name or bad input
+            raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (OSError, RuntimeError) as exc:
             raise BackendError(f"{self.where}: {what} failed: {exc}") from None
 
