@@ -55,3 +55,23 @@ def recall(hits: StoreHits, data: Corpus, k: int, metric: str, mask: np.ndarray 
     found = [len(set(h) & {data.ids[keep[j]] for j in truth.ids[i, :k]}) / k
              for i, h in enumerate(hits.ids)]
     return float(np.mean(found))
+
+
+def check_provenance_merges(url: str, data: Corpus) -> None:
+    """`db load` records provenance on every batch and once more with no rows at the end
+    (the protocol's convention): the store must merge it, keep dim and metric, and
+    describe a collection that does not exist yet without failing."""
+    import searchbench.db as db
+
+    with db.connect(url) as store:
+        before = store.describe()
+        assert before["count"] == 0 and before["provenance"] == {}
+        store.load(data.ids[:20], data.vectors[:20], metric="cosine",
+                   provenance={"model": "m1", "complete": False})
+        store.load([], np.empty((0, data.vectors.shape[1]), np.float32), metric="cosine",
+                   provenance={"complete": True, "count": 20, "dim": 999})
+    with db.connect(url) as store:
+        prov = store.describe()["provenance"]
+        assert (prov["model"], prov["complete"], prov["count"]) == ("m1", True, 20)
+        assert (prov["dim"], prov["metric"]) == (data.vectors.shape[1], "cosine")
+        assert store.count() == 20

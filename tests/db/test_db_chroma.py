@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, corpus, recall
+from store_checks import Corpus, check_provenance_merges, corpus, recall
 
 pytest.importorskip("chromadb")
 
@@ -148,3 +148,7 @@ def test_the_trap_modify_alone_leaves_the_loaded_index_unchanged(weak, data):
     assert store.search(data.queries, 10).params["ef_search"] == 10  # what the loaded index uses
     reopened = store.search(data.queries, 10, params={"ef_search": 500})
     assert reopened.ids != before
+
+
+def test_provenance_merges_across_loads(tmp_path, data):
+    check_provenance_merges(f"chroma://{tmp_path}?collection=prov", data)

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, assert_exact, corpus, recall
+from store_checks import Corpus, assert_exact, check_provenance_merges, corpus, recall
 
 pytest.importorskip("lancedb")
 
@@ -150,3 +150,7 @@ def test_bad_url_and_missing_table(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "lancedb", None)
     with pytest.raises(MissingDependencyError, match=r"searchbench\[lancedb\]"):
         db.connect(f"lancedb://{tmp_path}?table=t")
+
+
+def test_provenance_merges_across_loads(tmp_path, data):
+    check_provenance_merges(f"lancedb://{tmp_path}?table=p", data)

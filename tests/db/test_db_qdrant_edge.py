@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, assert_exact, corpus, recall
+from store_checks import Corpus, assert_exact, check_provenance_merges, corpus, recall
 
 pytest.importorskip("qdrant_edge")
 
@@ -160,3 +160,7 @@ def test_rows_added_after_the_build_are_reported(tmp_path, data):
         assert store.describe()["indexed_vectors"] == 1500
         store.build_index(**WEAK)
         assert "added after" not in store.search(data.queries, 10).plan
+
+
+def test_provenance_merges_across_loads(tmp_path, data):
+    check_provenance_merges(f"qdrant-edge://{tmp_path}?shard=p", data)

@@ -108,6 +108,32 @@ def new_provenance(engine: str, dim: int, metric: str, provenance: Mapping[str, 
     return out
 
 
+def merge_provenance(record: dict[str, Any], provenance: Mapping[str, Any] | None) -> bool:
+    """Merge a load's ``provenance`` into the record (dim and metric stay the store's);
+    True when something changed. Every load may add to it (``db load`` records the model,
+    chunker, count and index once the load is complete)."""
+    if not provenance:
+        return False
+    store = record["store"]
+    new = {**store, **{str(k): v for k, v in provenance.items()},
+           "dim": record["dim"], "metric": record["metric"]}
+    changed = new != store
+    record["store"] = new
+    return changed
+
+
+def index_provenance(kind: str, params: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+    """The provenance entry of a built index (effective parameters, defaults included)."""
+    return {"kind": kind, "params": dict(params), "build_seconds": round(seconds, 3),
+            "built": utc_now()}
+
+
+def absent(engine: str, url: str, where: str) -> dict[str, Any]:
+    """What :meth:`describe` says of a collection that does not exist yet."""
+    return {"engine": engine, "url": url, "exists": False, "where": where, "count": 0,
+            "dim": None, "metric": None, "provenance": {}}
+
+
 class Sidecar:
     """searchbench's record of one embedded collection, as JSON next to it (atomic writes)."""
 

@@ -33,16 +33,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, utc_now
+from ..._util import package_version
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._common import (
     SIDECAR_FORMAT,
     Timer,
+    absent,
     batches,
     check_layout,
     check_queries,
     check_rows,
+    index_provenance,
+    merge_provenance,
     metadata_value,
     new_provenance,
     pending,
@@ -150,8 +153,7 @@ class ChromaStore(VectorStore):
                              x.shape[1], metric)
             else:
                 record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
-                          "store": new_provenance(self.engine, x.shape[1], metric, provenance),
-                          "index": None}
+                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
                 self._collection = self._create(self.name, record, {})
             todo = pending(id_list, set(self.stored_ids()))
             size = min(batch_size, int(self._connect().get_max_batch_size()))
@@ -159,7 +161,13 @@ class ChromaStore(VectorStore):
                 self._add(self._collection, [id_list[i] for i in batch], x[batch],
                           [texts[i] for i in batch] if texts is not None else None,
                           [metas[i] for i in batch] if metas is not None else None)
+            if merge_provenance(record, provenance):
+                self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+
+    def _save_record(self, record: Mapping[str, Any]) -> None:
+        self._call("record", self._collection.modify,
+                   metadata={"searchbench": json.dumps(record)})
 
     def _add(self, collection: Any, ids: list[str], x: np.ndarray, docs: list[str] | None,
              metas: list[dict[str, Any] | None] | None) -> None:
@@ -172,20 +180,25 @@ class ChromaStore(VectorStore):
         given = check_params(self.engine, self.params, params, "build")
         record = self._open()
         hnsw = self._collection.configuration_json.get("hnsw") or {}
-        if all(hnsw.get(name) == value for name, value in given.items()):
-            return 0.0  # the index is built as rows are added, with these values
-        with Timer() as timer:
-            self._rebuild(record, {**{n: hnsw[n] for n in ("max_neighbors", "ef_construction",
-                                                             "ef_search") if n in hnsw},
-                                   **given})
-        return timer.seconds
+        seconds = 0.0  # the index is built as rows are added, with these values
+        if any(hnsw.get(name) != value for name, value in given.items()):
+            with Timer() as timer:
+                self._rebuild(record, {**{n: hnsw[n] for n in ("max_neighbors",
+                                                                 "ef_construction", "ef_search")
+                                          if n in hnsw}, **given})
+            seconds = timer.seconds
+        hnsw = self._collection.configuration_json.get("hnsw") or {}
+        effective = {n: hnsw.get(n) for n in ("max_neighbors", "ef_construction")}
+        record = self._open()
+        record["store"]["index"] = index_provenance("hnsw", effective, seconds)
+        self._save_record(record)
+        return seconds
 
     def _rebuild(self, record: dict[str, Any], hnsw: dict[str, Any]) -> None:
         """Copy every row into a collection built with ``hnsw``, then swap names."""
         temp = self.name + _SUFFIX
         if temp in self._names():
             self._call("clean", self._connect().delete_collection, temp)
-        record = {**record, "index": {"kind": "hnsw", "params": hnsw, "built": utc_now()}}
         target = self._create(temp, record, hnsw)
         for offset in range(0, self._collection.count(), _PAGE):
             rows = self._call("read", self._collection.get, limit=_PAGE, offset=offset,
@@ -257,12 +270,14 @@ class ChromaStore(VectorStore):
         return out
 
     def describe(self) -> dict[str, Any]:
+        if self._collection is None and not self._exists():
+            return absent(self.engine, self.url.public, self.where)
         record = self._open()
         return {"engine": self.engine, "version": package_version("chromadb"),
                 "url": self.url.public, "collection": self.name, "path": str(self.root),
                 "dim": record["dim"], "metric": record["metric"], "count": self.count(),
                 "hnsw": self._collection.configuration_json.get("hnsw"),
-                "index": record.get("index"), "size_bytes": _size(self.root),
+                "index": record["store"].get("index"), "size_bytes": _size(self.root),
                 "provenance": record["store"]}
 
     def close(self) -> None:

@@ -2,8 +2,9 @@
 
 The table holds ``id`` (string, the searchbench id), ``vector`` (fixed-size float32
 list), ``text`` and one column per metadata field (so ``--filter`` is plain SQL on them:
-``"lang = 'en' AND year > 2020"``). searchbench's record (metric, dimension, provenance)
-is the Arrow schema metadata key ``searchbench``: it travels with the table.
+``"lang = 'en' AND year > 2020"``). searchbench's record (metric, dimension, provenance,
+index build) is the metadata key ``searchbench`` of the ``id`` column: it travels with the
+table and is updated by each load and build.
 
 Index kinds: ``ivf_hnsw_sq`` (search ``ef``, ``nprobes``) and ``ivf_pq`` (search
 ``nprobes``, ``refine_factor``); exact search bypasses the index. Every search runs
@@ -30,16 +31,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, safe_component, utc_now
+from ..._util import package_version, safe_component
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._common import (
     SIDECAR_FORMAT,
     Timer,
+    absent,
     batches,
     check_layout,
     check_queries,
     check_rows,
+    index_provenance,
+    merge_provenance,
     metadata_value,
     new_provenance,
     pending,
@@ -145,12 +149,21 @@ class LanceDBStore(VectorStore):
             else:
                 record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
                           "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
-                self._create(rows.schema.with_metadata({"searchbench": json.dumps(record)}))
+                self._create(_with_record(self._pa, rows.schema, record))
                 self._record = record
             todo = pending(id_list, set(self.stored_ids()))
             for batch in batches(todo, batch_size):
                 self._call("add", self._table.add, rows.take(self._pa.array(batch)))
+            if merge_provenance(record, provenance):
+                self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+
+    def _save_record(self, record: dict[str, Any]) -> None:
+        """searchbench's record is the metadata of the ``id`` column (it travels with the
+        table and, unlike the schema's, can be updated)."""
+        self._call("record", self._table.update_field_metadata,
+                   {"path": "id", "metadata": {"searchbench": json.dumps(record)}})
+        self._record = record
 
     def _arrow(self, ids: list[str], x: np.ndarray, texts: Sequence[str] | None,
                metadata: Sequence[Mapping[str, Any]] | None) -> Any:
@@ -183,8 +196,9 @@ class LanceDBStore(VectorStore):
         if set(rows.column_names) != set(schema.names):
             raise ConfigError(f"{self.where} has columns {', '.join(schema.names)}; the rows "
                               f"to load have {', '.join(rows.column_names)}")
+        plain = self._pa.schema([self._pa.field(f.name, f.type, f.nullable) for f in schema])
         try:
-            return rows.select(schema.names).cast(schema.remove_metadata())
+            return rows.select(schema.names).cast(plain)
         except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, ValueError) as exc:
             raise ConfigError(f"{self.where}: the rows to load do not fit its columns "
                               f"({exc})") from None
@@ -208,8 +222,10 @@ class LanceDBStore(VectorStore):
                 self._table.create_index("vector", config=config, replace=True)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise BackendError(f"{self.where}: building {kind} failed: {exc}") from None
-        self._built = {"kind": kind, "params": given, "built": utc_now(),
-                       "seconds": round(timer.seconds, 3)}
+        effective = {s.name: given.get(s.name, s.default) for s in self.params
+                     if s.name in _KIND_PARAMS[kind]}
+        record["store"]["index"] = index_provenance(kind, effective, timer.seconds)
+        self._save_record(record)
         return timer.seconds
 
     # -- reading ----------------------------------------------------------------------
@@ -281,6 +297,8 @@ class LanceDBStore(VectorStore):
         return [str(i) for i in table["id"].to_pylist()]
 
     def describe(self) -> dict[str, Any]:
+        if self._table is None and not self._exists():
+            return absent(self.engine, self.url.public, self.where)
         record = self._open()
         indices = []
         for ix in self._table.list_indices():
@@ -293,7 +311,7 @@ class LanceDBStore(VectorStore):
         return {"engine": self.engine, "version": package_version("lancedb"),
                 "url": self.url.public, "table": self.name, "path": str(self.root),
                 "dim": record["dim"], "metric": record["metric"], "count": self.count(),
-                "indices": indices, "index": getattr(self, "_built", None),
+                "indices": indices, "index": record["store"].get("index"),
                 "size_bytes": _size(self.root / f"{self.name}.lance"),
                 "provenance": record["store"]}
 
@@ -308,12 +326,20 @@ class LanceDBStore(VectorStore):
         self._record = None
 
 
+def _with_record(pa: Any, schema: Any, record: Mapping[str, Any]) -> Any:
+    """``schema`` with the record as the ``id`` column's metadata."""
+    index = schema.get_field_index("id")
+    field = schema.field(index).with_metadata({"searchbench": json.dumps(record)})
+    return schema.set(index, field)
+
+
 def _record(schema: Any, where: str) -> dict[str, Any]:
-    """searchbench's record from the table's schema metadata."""
-    raw = (schema.metadata or {}).get(b"searchbench")
+    """searchbench's record from the ``id`` column's metadata."""
+    names = schema.names
+    raw = (schema.field("id").metadata or {}).get(b"searchbench") if "id" in names else None
     if raw is None:
-        raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' schema "
-                          "metadata); load a new table with `searchbench db load`")
+        raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' metadata "
+                          "on its id column); load a new table with `searchbench db load`")
     try:
         record = json.loads(raw)
     except ValueError as exc:

@@ -31,17 +31,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import utc_now
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from . import _qdrant as qm
 from ._common import (
     SIDECAR_FORMAT,
     Timer,
+    absent,
     batches,
     check_layout,
     check_queries,
     check_rows,
+    index_provenance,
+    merge_provenance,
     new_provenance,
     pending,
 )
@@ -148,8 +150,7 @@ class QdrantStore(VectorStore):
                              x.shape[1], metric)
             else:
                 record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
-                          "store": new_provenance(self.engine, x.shape[1], metric, provenance),
-                          "index": None}
+                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
                 vectors_config = m.VectorParams(size=x.shape[1],
                                                 distance=m.Distance(qm.DISTANCES[metric]))
                 self._call("create collection", self._connect().create_collection,
@@ -160,7 +161,13 @@ class QdrantStore(VectorStore):
                 points = [m.PointStruct(id=qm.point_uuid(id_list[i]), vector=x[i].tolist(),
                                         payload=bodies[i]) for i in batch]
                 self._call("upsert", self._connect().upsert, self.name, points, wait=True)
+            if merge_provenance(record, provenance):
+                self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+
+    def _save_record(self, record: Mapping[str, Any]) -> None:
+        self._call("update collection", self._connect().update_collection, self.name,
+                   metadata={"searchbench": dict(record)})
 
     def build_index(self, kind: str | None = None, **params: Any) -> float:
         if kind not in (None, "hnsw"):
@@ -169,16 +176,16 @@ class QdrantStore(VectorStore):
         build = {s.name: given.get(s.name, s.default) for s in self.params if s.when == "build"}
         record = self._record()
         m = self._models
-        record["index"] = {"kind": "hnsw", "params": build, "built": utc_now()}
         with Timer() as timer:
             self._call("update collection", self._connect().update_collection, self.name,
                        hnsw_config=m.HnswConfigDiff(
                            m=build["m"], ef_construct=build["ef_construct"],
                            full_scan_threshold=build["full_scan_threshold"]),
                        optimizers_config=m.OptimizersConfigDiff(
-                           indexing_threshold=build["indexing_threshold"]),
-                       metadata={"searchbench": record})
+                           indexing_threshold=build["indexing_threshold"]))
             self._wait_indexed()
+        record["store"]["index"] = index_provenance("hnsw", build, timer.seconds)
+        self._save_record(record)
         return timer.seconds
 
     def _wait_indexed(self) -> None:
@@ -257,6 +264,8 @@ class QdrantStore(VectorStore):
                 return out
 
     def describe(self) -> dict[str, Any]:
+        if not self._exists():
+            return absent(self.engine, self.url.public, self.where)
         record = self._record()
         info = self._info()
         hnsw = info.config.hnsw_config
@@ -268,7 +277,7 @@ class QdrantStore(VectorStore):
                 "segments": info.segments_count,
                 "hnsw": {"m": hnsw.m, "ef_construct": hnsw.ef_construct,
                          "full_scan_threshold": hnsw.full_scan_threshold},
-                "index": record.get("index"), "provenance": record["store"]}
+                "index": record["store"].get("index"), "provenance": record["store"]}
 
     def close(self) -> None:
         if self._client is not None:

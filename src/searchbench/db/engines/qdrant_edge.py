@@ -33,10 +33,13 @@ from . import _qdrant as qm
 from ._common import (
     Sidecar,
     Timer,
+    absent,
     batches,
     check_layout,
     check_queries,
     check_rows,
+    index_provenance,
+    merge_provenance,
     new_provenance,
     pending,
 )
@@ -103,7 +106,7 @@ class QdrantEdgeStore(VectorStore):
                 raise ConfigError(f"{self.where} does not exist; load it first with "
                                   f"`searchbench db load '{self.url.public}' ...`")
             record = record or {"store": new_provenance(self.engine, dim, metric, provenance),
-                                "dim": dim, "metric": metric, "index": None}
+                                "dim": dim, "metric": metric}
             self._save(record)
             self._shard = self._call("create", self._qe.EdgeShard.create, str(self._path),
                                      self._config(record))
@@ -153,6 +156,7 @@ class QdrantEdgeStore(VectorStore):
                 self._call("upsert", self._shard.update,
                            self._qe.UpdateOperation.upsert_points(points))
             self._call("flush", self._shard.flush)
+        merge_provenance(record, provenance)
         record["store"]["loaded"] = utc_now()
         self._save(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
@@ -173,8 +177,7 @@ class QdrantEdgeStore(VectorStore):
         if info.indexed_vectors_count < info.points_count:
             raise BackendError(f"{self.where}: the optimizer indexed {info.indexed_vectors_count}"
                                f" of {info.points_count} vectors; lower indexing_threshold")
-        record["index"] = {"kind": "hnsw", "params": build, "built": utc_now(),
-                           "seconds": round(timer.seconds, 3)}
+        record["store"]["index"] = index_provenance("hnsw", build, timer.seconds)
         self._save(record)
         return timer.seconds
 
@@ -209,7 +212,7 @@ class QdrantEdgeStore(VectorStore):
     def _index_use(self, record: Mapping[str, Any], exact: bool, where: Any
                    ) -> tuple[bool, str]:
         info = self._shard.info()
-        build = (record.get("index") or {}).get("params") or {}
+        build = (record["store"].get("index") or {}).get("params") or {}
         kb = int(build.get("full_scan_threshold", 10000))
         matching = None
         if where is not None and not exact:
@@ -238,6 +241,8 @@ class QdrantEdgeStore(VectorStore):
                 return self._ids.lookup(sorted(keys))
 
     def describe(self) -> dict[str, Any]:
+        if self._shard is None and not (self._path.is_dir() and any(self._path.iterdir())):
+            return absent(self.engine, self.url.public, self.where)
         record = self._open()
         info = self._shard.info()
         return {
@@ -245,7 +250,7 @@ class QdrantEdgeStore(VectorStore):
             "url": self.url.public, "shard": self.name, "path": str(self._path),
             "dim": record["dim"], "metric": record["metric"], "count": info.points_count,
             "indexed_vectors": info.indexed_vectors_count, "segments": info.segments_count,
-            "index": record.get("index"), "size_bytes": _size(self._path),
+            "index": record["store"].get("index"), "size_bytes": _size(self._path),
             "provenance": record["store"],
         }
 
