@@ -103,8 +103,8 @@ BM25_METHODS: tuple[Bm25Method, ...] = ("lucene", "robertson", "atire", "bm25l",
 Backend = Literal["auto", "numpy", "kernel", "faiss"]
 BACKENDS: tuple[Backend, ...] = ("auto", "numpy", "kernel", "faiss")
 
-RetrieverType = Literal["bm25", "dense", "hybrid"]
-RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid")
+RetrieverType = Literal["bm25", "dense", "hybrid", "db"]
+RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid", "db")
 
 #: Snowball stemmers of PyStemmer 2.x (``Stemmer.algorithms()``; a test checks they agree).
 STEMMERS: tuple[str, ...] = (

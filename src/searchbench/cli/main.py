@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "datasets": ("evalset_cmd", "datasets_app",
                  "Built-in, folder and downloadable evaluation sets."),
     "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
+    "db": ("db_cmd", "db_app",
+           "Load evaluation sets into vector databases and describe their indexes."),
     "convert": ("convert_cmd", "convert_command",
                 "Convert qrels or a run between TREC, BEIR, Parquet and Arrow IPC files."),
 }

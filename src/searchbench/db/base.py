@@ -22,6 +22,7 @@ imported lazily by :func:`searchbench.db.connect` (each engine is an optional ex
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -161,14 +162,22 @@ def _embedded_path(parts: urllib.parse.SplitResult) -> bool:
     return parts.netloc in (".", "..") or parts.netloc.startswith("~")
 
 
+_SECRET_OPTION = re.compile(r"(?i)key|token|secret|sig|pass|pwd|auth|cred")
+
+
 def _redacted(url: str) -> str:
-    """``url`` with the password (if any) replaced by ``***``."""
+    """``url`` with the password (if any) and the values of credential-like options
+    (``?password=``, ``api_key=``, ``token=``…) replaced by ``***``."""
     try:
         parts = urllib.parse.urlsplit(url)
-        if parts.password is None:
-            return url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        if parts.password is not None:
+            netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+            parts = parts._replace(netloc=netloc)
+        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        if any(_SECRET_OPTION.search(k) for k, _ in pairs):
+            parts = parts._replace(query="&".join(
+                f"{k}=***" if _SECRET_OPTION.search(k) else f"{k}={v}" for k, v in pairs))
+        return urllib.parse.urlunsplit(parts)
     except ValueError:
         return "<unparsable URL>"
 
