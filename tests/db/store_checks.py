@@ -7,6 +7,7 @@ from a store's own output.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,3 +76,55 @@ def check_provenance_merges(url: str, data: Corpus) -> None:
         assert (prov["model"], prov["complete"], prov["count"]) == ("m1", True, 20)
         assert (prov["dim"], prov["metric"]) == (data.vectors.shape[1], "cosine")
         assert store.count() == 20
+
+
+def cli(capsys: Any, *args: str) -> Any:
+    """``searchbench ARGS`` in this process (its exit code, stdout and stderr): the same
+    entry point as the console script, without a new interpreter per command."""
+    from types import SimpleNamespace
+
+    from searchbench.cli.main import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    got = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=got.out, stderr=got.err)
+
+
+def check_cli_on_pyref(capsys: Any, url: str, build: list[str], search: list[str],
+                       tmp_path: Any, *, exact: bool) -> dict:
+    """`db load` twice (the second adds nothing), then `run --retriever db`; with ``exact``
+    the run must equal exact dense retrieval (same model) computed in-process. Returns the
+    run's sidecar JSON."""
+    import json
+
+    import searchbench as sb
+    from searchbench.retrieval import Dense
+    from searchbench.retrieval.encoders import encoder
+
+    params = [a for p in build for a in ("--param", p)]
+    first = cli(capsys, "db", "load", url, "--evalset", "pyref", "--model", "static", *params, "-q")
+    assert first.returncode == 0, first.stderr
+    assert "79 added, 0 already stored, 79 rows" in first.stdout
+    again = cli(capsys, "db", "load", url, "--evalset", "pyref", "--model", "static", *params, "-q")
+    assert "0 added, 79 already stored, 79 rows" in again.stdout, again.stderr
+    out = tmp_path / "db.trec"
+    ran = cli(capsys, "run", "pyref", "--retriever", "db", "--db", url, "-k", "10", "-o", str(out),
+              *[a for p in search for a in ("--db-param", p)])
+    assert ran.returncode == 0, ran.stderr
+    if exact:
+        es = sb.load_evalset("pyref")
+        want = Dense(encoder("static")).index(es.corpus).search(es.queries, k=10).to_dict()
+        got: dict[str, dict[str, float]] = {}
+        for line in out.read_text().splitlines():
+            qid, _, doc, _, score, _ = line.split()
+            got.setdefault(qid, {})[doc] = float(score)
+        assert set(got) == set(want)
+        for qid, w in want.items():
+            ranked = sorted(w, key=lambda d: (-w[d], d))
+            mine = list(got[qid])
+            near = [abs(w[a] - w[b]) < 1e-5 for a, b in zip(mine, ranked, strict=True) if a != b]
+            assert all(near), qid
+            np.testing.assert_allclose([got[qid][d] for d in mine],
+                                       [w.get(d, np.nan) for d in mine], atol=1e-5)
+    return json.loads((tmp_path / "db.trec.json").read_text())

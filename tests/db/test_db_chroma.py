@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, check_provenance_merges, corpus, recall
+from store_checks import Corpus, check_cli_on_pyref, check_provenance_merges, corpus, recall
 
 pytest.importorskip("chromadb")
 
@@ -152,3 +152,12 @@ def test_the_trap_modify_alone_leaves_the_loaded_index_unchanged(weak, data):
 
 def test_provenance_merges_across_loads(tmp_path, data):
     check_provenance_merges(f"chroma://{tmp_path}?collection=prov", data)
+
+
+def test_cli_load_and_run_on_pyref(tmp_path, capsys):
+    """ef_search above the 79 rows walks the whole graph: the run equals exact dense
+    retrieval."""
+    url = f"chroma://{tmp_path}/c?collection=pyref"
+    side = check_cli_on_pyref(capsys, url, [], ["ef_search=200"], tmp_path, exact=True)
+    search = side["retrieval"]["search"]
+    assert search["index_used"] is True and search["params"]["ef_search"] == 200

@@ -7,7 +7,14 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, assert_exact, check_provenance_merges, corpus, recall
+from store_checks import (
+    Corpus,
+    assert_exact,
+    check_cli_on_pyref,
+    check_provenance_merges,
+    corpus,
+    recall,
+)
 
 pytest.importorskip("lancedb")
 
@@ -154,3 +161,12 @@ def test_bad_url_and_missing_table(tmp_path, monkeypatch):
 
 def test_provenance_merges_across_loads(tmp_path, data):
     check_provenance_merges(f"lancedb://{tmp_path}?table=p", data)
+
+
+def test_cli_load_and_run_on_pyref(tmp_path, capsys):
+    """The IVF_HNSW_SQ index answers (plan: ANNSubIndex); ef below k is raised to k."""
+    url = f"lancedb://{tmp_path}/l?table=pyref"
+    side = check_cli_on_pyref(capsys, url, ["num_partitions=1"], ["ef=4"], tmp_path, exact=False)
+    search = side["retrieval"]["search"]
+    assert search["index_used"] is True and "ANNSubIndex" in search["plan"]
+    assert search["params"]["ef"] >= 10 and "ef raised to k" in search["plan"]

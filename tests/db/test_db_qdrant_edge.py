@@ -7,7 +7,14 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, assert_exact, check_provenance_merges, corpus, recall
+from store_checks import (
+    Corpus,
+    assert_exact,
+    check_cli_on_pyref,
+    check_provenance_merges,
+    corpus,
+    recall,
+)
 
 pytest.importorskip("qdrant_edge")
 
@@ -164,3 +171,14 @@ def test_rows_added_after_the_build_are_reported(tmp_path, data):
 
 def test_provenance_merges_across_loads(tmp_path, data):
     check_provenance_merges(f"qdrant-edge://{tmp_path}?shard=p", data)
+
+
+def test_cli_load_and_run_on_pyref(tmp_path, capsys):
+    """79 pyref documents are below Qdrant's default full_scan_threshold: the HNSW build is
+    bypassed, the run equals exact dense retrieval and the sidecar says the index was not
+    used."""
+    url = f"qdrant-edge://{tmp_path}/q?shard=pyref"
+    side = check_cli_on_pyref(capsys, url, ["m=8"], ["hnsw_ef=16"], tmp_path, exact=True)
+    search = side["retrieval"]["search"]
+    assert search["index_used"] is False and "full_scan_threshold" in search["plan"]
+    assert side["retrieval"]["store"]["provenance"]["index"]["params"]["m"] == 8

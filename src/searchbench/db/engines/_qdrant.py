@@ -36,7 +36,7 @@ TEXT_FIELD = "text"
 RESERVED = (ID_FIELD, TEXT_FIELD)
 
 HNSW_PARAMS = (
-    ParamSpec("m", int, 16, "edges per node of the HNSW graph", when="build", low=0),
+    ParamSpec("m", int, 16, "edges per node of the HNSW graph", when="build", low=2),
     ParamSpec("ef_construct", int, 100, "candidates kept while building the graph",
               when="build", low=4),
     ParamSpec("full_scan_threshold", int, 10000,

@@ -76,7 +76,7 @@ class LanceDBStore(VectorStore):
                   low=4, high=8),
         ParamSpec("nprobes", int, 20, "IVF partitions searched", low=1),
         ParamSpec("ef", int, None, "ivf_hnsw_sq: candidates kept while searching each "
-                  "partition's graph (default: LanceDB's)", low=1),
+                  "partition's graph (default: LanceDB's; raised to k when smaller)", low=1),
         ParamSpec("refine_factor", int, None, "re-rank refine_factor × k candidates by their "
                   "exact distance (needed for IVF_PQ's recall)", low=1),
         ParamSpec("fast_search", bool, False, "search the index only (skip rows added after "
@@ -259,6 +259,9 @@ class LanceDBStore(VectorStore):
                 filter: str | None, exact: bool) -> StoreHits:
         record = self._open()
         q = check_queries(queries, int(record["dim"]), k)
+        raised = given.get("ef") is not None and given["ef"] < k
+        if raised:  # LanceDB refuses ef < k; Qdrant and hnswlib raise it silently
+            given = {**given, "ef": k}
         try:
             plan = self._query(q[0], k, given, filter, exact).explain_plan(True)
             table = self._query(q, k, given, filter, exact).to_arrow()
@@ -274,6 +277,7 @@ class LanceDBStore(VectorStore):
                        estimated)
         out_ids, out_dist = _per_query(table, dist, len(q))
         note = ("\n(distances: the index's quantized estimates)" if estimated else "")
+        note += f"\n(ef raised to k={k}: LanceDB requires ef ≥ k)" if raised else ""
         if used:
             note += self._unindexed_note()
         return StoreHits(out_ids, out_dist, used, plan.strip() + note, params=dict(given))
