@@ -19,7 +19,12 @@ from store_checks import (
 pytest.importorskip("lancedb")
 
 import searchbench.db as db
-from searchbench.errors import ConfigError, DataFormatError, MissingDependencyError
+from searchbench.errors import (
+    ConfigError,
+    DataFormatError,
+    MissingDependencyError,
+    SearchbenchWarning,
+)
 from searchbench.knn import exact_knn
 
 
@@ -170,3 +175,14 @@ def test_cli_load_and_run_on_pyref(tmp_path, capsys):
     search = side["retrieval"]["search"]
     assert search["index_used"] is True and "ANNSubIndex" in search["plan"]
     assert search["params"]["ef"] >= 10 and "ef raised to k" in search["plan"]
+
+
+def test_pq_on_too_few_rows_warns_and_searches_flat(tmp_path, data):
+    """LanceDB builds an IVF_PQ index over 0 of 100 rows without an error (measured)."""
+    with db.connect(f"lancedb://{tmp_path}?table=t") as store:
+        store.load(data.ids[:100], data.vectors[:100], metric="l2")
+        with pytest.warns(SearchbenchWarning, match="over 0 of 100 rows"):
+            store.build_index("ivf_pq", num_partitions=1, num_sub_vectors=4)
+        assert store.describe()["index"]["indexed_rows"] == 0
+        hits = store.search(data.queries, 5, params={"nprobes": 1})
+        assert hits.index_used is False

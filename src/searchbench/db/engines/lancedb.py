@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,7 +33,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._util import package_version, safe_component
-from ...errors import BackendError, ConfigError, DataFormatError, require
+from ...errors import (
+    BackendError,
+    ConfigError,
+    DataFormatError,
+    SearchbenchWarning,
+    require,
+    user_stacklevel,
+)
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._common import (
     SIDECAR_FORMAT,
@@ -225,8 +233,18 @@ class LanceDBStore(VectorStore):
         effective = {s.name: given.get(s.name, s.default) for s in self.params
                      if s.name in _KIND_PARAMS[kind]}
         record["store"]["index"] = index_provenance(kind, effective, timer.seconds)
+        record["store"]["index"]["indexed_rows"] = covered = self._indexed_rows()
         self._save_record(record)
+        if covered < (total := self.count()):
+            warnings.warn(f"{self.where}: LanceDB built the {kind} index over {covered} of "
+                          f"{total} rows (it trains nothing on too few rows); searches scan "
+                          "the rest flat and report index_used=False", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
         return timer.seconds
+
+    def _indexed_rows(self) -> int:
+        return sum(int(getattr(self._table.index_stats(ix.name), "num_indexed_rows", 0) or 0)
+                   for ix in self._table.list_indices())
 
     # -- reading ----------------------------------------------------------------------
     def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
