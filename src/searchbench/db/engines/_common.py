@@ -156,6 +156,22 @@ class Sidecar:
         write_json(self.path, dict(record, format=SIDECAR_FORMAT))
 
 
+class KnownIds:
+    """Mixin: the ids a store holds, read once (``stored_ids``) and then kept up to date by
+    its own loads, so ``db load``'s one call per batch does not re-read the collection."""
+
+    _known: set[str] | None = None
+
+    def known_ids(self) -> set[str]:
+        if self._known is None:
+            self._known = set(self.stored_ids())  # type: ignore[attr-defined]
+        return self._known
+
+    def remember(self, ids: list[str]) -> None:
+        if self._known is not None:
+            self._known.update(ids)
+
+
 class Timer:
     """Wall time of a block: ``with Timer() as t: ...; t.seconds``."""
 

@@ -38,6 +38,7 @@ from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._common import (
     SIDECAR_FORMAT,
+    KnownIds,
     Timer,
     absent,
     batches,
@@ -57,7 +58,7 @@ _PAGE = 5000
 _SUFFIX = "-searchbench-rebuild"
 
 
-class ChromaStore(VectorStore):
+class ChromaStore(KnownIds, VectorStore):
     """One Chroma collection in a local folder."""
 
     engine: ClassVar[str] = "chroma"
@@ -155,12 +156,13 @@ class ChromaStore(VectorStore):
                 record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
                           "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
                 self._collection = self._create(self.name, record, {})
-            todo = pending(id_list, set(self.stored_ids()))
+            todo = pending(id_list, self.known_ids())
             size = min(batch_size, int(self._connect().get_max_batch_size()))
             for batch in batches(todo, size):
                 self._add(self._collection, [id_list[i] for i in batch], x[batch],
                           [texts[i] for i in batch] if texts is not None else None,
                           [metas[i] for i in batch] if metas is not None else None)
+                self.remember([id_list[i] for i in batch])
             if merge_provenance(record, provenance):
                 self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
@@ -267,6 +269,7 @@ class ChromaStore(VectorStore):
         for offset in range(0, self._collection.count(), _PAGE):
             out.extend(self._call("read", self._collection.get, limit=_PAGE, offset=offset,
                                   include=[])["ids"])
+        self._known = set(out)
         return out
 
     def describe(self) -> dict[str, Any]:

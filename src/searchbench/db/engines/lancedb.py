@@ -44,6 +44,7 @@ from ...errors import (
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._common import (
     SIDECAR_FORMAT,
+    KnownIds,
     Timer,
     absent,
     batches,
@@ -64,7 +65,7 @@ _KIND_PARAMS = {"ivf_hnsw_sq": {"num_partitions", "m", "ef_construction"},
                 "ivf_pq": {"num_partitions", "num_sub_vectors", "num_bits"}}
 
 
-class LanceDBStore(VectorStore):
+class LanceDBStore(KnownIds, VectorStore):
     """One LanceDB table in a local folder."""
 
     engine: ClassVar[str] = "lancedb"
@@ -159,9 +160,10 @@ class LanceDBStore(VectorStore):
                           "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
                 self._create(_with_record(self._pa, rows.schema, record))
                 self._record = record
-            todo = pending(id_list, set(self.stored_ids()))
+            todo = pending(id_list, self.known_ids())
             for batch in batches(todo, batch_size):
                 self._call("add", self._table.add, rows.take(self._pa.array(batch)))
+                self.remember([id_list[i] for i in batch])
             if merge_provenance(record, provenance):
                 self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
@@ -316,7 +318,9 @@ class LanceDBStore(VectorStore):
             return []
         self._open()
         table = self._table.search().select(["id"]).limit(None).to_arrow()
-        return [str(i) for i in table["id"].to_pylist()]
+        found = [str(i) for i in table["id"].to_pylist()]
+        self._known = set(found)
+        return found
 
     def describe(self) -> dict[str, Any]:
         if self._table is None and not self._exists():
@@ -345,7 +349,7 @@ class LanceDBStore(VectorStore):
         """Delete the table (used by tests and `--replace`)."""
         self.close()
         shutil.rmtree(self.root / f"{self.name}.lance", ignore_errors=True)
-        self._record = None
+        self._record = self._known = None
 
 
 def _with_record(pa: Any, schema: Any, record: Mapping[str, Any]) -> Any:

@@ -36,6 +36,7 @@ from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, chec
 from . import _qdrant as qm
 from ._common import (
     SIDECAR_FORMAT,
+    KnownIds,
     Timer,
     absent,
     batches,
@@ -53,7 +54,7 @@ _SCROLL = 10_000
 _BUILD_WAIT_S = 3600.0
 
 
-class QdrantStore(VectorStore):
+class QdrantStore(KnownIds, VectorStore):
     """One collection on a Qdrant server."""
 
     engine: ClassVar[str] = "qdrant"
@@ -156,11 +157,12 @@ class QdrantStore(VectorStore):
                 self._call("create collection", self._connect().create_collection,
                            self.name, vectors_config=vectors_config,
                            metadata={"searchbench": record})
-            todo = pending(id_list, set(self.stored_ids()))
+            todo = pending(id_list, self.known_ids())
             for batch in batches(todo, batch_size):
                 points = [m.PointStruct(id=qm.point_uuid(id_list[i]), vector=x[i].tolist(),
                                         payload=bodies[i]) for i in batch]
                 self._call("upsert", self._connect().upsert, self.name, points, wait=True)
+                self.remember([id_list[i] for i in batch])
             if merge_provenance(record, provenance):
                 self._save_record(record)
         return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
@@ -261,6 +263,7 @@ class QdrantStore(VectorStore):
                                          with_payload=[qm.ID_FIELD], with_vectors=False)
             out.extend(_string_id(r.payload, self.where) for r in records)
             if offset is None:
+                self._known = set(out)
                 return out
 
     def describe(self) -> dict[str, Any]:

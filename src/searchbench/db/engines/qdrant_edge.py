@@ -31,6 +31,7 @@ from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, chec
 from ..ids import IdMap
 from . import _qdrant as qm
 from ._common import (
+    KnownIds,
     Sidecar,
     Timer,
     absent,
@@ -48,7 +49,7 @@ _OPTIONS = ("shard",)
 _SCROLL = 10_000
 
 
-class QdrantEdgeStore(VectorStore):
+class QdrantEdgeStore(KnownIds, VectorStore):
     """One Qdrant edge shard in a local folder."""
 
     engine: ClassVar[str] = "qdrant-edge"
@@ -147,7 +148,7 @@ class QdrantEdgeStore(VectorStore):
         bodies = qm.payloads(id_list, texts, metadata)  # checked before anything is written
         with Timer() as timer:
             record = self._open(x.shape[1], metric, provenance)
-            todo = pending(id_list, set(self.stored_ids()))
+            todo = pending(id_list, self.known_ids())
             for batch in batches(todo, batch_size):
                 keys = self._ids.assign([id_list[i] for i in batch])
                 self._ids.save()  # before the points: a crash leaves known keys only
@@ -155,6 +156,7 @@ class QdrantEdgeStore(VectorStore):
                           for key, i in zip(keys, batch, strict=True)]
                 self._call("upsert", self._shard.update,
                            self._qe.UpdateOperation.upsert_points(points))
+                self.remember([id_list[i] for i in batch])
             self._call("flush", self._shard.flush)
         merge_provenance(record, provenance)
         record["store"]["loaded"] = utc_now()
@@ -238,7 +240,9 @@ class QdrantEdgeStore(VectorStore):
             records, offset = self._call("scroll", self._shard.scroll, request)
             keys.extend(int(r.id) for r in records)
             if offset is None:
-                return self._ids.lookup(sorted(keys))
+                found = self._ids.lookup(sorted(keys))
+                self._known = set(found)
+                return found
 
     def describe(self) -> dict[str, Any]:
         if self._shard is None and not (self._path.is_dir() and any(self._path.iterdir())):
@@ -266,7 +270,7 @@ class QdrantEdgeStore(VectorStore):
         for path in (self._sidecar.path, self._ids.path):
             if path is not None:
                 path.unlink(missing_ok=True)
-        self._record, self._ids = None, IdMap(self._ids.path)
+        self._record, self._ids, self._known = None, IdMap(self._ids.path), None
 
 
 def _size(path: Path) -> int:
