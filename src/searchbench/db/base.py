@@ -170,14 +170,18 @@ def _redacted(url: str) -> str:
     (``?password=``, ``api_key=``, ``token=``…) replaced by ``***``."""
     try:
         parts = urllib.parse.urlsplit(url)
-        if parts.password is not None:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-            parts = parts._replace(netloc=netloc)
         pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        if any(_SECRET_OPTION.search(k) for k, _ in pairs):
-            parts = parts._replace(query="&".join(
-                f"{k}=***" if _SECRET_OPTION.search(k) else f"{k}={v}" for k, v in pairs))
-        return urllib.parse.urlunsplit(parts)
+        secret_options = any(_SECRET_OPTION.search(k) for k, _ in pairs)
+        if parts.password is None and not secret_options:
+            return url
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+        query = "&".join(f"{k}=***" if _SECRET_OPTION.search(k) else f"{k}={v}"
+                         for k, v in pairs) if secret_options else parts.query
+        # by hand: urlunsplit drops an empty host ("pgvector:///db" -> "pgvector:/db")
+        return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+                + (f"#{parts.fragment}" if parts.fragment else ""))
     except ValueError:
         return "<unparsable URL>"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
 from ..retrieval.spec import RetrieverSpec as RetrievalSpec
-from ..retrieval.spec import retriever_spec
+from ..retrieval.spec import retriever_spec, spec_to_dict
 from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
@@ -371,6 +371,12 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
     canon = {k: ("norm" if k in ("normalization", "normalisation") else k) for k in settings}
     given = {canon[k]: (v if canon[k] == "of" else _plain(getattr(spec, canon[k])))
              for k, v in settings.items()}
+    if kind == "db":  # parameters as a table; no credentials (the text is stored)
+        given.update({k: v for k, v in spec_to_dict(spec).items() if k in given})
+        if given.get("url") != getattr(spec, "url", None):
+            raise ConfigError(f"{where}: key 'retrievers.{name}.url' holds a password or "
+                              "credential; the config text is stored with the results, so "
+                              "give it through the environment (PGPASSWORD, ~/.pgpass, ...)")
     return RetrieverSpec(name, kind, given, spec)
 
 

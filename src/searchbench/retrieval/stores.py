@@ -138,21 +138,38 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     check_ids(stored, units.ids, store.url.public, allow_missing=True)
     have = set(stored)
     todo = [i for i, u in enumerate(units.ids) if u not in have]
+    truncation = _truncation(enc, units, chunker is not None, todo)
+    if truncation is not None:  # kept from the first load when nothing is embedded now
+        prov["truncation"] = truncation
     done = load_batches(store, _embedded(enc, units, todo, metric, batch_size), metric=metric,
                         provenance=prov, batch_size=batch_size)
     load_s = time.perf_counter() - t0
     build_s = None
     if kind is not None and (done["added"] or not _same_index(store, kind, build)):
         build_s = store.build_index(kind, **build)
-    final = {**prov, "complete": True, "count": store.count(), "loaded": utc_now(),
-             "load_seconds": round(load_s, 3), "batch_size": batch_size,
+    old = _stored(store)
+    final = {**prov, "complete": True, "count": store.count(), "batch_size": batch_size,
              "index": _index_entry(store, kind, build, build_s)}
+    if done["added"] or "loaded" not in old:  # a re-run that added nothing keeps these
+        final.update(loaded=utc_now(), load_seconds=round(load_s, 3))
     dim = done["dim"] or int(_stored(store).get("dim") or store.describe().get("dim") or 0)
     final["dim"] = dim
     store.load([], np.empty((0, dim), np.float32), metric=metric, provenance=final)
     return {"added": done["added"], "skipped": len(units) - len(todo), "units": len(units),
             "count": final["count"], "load_seconds": load_s, "build_seconds": build_s,
             "index": kind, "store": store.describe()}
+
+
+def _truncation(enc: Any, units: Units, chunked: bool, todo: list[int]) -> Any:
+    """The encoder's truncation of the units (warned once, as ``run`` warns), counted
+    before embedding; None when everything is loaded already (nothing is embedded)."""
+    from .truncation import length_report, warn_truncation
+
+    if not todo:
+        return None
+    report = length_report(enc, units.texts, "chunk" if chunked else "document")
+    warn_truncation(report)
+    return report.to_dict()
 
 
 def _hash(evalset: Any) -> str | None:
@@ -270,16 +287,12 @@ class DbRetriever(Retriever):
         return {**super().describe(), "search": dict(self.searched)}
 
     # -- index: the units must be the store's ids ---------------------------------------
-    def index(self, corpus: Any, chunker: Chunker | None = None) -> DbRetriever:
-        """Split ``corpus`` as the store was loaded (its recorded chunker) and check that
-        the store holds exactly these units."""
+    def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
+        """The store's own chunker (recorded by :func:`load_store`) when none is given (a
+        hybrid then splits its other parts the same way); a different one is refused."""
         recorded = self.stored.get("chunk")
         if chunker is None and recorded:
             chunker = parse_chunker(recorded)
-        super().index(corpus, chunker)
-        return self
-
-    def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
         if chunker is not None and hasattr(chunker, "with_tokenizer"):
             chunker = chunker.with_tokenizer(self.encoder.token_offsets, self.encoder.name)
         got = chunker.describe() if chunker is not None else None
@@ -364,6 +377,11 @@ class DbRetriever(Retriever):
     def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
         """What the last search did (run provenance); warns when answers were short."""
         first = hits[0]
+        if not self.exact and all(h.index_used is False for h in hits):
+            warnings.warn(f"{self.store.url.public}: the ANN index did not answer (the engine "
+                          "searched exactly; see search.plan in the run's provenance), so "
+                          "this run measures exact search, not the index", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
         if short:
             warnings.warn(f"{self.store.url.public} returned fewer than {k} results for "
                           f"{short} of {n_queries} queries (an ANN index can cap the rows "

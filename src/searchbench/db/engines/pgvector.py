@@ -170,7 +170,7 @@ class PgVectorStore(VectorStore):
                 "database owner (searchbench db load creates it when allowed)")
 
     @contextmanager
-    def _transaction(self, settings: Mapping[str, Any] = ()) -> Iterator[Any]:
+    def _transaction(self, settings: Mapping[str, Any]) -> Iterator[Any]:
         """A cursor in a transaction with ``SET LOCAL`` settings; rolled back at the end
         (searches write nothing), or on error with the SQL error as a ConfigError."""
         psycopg = require("psycopg", "pgvector")
@@ -357,10 +357,8 @@ class PgVectorStore(VectorStore):
         found = self.provenance().get("metric") or self.url.options.get("metric")
         if found:
             return check_metric(found)
-        for _, definition in self._vector_indexes():
-            for opclass, metric in _METRIC_OF_OPCLASS.items():
-                if opclass in definition:
-                    return metric
+        for name, definition in self._vector_indexes():
+            return str(_index_info(name, definition)["metric"])
         self.conn.rollback()
         raise ConfigError(f"{self.url.public}: table {self.table} records no metric; add "
                           "&metric=cosine (or ip, l2) to the URL")
@@ -452,7 +450,10 @@ class PgVectorStore(VectorStore):
             "pgvector": ext[0] if ext else None, "table": self.table, "dim": dim,
             "count": self.count() if dim is not None else 0}
         prov = self.provenance()
-        info["metric"] = prov.get("metric") or self.url.options.get("metric")
+        try:
+            info["metric"] = self.metric() if dim is not None else None
+        except ConfigError:
+            info["metric"] = None
         if dim is not None:
             info["indexes"] = [_index_info(n, d) for n, d in self._vector_indexes()]
             info["size_bytes"] = int(conn.execute("SELECT pg_total_relation_size(%s)",
@@ -466,7 +467,8 @@ def _index_info(name: str, definition: str) -> dict[str, Any]:
     kind = "hnsw" if " using hnsw " in definition.lower() else "ivfflat"
     params = dict(re.findall(r"(\w+)='?(\d+)'?", definition.split(" WITH ", 1)[1])) \
         if " WITH " in definition else {}
-    metric = next((m for op, m in _METRIC_OF_OPCLASS.items() if op in definition), None)
+    # PostgreSQL leaves the type's default operator class (vector_l2_ops) out of indexdef
+    metric = next((m for op, m in _METRIC_OF_OPCLASS.items() if op in definition), "l2")
     return {"name": name, "kind": kind, "metric": metric,
             "params": {k: int(v) for k, v in params.items()}}
 
