@@ -186,3 +186,44 @@ def test_pq_on_too_few_rows_warns_and_searches_flat(tmp_path, data):
         assert store.describe()["index"]["indexed_rows"] == 0
         hits = store.search(data.queries, 5, params={"nprobes": 1})
         assert hits.index_used is False
+
+
+TEXTS = ["quick brown fox leaps", "lazy dog sleeps", "quick fox", "nothing here at all",
+         "brown dog barks", "fox"]
+
+
+def test_full_text_search_finds_exactly_the_documents_with_the_term(tmp_path):
+    rng = np.random.default_rng(5)
+    ids = [f"t{i}#0-9" for i in range(len(TEXTS))]
+    with db.connect(f"lancedb://{tmp_path}?table=t") as store:
+        store.load(ids, rng.normal(size=(6, 8)), metric="l2", texts=TEXTS)
+        store.build_text_index(stem=False, remove_stop_words=False)
+        hits = store.text_search(["fox"], 6)
+        assert set(hits.ids[0]) == {ids[i] for i, t in enumerate(TEXTS) if "fox" in t.split()}
+        # one term, same idf: BM25 ranks the shortest document first (b > 0)
+        assert hits.ids[0][0] == "t5#0-9" and np.all(np.diff(hits.distances[0]) >= 0)
+        assert store.describe()["provenance"]["text_index"]["params"]["stem"] is False
+        with pytest.raises(ConfigError, match="full-text index option"):
+            store.build_text_index(stemming=True)
+
+
+def test_hybrid_search_is_rrf_of_vector_and_text_rankings(tmp_path):
+    """Fused score of a row = Σ 1/(60 + rank) over the exact vector top-k and the BM25
+    top-k (ranks from 1), computed here from the two separate rankings."""
+    rng = np.random.default_rng(6)
+    x, q = rng.normal(size=(6, 8)), rng.normal(size=(1, 8))
+    ids = [f"h{i}" for i in range(len(TEXTS))]
+    with db.connect(f"lancedb://{tmp_path}?table=t") as store:
+        store.load(ids, x, metric="l2", texts=TEXTS)
+        store.build_text_index()
+        k = 3
+        vector = exact_knn(x, q, k, "l2").ids[0, :k]
+        text = store.text_search(["quick fox"], k).ids[0]
+        want: dict[str, float] = {}
+        for ranking in ([ids[j] for j in vector], text):
+            for rank, doc in enumerate(ranking, start=1):
+                want[doc] = want.get(doc, 0.0) + 1 / (60 + rank)
+        hits = store.hybrid_search(["quick fox"], q, k)
+        best = sorted(want.items(), key=lambda kv: -kv[1])[:k]
+        np.testing.assert_allclose(-hits.distances[0], [v for _, v in best], rtol=1e-6)
+        assert set(hits.ids[0]) == {d for d, _ in best}

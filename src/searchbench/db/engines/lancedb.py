@@ -6,6 +6,10 @@ list), ``text`` and one column per metadata field (so ``--filter`` is plain SQL 
 index build) is the metadata key ``searchbench`` of the ``id`` column: it travels with the
 table and is updated by each load and build.
 
+Beyond the protocol, :meth:`LanceDBStore.build_text_index`, :meth:`~LanceDBStore.text_search`
+and :meth:`~LanceDBStore.hybrid_search` expose LanceDB's BM25 index and its hybrid (RRF)
+search from Python.
+
 Index kinds: ``ivf_hnsw_sq`` (search ``ef``, ``nprobes``) and ``ivf_pq`` (search
 ``nprobes``, ``refine_factor``); exact search bypasses the index. Every search runs
 ``explain_plan()``: ``ANNSubIndex`` in the plan is the evidence that the index answered.
@@ -308,6 +312,75 @@ class LanceDBStore(KnownIds, VectorStore):
                    for ix in self._table.list_indices())
         return (f"\n({late} rows added after the build are scanned flat until the index is "
                 "rebuilt)") if late else ""
+
+    # -- LanceDB's full-text and hybrid search (Python API; not part of the protocol) -------
+    def build_text_index(self, **options: Any) -> float:
+        """Build LanceDB's full-text (BM25) index on the ``text`` column; seconds taken.
+
+        ``options`` are ``lancedb.index.FTS``'s (``stem``, ``remove_stop_words``,
+        ``language``, ``base_tokenizer``, ...); they are recorded in the provenance."""
+        record = self._open()
+        index = require("lancedb.index", "lancedb")
+        try:
+            config = index.FTS(**options)
+        except TypeError as exc:
+            raise ConfigError(f"{self.where}: full-text index option: {exc}") from None
+        if not self._table.count_rows("text IS NOT NULL"):
+            raise ConfigError(f"{self.where} holds no text; load texts to search them")
+        with Timer() as timer:
+            self._call("full-text index", self._table.create_index, "text", config=config,
+                       replace=True)
+        record["store"]["text_index"] = index_provenance("fts", options, timer.seconds)
+        self._save_record(record)
+        return timer.seconds
+
+    def text_search(self, texts: Sequence[str], k: int, *, filter: str | None = None
+                    ) -> StoreHits:
+        """BM25 top-``k`` of each query text through LanceDB's full-text index; distances
+        are −score (smaller = closer, like every store distance)."""
+        self._open()
+        rows: list[list[str]] = []
+        dists: list[np.ndarray] = []
+        for text in texts:
+            query = self._table.search(str(text), query_type="fts").limit(k).select(["id"])
+            table = self._fetch(query.where(filter) if filter else query)
+            rows.append([str(i) for i in table["id"].to_pylist()])
+            dists.append(-table["_score"].to_numpy().astype(np.float64))
+        return StoreHits(rows, dists, True, "LanceDB full-text index (BM25)")
+
+    def hybrid_search(self, texts: Sequence[str], queries: np.ndarray, k: int, *,
+                      params: Mapping[str, Any] | None = None, filter: str | None = None
+                      ) -> StoreHits:
+        """LanceDB's hybrid search: its vector top-``k`` (with search ``params``) and its
+        BM25 top-``k`` fused by its default reranker (RRF, k = 60); distances are −fused
+        score."""
+        given = check_params(self.engine, self.params, params or {}, "search")
+        record = self._open()
+        q = check_queries(queries, int(record["dim"]), k)
+        if len(texts) != len(q):
+            raise DataFormatError(f"{len(texts)} query texts for {len(q)} query vectors")
+        rows: list[list[str]] = []
+        dists: list[np.ndarray] = []
+        for text, vector in zip(texts, q, strict=True):
+            query = (self._table.search(query_type="hybrid", vector_column_name="vector")
+                     .vector(vector).text(str(text))
+                     .distance_type(_LANCE_METRIC[record["metric"]]).limit(k).select(["id"]))
+            for name, value in given.items():
+                if value is not None and name != "fast_search":
+                    query = getattr(query, name)(value)
+            table = self._fetch(query.where(filter) if filter else query)
+            rows.append([str(i) for i in table["id"].to_pylist()])
+            dists.append(-table["_relevance_score"].to_numpy().astype(np.float64))
+        return StoreHits(rows, dists, None, "LanceDB hybrid: vector + full-text, RRF",
+                         params=dict(given))
+
+    def _fetch(self, query: Any) -> Any:
+        try:
+            return query.to_arrow()
+        except ValueError as exc:
+            raise ConfigError(f"{self.where}: {exc}") from None
+        except (RuntimeError, OSError) as exc:
+            raise BackendError(f"{self.where}: search failed: {exc}") from None
 
     def count(self) -> int:
         self._open()
