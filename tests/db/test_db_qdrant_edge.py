@@ -19,7 +19,11 @@ from store_checks import (
 pytest.importorskip("qdrant_edge")
 
 import searchbench.db as db
-from searchbench.errors import ConfigError, DataFormatError, MissingDependencyError
+from searchbench.errors import (
+    ConfigError,
+    DataFormatError,
+    MissingDependencyError,
+)
 
 WEAK = {"m": 4, "ef_construct": 8, "full_scan_threshold": 10}  # a graph that misses neighbours
 
@@ -182,3 +186,28 @@ def test_cli_load_and_run_on_pyref(tmp_path, capsys):
     search = side["retrieval"]["search"]
     assert search["index_used"] is False and "full_scan_threshold" in search["plan"]
     assert side["retrieval"]["store"]["provenance"]["index"]["params"]["m"] == 8
+
+
+def test_stores_of_one_process_share_the_shard_and_another_process_is_refused(tmp_path,
+                                                                           data):
+    """Qdrant locks a shard's WAL: stores of one process share the open shard (a build by
+    one is seen by the other); another process gets one clear error."""
+    import subprocess
+
+    url = f"qdrant-edge://{tmp_path}?shard=s"
+    with db.connect(url) as first:
+        first.load(data.ids[:300], data.vectors[:300], metric="l2")
+        with db.connect(url) as second:
+            assert second.count() == 300
+            first.build_index(**WEAK)
+            assert second.search(data.queries, 5).index_used is True
+        assert first.count() == 300  # still open after the other store closed
+        code = ("import sys, searchbench.db as db\n"
+                f"try: db.connect({url!r}).count()\n"
+                "except Exception as exc: print(type(exc).__name__, exc); sys.exit(1)")
+        other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=120)
+        assert other.returncode == 1
+        assert other.stdout.startswith("BackendError") and "another process" in other.stdout
+    with db.connect(url) as third:  # closed by everyone: opens again
+        assert third.count() == 300

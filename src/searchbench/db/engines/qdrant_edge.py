@@ -49,6 +49,19 @@ _OPTIONS = ("shard",)
 _SCROLL = 10_000
 
 
+class _Handle:
+    """One open shard shared by every store of this process on the same folder (Qdrant
+    locks a shard's WAL: a second open in one process would fail)."""
+
+    def __init__(self, shard: Any, record: dict[str, Any] | None) -> None:
+        self.shard = shard
+        self.record = record  # the sidecar's content, shared like the shard
+        self.users = 1
+
+
+_SHARDS: dict[Path, _Handle] = {}
+
+
 class QdrantEdgeStore(KnownIds, VectorStore):
     """One Qdrant edge shard in a local folder."""
 
@@ -79,7 +92,7 @@ class QdrantEdgeStore(KnownIds, VectorStore):
         self._qe: Any = require("qdrant_edge", "qdrant-edge")
         self._sidecar = Sidecar(self.root / f"{self.name}.searchbench.json")
         self._ids = IdMap(self.root / f"{self.name}.ids.json")
-        self._shard: Any = None
+        self._held = False
         self._record: dict[str, Any] | None = None
 
     # -- opening ----------------------------------------------------------------------
@@ -87,9 +100,29 @@ class QdrantEdgeStore(KnownIds, VectorStore):
     def _path(self) -> Path:
         return self.root / self.name
 
+    @property
+    def _key(self) -> Path:
+        return self._path.resolve()
+
+    @property
+    def _shard(self) -> Any:
+        return _SHARDS[self._key].shard if self._held else None
+
+    def _hold(self, what: str, opener: Any, *args: Any) -> None:
+        """Use the process's open shard for this folder, or open it."""
+        handle = _SHARDS.get(self._key)
+        if handle is not None:
+            handle.users += 1
+            self._record = handle.record or self._record
+        else:
+            _SHARDS[self._key] = _Handle(self._call(what, opener, *args), self._record)
+        self._held = True
+
     def _open(self, dim: int | None = None, metric: str | None = None,
               provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Open (or, given dim and metric, create) the shard; its record."""
+        if self._held:
+            self._record = _SHARDS[self._key].record
         if self._record is None:
             self._record = self._sidecar.read()
         record = self._record
@@ -109,10 +142,10 @@ class QdrantEdgeStore(KnownIds, VectorStore):
             record = record or {"store": new_provenance(self.engine, dim, metric, provenance),
                                 "dim": dim, "metric": metric}
             self._save(record)
-            self._shard = self._call("create", self._qe.EdgeShard.create, str(self._path),
-                                     self._config(record))
+            self._hold("create", self._qe.EdgeShard.create, str(self._path),
+                       self._config(record))
         else:
-            self._shard = self._call("open", self._qe.EdgeShard.load, str(self._path))
+            self._hold("open", self._qe.EdgeShard.load, str(self._path))
         return record
 
     def _config(self, record: Mapping[str, Any], build: Mapping[str, Any] | None = None
@@ -131,11 +164,15 @@ class QdrantEdgeStore(KnownIds, VectorStore):
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
-        except (OSError, RuntimeError, ValueError) as exc:  # the Rust core's errors
-            raise BackendError(f"{self.where}: {what} failed: {exc}") from None
+        except Exception as exc:  # qdrant_edge raises plain Exception for every failure
+            hint = (" (is another process or store using this shard?)"
+                    if "WouldBlock" in str(exc) else "")
+            raise BackendError(f"{self.where}: {what} failed: {exc}{hint}") from None
 
     def _save(self, record: dict[str, Any]) -> None:
         self._record = record
+        if self._held:
+            _SHARDS[self._key].record = record
         self._sidecar.write(record)
 
     # -- writing ----------------------------------------------------------------------
@@ -169,12 +206,12 @@ class QdrantEdgeStore(KnownIds, VectorStore):
         given = check_params(self.engine, self.params, params, "build")
         build = {s.name: given.get(s.name, s.default) for s in self.params if s.when == "build"}
         record = self._open()
-        self._shard.close()
-        self._shard = None
+        handle = _SHARDS[self._key]  # every store of the process sees the rebuilt shard
+        handle.shard.close()
         with Timer() as timer:
-            self._shard = self._call("open", self._qe.EdgeShard.load, str(self._path),
-                                     self._config(record, build))
-            self._call("optimize", self._shard.optimize)
+            handle.shard = self._call("open", self._qe.EdgeShard.load, str(self._path),
+                                      self._config(record, build))
+            self._call("optimize", handle.shard.optimize)
         info = self._shard.info()
         if info.indexed_vectors_count < info.points_count:
             raise BackendError(f"{self.where}: the optimizer indexed {info.indexed_vectors_count}"
@@ -259,9 +296,14 @@ class QdrantEdgeStore(KnownIds, VectorStore):
         }
 
     def close(self) -> None:
-        if self._shard is not None:
-            self._shard.close()
-            self._shard = None
+        if not self._held:
+            return
+        self._held = False
+        handle = _SHARDS[self._key]
+        handle.users -= 1
+        if handle.users == 0:
+            del _SHARDS[self._key]
+            handle.shard.close()
 
     def drop(self) -> None:
         """Delete the shard, its id map and its record (used by tests and `--replace`)."""
