@@ -245,7 +245,10 @@ class VectorStore(ABC):
         """Add the rows whose ids are not stored yet, in batches; re-running after a crash
         finishes the job without duplicates. A collection holding another dimension or
         metric raises :class:`ConfigError`. ``provenance`` (model identity, dimension,
-        metric, ...) is stored with the collection and returned by :meth:`describe`."""
+        metric, ...) is stored with the collection (merged key by key into what is there)
+        and returned by :meth:`describe` under ``"provenance"``. A call with zero rows (a
+        ``(0, dim)`` array) only merges ``provenance``: :func:`~searchbench.retrieval.
+        stores.load_store` records the final count, index and times that way."""
 
     @abstractmethod
     def build_index(self, kind: str | None = None, **params: Any) -> float:

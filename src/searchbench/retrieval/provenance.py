@@ -51,7 +51,7 @@ def public_command(argv: list[str]) -> list[str]:
     ``--endpoint=URL``) without its user name, password and credential-like query values."""
     from ..db import ENGINES, parse_store_url
     from ..errors import ConfigError
-    from .http_encoder import public_url
+    from .http_client import public_url
 
     def one(arg: str) -> str:
         if "://" not in arg:

@@ -45,6 +45,7 @@ from ..vocab import (
     canonical_stemmer,
     canonical_stopwords,
     check_finite,
+    check_positive_int,
 )
 from .chunking import Chunker, parse_chunker, whitespace_offsets
 
@@ -53,6 +54,7 @@ __all__ = [
     "BM25Spec",
     "DbSpec",
     "DenseSpec",
+    "HttpSpec",
     "HybridSpec",
     "RetrieverSpec",
     "bind_chunker",
@@ -102,6 +104,26 @@ class DenseSpec:
 
 
 @dataclass(frozen=True)
+class HttpSpec:
+    """A search service over HTTP (:class:`~searchbench.retrieval.HttpRetriever`);
+    ``headers`` are ``(name, value)`` pairs."""
+
+    endpoint: str = ""
+    request: str = '{"query": "{query}", "k": {k}}'
+    ids: str = "$.hits[*].id"
+    scores: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    auth_env: str | None = None
+    auth_header: str = "Authorization"
+    auth_scheme: str = "Bearer"
+    concurrency: int = 4
+    retries: int = 3
+    timeout: float = 10.0
+
+    type = "http"
+
+
+@dataclass(frozen=True)
 class DbSpec:
     """Your own vector store as a retriever (:class:`~searchbench.retrieval.stores.DbRetriever`):
     its URL, search-time ``params`` (name, value pairs), a ``filter`` in the engine's own
@@ -122,7 +144,7 @@ class HybridSpec:
     ``weights`` is None for RRF; for weighted fusion it holds one weight per part (equal
     weights when not given)."""
 
-    parts: tuple[BM25Spec | DenseSpec | DbSpec, ...]
+    parts: tuple[BM25Spec | DenseSpec | DbSpec | HttpSpec, ...]
     fusion: Fusion = "rrf"
     rrf_k: float = 60.0
     weights: tuple[float, ...] | None = None
@@ -131,13 +153,14 @@ class HybridSpec:
     type = "hybrid"
 
 
-RetrieverSpec = BM25Spec | DenseSpec | DbSpec | HybridSpec
+RetrieverSpec = BM25Spec | DenseSpec | DbSpec | HttpSpec | HybridSpec
 
 #: The settings each retriever type takes (TOML keys = these names; ``normalization`` is
 #: accepted as an old spelling of ``norm``).
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "bm25": tuple(f.name for f in fields(BM25Spec)),
     "dense": tuple(f.name for f in fields(DenseSpec)),
+    "http": tuple(f.name for f in fields(HttpSpec)),
     "db": tuple(f.name for f in fields(DbSpec)),
     "hybrid": ("of", "fusion", "rrf_k", "weights", "norm"),
 }
@@ -193,6 +216,28 @@ def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
         with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
 
 
+def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
+    d = HttpSpec()
+    headers = s.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ConfigError(f"{key('headers')} is {headers!r}; expected a table of header "
+                          "names to string values")
+    scores, env = s.get("scores"), s.get("auth_env")
+    return HttpSpec(
+        endpoint=_text(s.get("endpoint", d.endpoint), key("endpoint"), empty=False),
+        request=_text(s.get("request", d.request), key("request"), empty=False),
+        ids=_text(s.get("ids", d.ids), key("ids"), empty=False),
+        scores=None if scores is None else _text(scores, key("scores"), empty=False),
+        headers=tuple(sorted(headers.items())),
+        auth_env=None if env is None else _text(env, key("auth_env"), empty=False),
+        auth_header=_text(s.get("auth_header", d.auth_header), key("auth_header"), False),
+        auth_scheme=_text(s.get("auth_scheme", d.auth_scheme), key("auth_scheme")),
+        concurrency=check_positive_int(s.get("concurrency", d.concurrency), key("concurrency")),
+        retries=check_positive_int(s.get("retries", d.retries), key("retries"), minimum=0),
+        timeout=check_finite(s.get("timeout", d.timeout), key("timeout"), minimum=0,
+                             strict_min=True))
+
+
 def _db(s: dict[str, Any], key: Callable[[str], str]) -> DbSpec:
     from ..db import ENGINES, check_params, engine_class, parse_store_url
 
@@ -222,7 +267,7 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
             key: Callable[[str], str]) -> HybridSpec:
     leaves = tuple(p for p in parts if not isinstance(p, HybridSpec))
     if len(parts) < 2 or len(leaves) < len(parts):
-        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense/db retrievers, "
+        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense/db/http retrievers, "
                           f"got {len(parts)}")
     d = HybridSpec(parts=leaves)
     fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
@@ -263,6 +308,8 @@ def retriever_spec(kind: str, settings: Mapping[str, Any], *,
         return _bm25(checked, key)
     if kind == "dense":
         return _dense(checked, key)
+    if kind == "http":
+        return _http(checked, key)
     if kind == "db":
         return _db(checked, key)
     return _hybrid(checked, parts, key)
@@ -285,6 +332,14 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                     stemmer=spec.stemmer, with_title=spec.with_title)
         bm25.quiet = quiet
         return bm25
+    if isinstance(spec, HttpSpec):
+        from .http_search import HttpRetriever
+
+        return HttpRetriever(spec.endpoint, spec.request, spec.ids, spec.scores,
+                             headers=dict(spec.headers), auth_env=spec.auth_env,
+                             auth_header=spec.auth_header, auth_scheme=spec.auth_scheme,
+                             concurrency=spec.concurrency, retries=spec.retries,
+                             timeout=spec.timeout)
     if isinstance(spec, DbSpec):
         from .stores import DbRetriever
 
