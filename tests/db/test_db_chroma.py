@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import Corpus, check_cli_on_pyref, check_provenance_merges, corpus, recall
+
+from .store_checks import Corpus, check_cli_on_pyref, check_provenance_merges, corpus, recall
 
 pytest.importorskip("chromadb")
 

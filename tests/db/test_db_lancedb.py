@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-from store_checks import (
+
+from .store_checks import (
     Corpus,
     assert_exact,
     check_cli_on_pyref,
