@@ -120,3 +120,13 @@ def test_planner_rule():
     assert qm.index_use(exact=False, points=99, indexed=99, threshold=10, matching=None)[0]
     assert qm.index_use(exact=False, points=99, indexed=99, threshold=10, matching=9)[0] is False
     assert qm.index_use(exact=True, points=99, indexed=99, threshold=10, matching=None)[0] is False
+
+
+def test_missing_extra_names_it(monkeypatch):
+    import sys
+
+    from searchbench.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "qdrant_client", None)
+    with pytest.raises(MissingDependencyError, match=r"searchbench\[qdrant\]"):
+        db.connect("qdrant://127.0.0.1:6333?collection=docs")
