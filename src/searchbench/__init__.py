@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:
     from .data.qrels import Qrels
     from .data.run import Run
     from .data.texts import Corpus, Document, Queries, Query
+    from .judging.pool import pool
     from .measures import (
         EvalResult,
         Evaluator,
@@ -64,9 +65,11 @@ __all__ = [
     "load_evalset",
     "parse_measure",
     "parse_measures",
+    "pool",
 ]
 
-_LAZY_SUBPACKAGES = frozenset({"ann", "data", "experiment", "measures", "retrieval", "stats"})
+_LAZY_SUBPACKAGES = frozenset({"ann", "data", "db", "experiment", "judging", "measures",
+                               "retrieval", "stats"})
 # Public names whose modules load on first use, so `import searchbench` stays fast (the
 # command line imports this package first: `searchbench --help` needs none of numpy, pyarrow).
 _LAZY_NAMES = {
@@ -88,6 +91,7 @@ _LAZY_NAMES = {
     "check_evalset": ".collections.check",
     "compare": ".comparison",
     "load_evalset": ".collections.registry",
+    "pool": ".judging.pool",
 }
 
 

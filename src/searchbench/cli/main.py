@@ -29,14 +29,25 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "chunkers on an evaluation set, store the results, report them."),
     "demo": ("demo_cmd", "demo_command",
              "Run the built-in experiment on pyref and print where its HTML report is."),
-    "evalset": ("evalset_cmd", "evalset_app", "Check, convert and describe evaluation sets."),
+    "evalset": ("evalset_cmd", "evalset_app",
+                "Create, check, convert and describe evaluation sets."),
     "datasets": ("evalset_cmd", "datasets_app",
                  "Built-in, folder and downloadable evaluation sets."),
     "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
+    "db": ("db_cmd", "db_app",
+           "Load evaluation sets into vector databases and describe their indexes."),
     "embed": ("embed_cmd", "embed_command",
               "Embed an evaluation set's corpus and judged queries into Parquet shards."),
     "convert": ("convert_cmd", "convert_command",
                 "Convert qrels or a run between TREC, BEIR, Parquet and Arrow IPC files."),
+    "pool": ("pool_cmd", "pool_command", "Pool the top documents of several runs into the list "
+             "of pairs to judge next."),
+    "judge": ("judge_cmd", "judge_app",
+              "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
+    "explore": ("explore_cmd", "explore_command", "Explore two runs side by side per query "
+                "in the web app and judge their holes."),
+    "synth": ("synth_cmd", "synth_command", "Generate guarded synthetic questions (chunk kept "
+              "as evidence) through an LLM."),
 }
 
 
