@@ -17,6 +17,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,8 @@ from .._util import utc_now
 from ..errors import DataFormatError, OutputError
 from .labels import GRADES, AnnotatorKind, Judgment, Quote
 
-__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "hash_token"]
+__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "check_annotator_name",
+           "hash_token"]
 
 STORE_FILE = "judging.sqlite"
 SCHEMA_VERSION = 1
@@ -189,7 +191,7 @@ class JudgmentStore:
 
         The store keeps only the token's SHA-256; an earlier token of ``name`` stops working.
         """
-        _check_text(name, "annotator name")
+        check_annotator_name(name)
         if kind not in ("human", "llm"):
             raise DataFormatError(f"annotator kind {kind!r}; expected 'human' or 'llm'")
         token = secrets.token_urlsafe(24)
@@ -361,6 +363,15 @@ class JudgmentStore:
 def _damaged(path: Path, exc: sqlite3.DatabaseError) -> DataFormatError:
     return DataFormatError(f"{path}: damaged judging store ({exc}); expected an intact SQLite "
                            f"file written by searchbench: restore it from a backup")
+
+
+def check_annotator_name(name: object) -> None:
+    """An annotator's name is shown in terminals and pages: one line, no control
+    characters (a newline or an escape sequence could forge the start-up URL list)."""
+    _check_text(name, "annotator name")
+    if isinstance(name, str) and any(unicodedata.category(c) == "Cc" for c in name):
+        raise DataFormatError(f"annotator name {name!r} holds control characters (line "
+                              f"breaks, tabs, escapes); expected a one-line name")
 
 
 def _check_text(value: object, what: str) -> None:
