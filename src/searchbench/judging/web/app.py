@@ -253,6 +253,9 @@ class JudgingApp:
         qid, did = body.get("query_id"), body.get("doc_id")
         if not (isinstance(qid, str) and isinstance(did, str) and self.ctx.may_judge(qid, did)):
             raise DataFormatError("unknown query/document pair: not in what is judged here")
+        if did not in self.ctx.corpus:  # a run (explore) may name one: nothing to judge
+            raise DataFormatError(f"document {did!r} is not in the corpus: it cannot be "
+                                  f"judged here")
         grade, note, key = body.get("grade"), body.get("note", ""), body.get("client_key")
         if grade is not None and (type(grade) is not int or grade not in GRADES):
             raise DataFormatError(f"grade {grade!r}; expected one of {list(GRADES)} or null")
