@@ -127,7 +127,8 @@ def _evalset_parts(evalset: Any) -> tuple[list[str], list[str], list[tuple[str, 
 
 def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """The (query, doc) pairs judged in ``folder``: every line of ``qrels.tsv`` and every
-    pair of the judging store with a grade (a skip is not a judgment)."""
+    pair of the judging store a person graded (a skip is not a judgment; an LLM judge's
+    label is not a person's: export leaves LLM-only pairs out unless asked)."""
     from .folder import native_file
 
     root = Path(folder)
@@ -141,7 +142,8 @@ def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
                      strict=True)
     from .export import store_judgments
 
-    pairs += [(j.query_id, j.doc_id) for j in store_judgments(root) if j.grade is not None]
+    pairs += [(j.query_id, j.doc_id) for j in store_judgments(root)
+              if j.grade is not None and j.kind == "human"]
     return pairs
 
 
