@@ -106,6 +106,12 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
                               "judge first (searchbench judge serve / judge llm)")
     with reported_warnings():
         loaded = [Run.from_file(p, name=p.name) for p in runs]
+        if loaded:  # runs of another corpus would rank on nothing
+            from ..judging.pool import check_runs
+            from ..judging.web.context import load_texts
+
+            corpus, queries, _ = load_texts(evalset)
+            check_runs(loaded, corpus.ids, queries.ids)
         report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
     if adjudicate_path is not None:
         from ..judging.labels import write_pool
