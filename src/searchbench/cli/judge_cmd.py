@@ -22,7 +22,7 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--annotator", "annotators", multiple=True, metavar="NAME",
                      help="An annotator (repeatable). A new one gets a token and a URL, printed "
-                          "once; a known one keeps its URL. Default: one named 'annotator'."),
+                          "once; a known one keeps its token. Default: one named 'annotator'."),
         click.option("--new-tokens", is_flag=True,
                      help="Give every listed annotator a new token and URL (old URLs stop "
                           "working)."),

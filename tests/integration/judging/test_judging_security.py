@@ -215,3 +215,20 @@ def test_two_apps_on_one_machine_keep_their_own_sessions(app, tmp_path) -> None:
     with JudgmentStore(folder) as store:
         assert [(j.annotator, j.doc_id, j.grade) for j in store.judgments()
                 if j.doc_id == "d3" and j.grade == 1] == [("alice", "d3", 1)]
+
+
+def test_a_restart_names_the_new_address_for_known_annotators(tmp_path) -> None:
+    # --port 0 picks a new port at each start: the URL printed before no longer works
+    folder, pool = make_evalset(tmp_path)
+    args = ["judge", "serve", str(folder), "--pool", str(pool), "--annotator", "alice"]
+    first = start(args)
+    first.stop()
+    again = start(args)
+    try:
+        (line,) = [x for x in again.output if x.strip().startswith("alice")]
+        assert f"{again.base}/login#token=" in line and first.tokens["alice"] not in line
+        with httpx.Client(base_url=again.base) as c:    # the old token, the new address
+            assert c.post("/session", json={"token": first.tokens["alice"]},
+                          headers={"Origin": again.base}).status_code == 200
+    finally:
+        again.stop()

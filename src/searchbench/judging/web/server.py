@@ -145,7 +145,8 @@ def _announce(opts: ServeOptions, ctx: JudgingContext, tokens: dict[str, str | N
     width = max(len(n) for n in tokens)
     for name, token in tokens.items():
         where = (f"{base}/login#token={token}" if token is not None else
-                 "URL printed when this annotator was added (--new-tokens prints new ones)")
+                 f"same token as before: {base}/login#token=<the token printed when "
+                 f"{name} was added> (--new-tokens prints new ones)")
         print(f"  {name:<{width}}  {where}")
     print(f"Each URL signs one annotator in: send it to that person only. Serving at {base}/ "
           f"until Ctrl+C.", flush=True)
