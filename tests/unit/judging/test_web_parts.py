@@ -13,7 +13,7 @@ from searchbench.judging.web.context import highlight, query_terms
 from searchbench.judging.web.server import ServeOptions, check_address, is_loopback, register
 
 
-@given(st.text(alphabet=st.sampled_from("ab cC\r\n<>&é.s"), max_size=60),
+@given(st.text(alphabet=st.sampled_from("ab cC\r\n<>&é.s\x00"), max_size=60),
        st.text(alphabet=st.sampled_from("ab cs"), max_size=12))
 def test_segments_give_the_text_back_exactly_with_their_offsets(text: str, query: str) -> None:
     segments = highlight(text, query)
@@ -21,6 +21,8 @@ def test_segments_give_the_text_back_exactly_with_their_offsets(text: str, query
     for s in segments:
         assert text[s.start:s.start + len(s.text)] == s.text
         assert ("\r" in s.text) == (s.kind == "br")
+        # HTML drops NUL characters from text: they get their own element
+        assert ("\x00" in s.text) == (s.kind == "nul")
 
 
 @given(st.text(alphabet=st.sampled_from("ab c\r\n."), max_size=40),

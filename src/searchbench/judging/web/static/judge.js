@@ -17,9 +17,13 @@
 
   // The document's text exactly as stored: a line break holding "\r" is rendered as "\n"
   // (HTML normalises it), its element records how many characters it stands for.
+  // NUL characters (which HTML drops) are shown as symbols; their element says how many.
   function originalOf(el) {
     if (el.classList.contains("br")) {
       return el.dataset.n === "2" ? "\r\n" : "\r";
+    }
+    if (el.classList.contains("nul")) {
+      return "\u0000".repeat(Number(el.dataset.n));
     }
     return el.textContent;
   }
@@ -48,7 +52,7 @@
       return null;
     }
     const start = unitStart.get(el);
-    if (el.classList.contains("br")) {
+    if (el.classList.contains("br") || el.classList.contains("nul")) {
       return offset > 0 ? start + Number(el.dataset.n) : start;
     }
     if (node.nodeType === Node.TEXT_NODE) {
