@@ -69,3 +69,32 @@ def test_a_folder_without_a_corpus_is_refused(evalset: Path) -> None:
 def test_tls_files_come_in_pairs(evalset: Path) -> None:
     one_error(run("judge", "serve", str(evalset), "--pool", str(evalset.parent / "pool.jsonl"),
                   "--certfile", str(evalset / "corpus.jsonl")), "--certfile and --keyfile")
+
+
+def test_agreement_reports_library_warnings_as_warning_lines(evalset: Path,
+                                                             tmp_path: Path) -> None:
+    with JudgmentStore(evalset) as store:
+        for who, kind, grade in (("alice", "human", 2), ("bob", "human", 1),
+                                 ("llm:m@umbrela-1", "llm", 3)):
+            store.record(Judgment("q1", "d1", who, grade, kind))
+    (evalset / "queries.jsonl").write_text("".join(
+        json.dumps({"id": q, "text": "cat"}) + "\n" for q in ("q1", "q2")))
+    runs = []
+    for name in ("a.trec", "b.trec"):  # q2 is judged by nobody: the evaluation warns
+        runs.append(tmp_path / name)
+        runs[-1].write_text("q1 Q0 d1 1 1.0 x\nq2 Q0 d1 1 1.0 x\n")
+    done = run("judge", "agreement", str(evalset), "--runs", *map(str, runs))
+    assert done.returncode == 0, done.stderr
+    assert "SearchbenchWarning" not in done.stderr and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines and all(line.startswith("warning: ") for line in lines), done.stderr
+
+
+def test_agreement_refuses_runs_of_another_corpus(evalset: Path, tmp_path: Path) -> None:
+    with JudgmentStore(evalset) as store:
+        store.record(Judgment("q1", "d1", "alice", 2))
+        store.record(Judgment("q1", "d1", "llm:m@umbrela-1", 3, "llm"))
+    other = tmp_path / "other.trec"
+    other.write_text("q1 Q0 elsewhere 1 1.0 x\n")
+    done = run("judge", "agreement", str(evalset), "--runs", str(other), str(other))
+    one_error(done, "other.trec", "missing from the corpus", "'elsewhere'")

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ._multi import GreedyOption
-from ._output import paths, print_json
+from ._output import paths, print_json, reported_warnings
 
 EVALSET_ARG = click.argument("evalset", type=paths(must_exist=True))
 
@@ -22,7 +22,7 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--annotator", "annotators", multiple=True, metavar="NAME",
                      help="An annotator (repeatable). A new one gets a token and a URL, printed "
-                          "once; a known one keeps its URL. Default: one named 'annotator'."),
+                          "once; a known one keeps its token. Default: one named 'annotator'."),
         click.option("--new-tokens", is_flag=True,
                      help="Give every listed annotator a new token and URL (old URLs stop "
                           "working)."),
@@ -104,8 +104,15 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     if not labels:
         raise DataFormatError(f"{evalset}: no judging store with labels (judging.sqlite); "
                               "judge first (searchbench judge serve / judge llm)")
-    loaded = [Run.from_file(p, name=p.name) for p in runs]
-    report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
+    with reported_warnings():
+        loaded = [Run.from_file(p, name=p.name) for p in runs]
+        if loaded:  # runs of another corpus would rank on nothing
+            from ..judging.pool import check_runs
+            from ..judging.web.context import load_texts
+
+            corpus, queries, _ = load_texts(evalset)
+            check_runs(loaded, corpus.ids, queries.ids)
+        report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
     if adjudicate_path is not None:
         from ..judging.labels import write_pool
 
@@ -138,7 +145,8 @@ def export_command(evalset: Path, policy: str, min_annotators: int, as_json: boo
     """
     from ..judging.export import export
 
-    report = export(evalset, policy=policy, min_annotators=min_annotators)
+    with reported_warnings():
+        report = export(evalset, policy=policy, min_annotators=min_annotators)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -130,6 +130,10 @@ def _documents(root: Path, glob: str | None, report: InitReport,
             continue
         if real.is_relative_to(real_skip):
             continue
+        if not real.is_file():  # reading a named pipe would wait for a writer forever
+            report.skipped.append((rel, "not a regular file (a pipe, socket or device); "
+                                        "expected a document file"))
+            continue
         try:
             data = real.read_bytes()
         except OSError as exc:

@@ -110,8 +110,7 @@ class ChatClient:
     def __init__(self, endpoint: str, model: str, *, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, retries: int = 4, backoff: float = 1.0,
                  max_tokens: int = 512) -> None:
-        base = endpoint.rstrip("/")
-        self.url = base if base.endswith("/chat/completions") else base + "/chat/completions"
+        self.url = chat_url(endpoint)
         self.model, self.max_tokens = model, max_tokens
         self.http = HttpClient(self.url, secret_env=api_key_env, timeout=timeout,
                                retries=retries, backoff=backoff,
@@ -134,6 +133,18 @@ class ChatClient:
                                   f"starts {answer.body[:80]!r}); expected "
                                   "{'choices': [{'message': {'content': '...'}}]}")
         return found
+
+
+def chat_url(endpoint: str) -> str:
+    """``{endpoint}/chat/completions``, the path added before any query string
+    (``…/deployments/NAME?api-version=…`` → ``…/NAME/chat/completions?api-version=…``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(endpoint.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return urlunsplit(parts._replace(path=path))
 
 
 def _completion(raw: bytes) -> Completion:

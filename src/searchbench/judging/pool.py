@@ -24,7 +24,7 @@ from ..data import Run
 from ..errors import ConfigError, DataFormatError
 from .labels import PoolItem, write_pool
 
-__all__ = ["PoolResult", "RunCoverage", "judged_pairs", "pool"]
+__all__ = ["PoolResult", "RunCoverage", "check_runs", "judged_pairs", "pool"]
 
 JUDGED_AT = 10
 
@@ -90,7 +90,7 @@ def pool(evalset: Any, runs: Sequence[Run | str | os.PathLike[str]], *, depth: i
         raise ConfigError(f"depth {depth}; expected a positive integer")
     doc_ids, query_ids, done = _evalset_parts(evalset)
     loaded = _load_runs(runs)
-    _check_runs(loaded, doc_ids, query_ids)
+    check_runs(loaded, doc_ids, query_ids)
     if judged is not None:
         done = [*done, *judged]
     result = _pool(loaded, query_ids, done, depth)
@@ -127,7 +127,8 @@ def _evalset_parts(evalset: Any) -> tuple[list[str], list[str], list[tuple[str, 
 
 def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """The (query, doc) pairs judged in ``folder``: every line of ``qrels.tsv`` and every
-    pair of the judging store with a grade (a skip is not a judgment)."""
+    pair of the judging store a person graded (a skip is not a judgment; an LLM judge's
+    label is not a person's: export leaves LLM-only pairs out unless asked)."""
     from .folder import native_file
 
     root = Path(folder)
@@ -141,7 +142,8 @@ def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
                      strict=True)
     from .export import store_judgments
 
-    pairs += [(j.query_id, j.doc_id) for j in store_judgments(root) if j.grade is not None]
+    pairs += [(j.query_id, j.doc_id) for j in store_judgments(root)
+              if j.grade is not None and j.kind == "human"]
     return pairs
 
 
@@ -168,7 +170,9 @@ def _load_runs(runs: Sequence[Run | str | os.PathLike[str]]) -> list[Run]:
     return loaded
 
 
-def _check_runs(runs: Sequence[Run], doc_ids: Sequence[str], query_ids: Sequence[str]) -> None:
+def check_runs(runs: Sequence[Run], doc_ids: Sequence[str], query_ids: Sequence[str]) -> None:
+    """Refuse runs naming documents missing from the corpus or queries missing from the set
+    (:class:`DataFormatError` with counts and examples: a run made on another corpus)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -17,6 +17,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,8 @@ from .._util import utc_now
 from ..errors import DataFormatError, OutputError
 from .labels import GRADES, AnnotatorKind, Judgment, Quote
 
-__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "hash_token"]
+__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "check_annotator_name",
+           "hash_token"]
 
 STORE_FILE = "judging.sqlite"
 SCHEMA_VERSION = 1
@@ -70,6 +72,8 @@ CREATE TABLE IF NOT EXISTS evidence (
     PRIMARY KEY (judgment_id, position)
 );
 """
+
+_TABLES = frozenset(("schema_version", "annotators", "judgments", "sessions", "evidence"))
 
 _COLUMNS = "id, query_id, doc_id, annotator, grade, kind, note, source, created_at"
 
@@ -137,7 +141,22 @@ class JudgmentStore:
                                       f"table; expected a judging store written by searchbench")
             return None
         row = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        return int(row[0]) if row and row[0] is not None else None
+        version = int(row[0]) if row and row[0] is not None else None
+        missing = sorted(_TABLES - tables)
+        if version is not None and version <= SCHEMA_VERSION and missing:
+            raise DataFormatError(f"{self.path}: damaged judging store (no table "
+                                  f"{', '.join(missing)}); expected a store written by "
+                                  f"searchbench: restore it from a backup")
+        return version
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; a damaged file raises :class:`DataFormatError`."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.DatabaseError as exc:
+                raise _damaged(self.path, exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -152,6 +171,8 @@ class JudgmentStore:
                 self._db.execute("COMMIT")
             except sqlite3.OperationalError as exc:  # disk full, read-only, locked too long
                 raise OutputError(f"cannot write {self.path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:  # a malformed file
+                raise _damaged(self.path, exc) from None
 
     def close(self) -> None:
         """Close the connection (a WAL checkpoint happens on the last close)."""
@@ -170,7 +191,7 @@ class JudgmentStore:
 
         The store keeps only the token's SHA-256; an earlier token of ``name`` stops working.
         """
-        _check_text(name, "annotator name")
+        check_annotator_name(name)
         if kind not in ("human", "llm"):
             raise DataFormatError(f"annotator kind {kind!r}; expected 'human' or 'llm'")
         token = secrets.token_urlsafe(24)
@@ -190,14 +211,14 @@ class JudgmentStore:
         """The name whose token this is, or ``None``."""
         if not token:
             return None
-        with self._lock:
+        with self._reading():
             row = self._db.execute("SELECT name FROM annotators WHERE token_sha256=?",
                                    (hash_token(token),)).fetchone()
         return str(row[0]) if row else None
 
     def annotators(self) -> dict[str, AnnotatorKind]:
         """Every registered annotator and its kind (``human`` or ``llm``)."""
-        with self._lock:
+        with self._reading():
             rows = self._db.execute("SELECT name, kind FROM annotators ORDER BY name").fetchall()
         return {str(n): k for n, k in rows}
 
@@ -215,7 +236,7 @@ class JudgmentStore:
         """``(annotator, csrf_token)`` of a session, or ``None``."""
         if not session_id:
             return None
-        with self._lock:
+        with self._reading():
             row = self._db.execute("SELECT annotator, csrf FROM sessions WHERE id_sha256=?",
                                    (hash_token(session_id),)).fetchone()
         return (str(row[0]), str(row[1])) if row else None
@@ -304,13 +325,13 @@ class JudgmentStore:
                          "l.undone_at IS NULL)")
         sql = (f"SELECT {', '.join('j.' + c for c in _COLUMNS.split(', '))} FROM judgments j "
                f"WHERE {' AND '.join(where)} ORDER BY j.id")
-        with self._lock:
+        with self._reading():
             rows = self._db.execute(sql, args).fetchall()
             return self._with_evidence(self._db, rows)
 
     def history(self) -> list[dict[str, Any]]:
         """Every row ever recorded, undone ones included (``undone_at`` set), oldest first."""
-        with self._lock:
+        with self._reading():
             rows = self._db.execute(f"SELECT {_COLUMNS}, client_key, undone_at FROM judgments "
                                     "ORDER BY id").fetchall()
             pairs = self._with_evidence(self._db, [r[:9] for r in rows])
@@ -319,7 +340,7 @@ class JudgmentStore:
 
     def count(self) -> int:
         """Number of rows recorded (history, undone ones included)."""
-        with self._lock:
+        with self._reading():
             return int(self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
     @staticmethod
@@ -337,6 +358,20 @@ class JudgmentStore:
         return [(r[0], Judgment(query_id=r[1], doc_id=r[2], annotator=r[3], grade=r[4],
                                 kind=r[5], evidence=tuple(quotes.get(r[0], ())), note=r[6],
                                 source=r[7], created_at=r[8])) for r in rows]
+
+
+def _damaged(path: Path, exc: sqlite3.DatabaseError) -> DataFormatError:
+    return DataFormatError(f"{path}: damaged judging store ({exc}); expected an intact SQLite "
+                           f"file written by searchbench: restore it from a backup")
+
+
+def check_annotator_name(name: object) -> None:
+    """An annotator's name is shown in terminals and pages: one line, no control
+    characters (a newline or an escape sequence could forge the start-up URL list)."""
+    _check_text(name, "annotator name")
+    if isinstance(name, str) and any(unicodedata.category(c) == "Cc" for c in name):
+        raise DataFormatError(f"annotator name {name!r} holds control characters (line "
+                              f"breaks, tabs, escapes); expected a one-line name")
 
 
 def _check_text(value: object, what: str) -> None:

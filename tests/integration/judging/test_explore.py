@@ -78,3 +78,15 @@ def test_an_unknown_measure_is_one_error_line(app, tmp_path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr.startswith("error: ")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_document_missing_from_the_corpus_cannot_be_judged(app) -> None:
+    # b.trec shows 'nowhere' for q2, a document the corpus lacks: a 400, not a crash
+    folder, server = app
+    auth = {"Authorization": f"Bearer {server.tokens['eve']}"}
+    with httpx.Client(base_url=server.base, headers=auth) as c:
+        r = c.post("/api/judgment", json={"query_id": "q2", "doc_id": "nowhere", "grade": 1,
+                                          "source": "explore"})
+        assert r.status_code == 400 and "not in the corpus" in r.json()["error"]
+    with JudgmentStore(folder) as store:
+        assert all(j.doc_id != "nowhere" for j in store.judgments())

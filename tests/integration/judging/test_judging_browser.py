@@ -3,6 +3,7 @@ the keyboard, select evidence, reload and find everything kept, hostile text sta
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -180,3 +181,64 @@ def test_explore_judges_a_hole_inline(browser, tmp_path) -> None:
         (label,) = store.judgments()
     assert (label.annotator, label.doc_id, label.grade, label.source) == ("eve", "d2", 1,
                                                                          "explore")
+
+
+def test_evidence_after_characters_outside_the_bmp_keeps_python_offsets(browser,
+                                                                       tmp_path) -> None:
+    # JavaScript counts UTF-16 units (an emoji is 2), the store counts characters (1)
+    text = "🐱🐱 𝑥 cats: they sleep in warm places"
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"id": "e1", "text": text}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"id": "q1", "text": "cats"}) + "\n")
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"query_id": "q1", "doc_id": "e1", "n_runs": 1,
+                                "best_rank": 1}) + "\n")
+    server = start(["judge", "serve", str(folder), "--pool", str(pool), "--annotator", "ann"])
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(server.url("ann"))
+        page.wait_for_url("**/judge?i=0")
+        assert page.evaluate(SELECT, ["warm places"])
+        page.keyboard.press("e")
+        assert "warm places" in page.inner_text("#evidence")
+        with page.expect_navigation(timeout=10_000):   # saved: the page moves on
+            page.click("#grade-2")
+        context.close()
+    finally:
+        server.stop()
+    with JudgmentStore(folder) as store:
+        (label,) = store.judgments()
+    start_ = text.index("warm places")
+    assert (label.grade, label.evidence) == (2, (Quote(start_, start_ + 11, "warm places"),))
+
+
+def test_evidence_after_a_nul_character_keeps_its_offsets(browser, tmp_path) -> None:
+    # HTML drops NUL characters from text: the page must still count them
+    text = "binary\x00\x00 junk, then cats sleep in warm places"
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"id": "n1", "text": text}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"id": "q1", "text": "cats"}) + "\n")
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"query_id": "q1", "doc_id": "n1", "n_runs": 1,
+                                "best_rank": 1}) + "\n")
+    server = start(["judge", "serve", str(folder), "--pool", str(pool), "--annotator", "ann"])
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(server.url("ann"))
+        page.wait_for_url("**/judge?i=0")
+        assert page.evaluate(SELECT, ["warm places"])
+        page.keyboard.press("e")
+        assert "warm places" in page.inner_text("#evidence")
+        with page.expect_navigation(timeout=10_000):   # saved: the page moves on
+            page.click("#grade-1")
+        context.close()
+    finally:
+        server.stop()
+    with JudgmentStore(folder) as store:
+        (label,) = store.judgments()
+    start_ = text.index("warm places")
+    assert (label.grade, label.evidence) == (1, (Quote(start_, start_ + 11, "warm places"),))

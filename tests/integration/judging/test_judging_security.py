@@ -58,7 +58,8 @@ def test_unauthenticated_requests_are_refused(app) -> None:
                       headers={"Authorization": "Bearer not-a-token"}).status_code == 401
         assert c.post("/session", json={"token": "guess"},
                       headers={"Origin": server.base}).status_code == 401
-        assert c.get("/api/judgments", headers={"Cookie": "searchbench_session=forged"}
+        port = server.base.rsplit(":", 1)[1]
+        assert c.get("/api/judgments", headers={"Cookie": f"searchbench_session_{port}=forged"}
                      ).status_code == 401
     with JudgmentStore(folder) as store:
         assert store.count() == 0
@@ -186,3 +187,48 @@ def test_a_non_loopback_host_needs_allow_remote(app) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("error: --host 0.0.0.0 is not a loopback address")
     assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+
+
+def test_two_apps_on_one_machine_keep_their_own_sessions(app, tmp_path) -> None:
+    # browsers share cookies across the ports of 127.0.0.1: signing in to a second app
+    # (explore, same set) must not replace the first app's session
+    folder, server = app
+    run = tmp_path / "a.trec"
+    run.write_text("q1 Q0 d1 1 1.0 A\n")
+    other = start(["explore", str(folder), "--runs", str(run), str(run), "--annotator", "eve"])
+    try:
+        with httpx.Client(follow_redirects=False) as browser:
+            assert browser.post(f"{server.base}/session", json={"token": server.tokens["alice"]},
+                                headers={"Origin": server.base}).status_code == 200
+            page = browser.get(f"{server.base}/judge?i=0").text
+            csrf = page.split('name="csrf-token" content="')[1].split('"')[0]
+            assert browser.post(f"{other.base}/session", json={"token": other.tokens["eve"]},
+                                headers={"Origin": other.base}).status_code == 200
+            r = browser.post(f"{server.base}/api/judgment", json=judgment(1, doc="d3"),
+                             headers={"Origin": server.base, "X-CSRF-Token": csrf})
+            assert r.status_code == 200, r.text
+            assert "annotator <strong>alice</strong>" in browser.get(
+                f"{server.base}/judge?i=0").text
+            assert "<strong>eve</strong>" in browser.get(f"{other.base}/explore").text
+    finally:
+        other.stop()
+    with JudgmentStore(folder) as store:
+        assert [(j.annotator, j.doc_id, j.grade) for j in store.judgments()
+                if j.doc_id == "d3" and j.grade == 1] == [("alice", "d3", 1)]
+
+
+def test_a_restart_names_the_new_address_for_known_annotators(tmp_path) -> None:
+    # --port 0 picks a new port at each start: the URL printed before no longer works
+    folder, pool = make_evalset(tmp_path)
+    args = ["judge", "serve", str(folder), "--pool", str(pool), "--annotator", "alice"]
+    first = start(args)
+    first.stop()
+    again = start(args)
+    try:
+        (line,) = [x for x in again.output if x.strip().startswith("alice")]
+        assert f"{again.base}/login#token=" in line and first.tokens["alice"] not in line
+        with httpx.Client(base_url=again.base) as c:    # the old token, the new address
+            assert c.post("/session", json={"token": first.tokens["alice"]},
+                          headers={"Origin": again.base}).status_code == 200
+    finally:
+        again.stop()

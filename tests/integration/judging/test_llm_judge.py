@@ -165,3 +165,13 @@ def test_a_pool_naming_unknown_documents_is_refused(evalset, stub, capsys):
     write_pool(evalset / "pool.jsonl", [PoolItem("q1", "nope", 1, 1)])
     assert judge(evalset, stub) == 1
     assert "not in the evaluation set" in capsys.readouterr().err
+
+
+def test_an_endpoint_with_a_query_string_gets_the_chat_path_before_it(evalset, stub):
+    # e.g. Azure OpenAI: .../deployments/NAME?api-version=2024-02-01
+    before = len(stub.requests)
+    assert main(["judge", "llm", str(evalset), "--pool", str(evalset / "pool.jsonl"),
+                 "--endpoint", stub.url + "?api-version=2024-02-01", "--model", MODEL,
+                 "--api-key-env", "SB_JUDGE_KEY", "--max-items", "1"]) == 0
+    assert [r["path"] for r in stub.requests[before:]] == \
+        ["/v1/chat/completions?api-version=2024-02-01"]

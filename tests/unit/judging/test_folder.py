@@ -5,7 +5,9 @@ symlinks leading outside refused, queries with stable non-colliding ids."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,25 @@ def test_add_queries_refuses_an_id_in_use_and_a_bad_source(tmp_path: Path, docs:
     with pytest.raises(DataFormatError, match=r"no corpus\.jsonl"):
         add_queries(tmp_path, tmp_path / "a.txt")
     assert len(read_corpus_jsonl(target / "corpus.jsonl")) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_skipped_not_read(tmp_path: Path, docs: Path) -> None:
+    fifo = docs / "pipe.md"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # before the fix init blocked reading the pipe: end it (EOF)
+        if not done.wait(5):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    helper.start()
+    try:
+        report = init_evalset(tmp_path / "set", docs)
+    finally:
+        done.set()
+        helper.join()
+    assert "pipe.md" not in _corpus(tmp_path / "set")
+    assert report.skipped == [("pipe.md", "not a regular file (a pipe, socket or device); "
+                                          "expected a document file")]

@@ -139,3 +139,16 @@ def test_a_one_line_trec_qrels_is_a_judgment_not_a_header(tmp_path: Path) -> Non
     (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n")
     assert judged_pairs(folder) == []
 
+
+
+def test_a_pair_only_an_llm_labelled_stays_in_the_pool_for_people(tmp_path: Path) -> None:
+    # export (majority) leaves LLM-only pairs out: pooling them away would leave them
+    # unjudged for good, and LLM labels would pass silently for people's
+    folder = _set(tmp_path)
+    with JudgmentStore(folder) as store:
+        store.record(Judgment("q0", "d0", "llm:m@umbrela-1", 3, "llm"))
+        store.record(Judgment("q0", "d1", "alice", 2))
+    run = Run.from_dict({"q0": {"d0": 3.0, "d1": 2.0, "d2": 1.0}}, name="r")
+    result = sb.pool(folder, [run], depth=3)
+    assert [(i.query_id, i.doc_id) for i in result.items] == [("q0", "d0"), ("q0", "d2")]
+    assert result.already_judged == 1

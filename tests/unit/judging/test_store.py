@@ -185,3 +185,29 @@ def test_sessions_are_hashed_and_end_when_the_token_changes(tmp_path: Path) -> N
         s.close_session(sid2)
         assert s.session(sid2) is None
     assert sid.encode() not in (tmp_path / STORE_FILE).read_bytes()
+
+
+def test_a_store_missing_a_table_is_one_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    with JudgmentStore(tmp_path) as s:
+        s.record(J("q1", "d1", 2))
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:
+        db.execute("DROP TABLE judgments")
+    with pytest.raises(DataFormatError, match=r"damaged judging store.*judgments"):
+        JudgmentStore(tmp_path)
+
+
+def test_a_store_with_damaged_pages_raises_a_data_format_error(tmp_path: Path) -> None:
+    with JudgmentStore(tmp_path) as s:
+        for n in range(400):  # several pages of rows
+            s.record(J(f"q{n}", "d1", n % 4, note="x" * 50))
+    path = tmp_path / STORE_FILE
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name='judgments'").fetchone()
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    with open(path, "r+b") as fh:  # the judgments table's root page: garbage
+        fh.seek((root[0] - 1) * page_size)
+        fh.write(b"\xff" * page_size)
+    with pytest.raises(DataFormatError, match="damaged judging store"), \
+            JudgmentStore(path) as s:
+        s.judgments()

@@ -7,12 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from searchbench.errors import ConfigError
+from searchbench.errors import ConfigError, DataFormatError
+from searchbench.judging.store import JudgmentStore
 from searchbench.judging.web.context import highlight, query_terms
-from searchbench.judging.web.server import ServeOptions, check_address, is_loopback
+from searchbench.judging.web.server import ServeOptions, check_address, is_loopback, register
 
 
-@given(st.text(alphabet=st.sampled_from("ab cC\r\n<>&é.s"), max_size=60),
+@given(st.text(alphabet=st.sampled_from("ab cC\r\n<>&é.s\x00"), max_size=60),
        st.text(alphabet=st.sampled_from("ab cs"), max_size=12))
 def test_segments_give_the_text_back_exactly_with_their_offsets(text: str, query: str) -> None:
     segments = highlight(text, query)
@@ -20,6 +21,8 @@ def test_segments_give_the_text_back_exactly_with_their_offsets(text: str, query
     for s in segments:
         assert text[s.start:s.start + len(s.text)] == s.text
         assert ("\r" in s.text) == (s.kind == "br")
+        # HTML drops NUL characters from text: they get their own element
+        assert ("\x00" in s.text) == (s.kind == "nul")
 
 
 @given(st.text(alphabet=st.sampled_from("ab c\r\n."), max_size=40),
@@ -74,3 +77,13 @@ def test_a_set_being_built_has_no_qrels_yet_but_broken_qrels_are_an_error(tmp_pa
     (tmp_path / "qrels.tsv").write_text("q1\t0\td1\n")
     with pytest.raises(DataFormatError):
         load_texts(tmp_path)
+
+
+@pytest.mark.parametrize("bad", ["", "eve\n  admin  http://evil.example/login#token=x",
+                                 "\x1b[31mred\x1b[0m", "tab\there"])
+def test_annotator_names_are_checked_before_any_token_is_made(tmp_path, bad: str) -> None:
+    # a token is printed only when made: adding "ok" and then failing would lose it
+    with JudgmentStore(tmp_path) as store:
+        with pytest.raises(DataFormatError, match="annotator name"):
+            register(store, ("ok", bad), new_tokens=False)
+        assert store.annotators() == {}

@@ -37,7 +37,7 @@ from ...errors import DataFormatError, SearchbenchError
 from ..labels import GRADES, Judgment, Quote
 from .context import JudgingContext, highlight
 
-__all__ = ["SESSION_COOKIE", "create_app"]
+__all__ = ["SESSION_COOKIE", "cookie_name", "create_app"]
 
 SESSION_COOKIE = "searchbench_session"
 MAX_BODY = 256 * 1024
@@ -95,6 +95,14 @@ class SecurityHeaders:
         return send_with_headers
 
 
+def cookie_name(request: Request) -> str:
+    """The session cookie's name for this app: ``searchbench_session_<port>``. Browsers
+    share cookies across the ports of a host, so two apps on one machine (``judge serve``
+    and ``explore``) would otherwise replace each other's session."""
+    port = request.url.port or (443 if request.url.scheme == "https" else 80)
+    return f"{SESSION_COOKIE}_{port}"
+
+
 def _plain(status: int, text: str) -> Response:
     return Response(text, status_code=status, media_type="text/plain; charset=utf-8")
 
@@ -122,7 +130,7 @@ class JudgingApp:
         if auth.lower().startswith("bearer "):
             name = self.ctx.store.annotator(auth[7:].strip())
             return Principal(name, None) if name else None
-        found = self.ctx.store.session(request.cookies.get(SESSION_COOKIE, ""))
+        found = self.ctx.store.session(request.cookies.get(cookie_name(request), ""))
         return Principal(*found) if found else None
 
     def cross_site(self, request: Request, who: Principal | None) -> str | None:
@@ -178,7 +186,7 @@ class JudgingApp:
             return _error(401, "unknown token: open the URL printed when the app started")
         session_id, _ = await run_in_threadpool(self.ctx.store.open_session, name)
         response = JSONResponse({"annotator": name})
-        response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict",
+        response.set_cookie(cookie_name(request), session_id, httponly=True, samesite="strict",
                             secure=self.ctx.secure, path="/")
         return response
 
@@ -253,6 +261,9 @@ class JudgingApp:
         qid, did = body.get("query_id"), body.get("doc_id")
         if not (isinstance(qid, str) and isinstance(did, str) and self.ctx.may_judge(qid, did)):
             raise DataFormatError("unknown query/document pair: not in what is judged here")
+        if did not in self.ctx.corpus:  # a run (explore) may name one: nothing to judge
+            raise DataFormatError(f"document {did!r} is not in the corpus: it cannot be "
+                                  f"judged here")
         grade, note, key = body.get("grade"), body.get("note", ""), body.get("client_key")
         if grade is not None and (type(grade) is not int or grade not in GRADES):
             raise DataFormatError(f"grade {grade!r}; expected one of {list(GRADES)} or null")
@@ -296,9 +307,9 @@ class JudgingApp:
 
     async def logout(self, request: Request, who: Principal) -> Response:
         await run_in_threadpool(self.ctx.store.close_session,
-                                request.cookies.get(SESSION_COOKIE, ""))
+                                request.cookies.get(cookie_name(request), ""))
         response = JSONResponse({"ok": True})
-        response.delete_cookie(SESSION_COOKIE, path="/")
+        response.delete_cookie(cookie_name(request), path="/")
         return response
 
 

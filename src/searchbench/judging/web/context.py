@@ -31,8 +31,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class Segment:
     """A piece of a document's text as rendered: ``start`` is its offset in the text.
 
-    ``kind``: ``text``, ``mark`` (a query term) or ``br`` (a line break holding a carriage
-    return; HTML turns ``\\r\\n`` into ``\\n``, so it gets its own element with its length).
+    ``kind``: ``text``, ``mark`` (a query term), ``br`` (a line break holding a carriage
+    return; HTML turns ``\\r\\n`` into ``\\n``, so it gets its own element with its length)
+    or ``nul`` (NUL characters, which HTML drops: shown as a symbol, counted by length).
     """
 
     kind: str
@@ -90,10 +91,10 @@ def _segments(text: str, query: str) -> list[Segment]:
     pattern = (re.compile(r"\b(?:" + "|".join(re.escape(t) for t in stems) + r")\w{0,3}\b",
                           re.IGNORECASE) if stems else None)
     segments: list[Segment] = []
-    for piece in re.finditer(r"\r\n?|[^\r]+", text):
+    for piece in re.finditer(r"\r\n?|\x00+|[^\r\x00]+", text):
         start, chunk = piece.start(), piece.group()
-        if chunk.startswith("\r"):
-            segments.append(Segment("br", start, chunk))
+        if chunk[0] in "\r\x00":
+            segments.append(Segment("br" if chunk[0] == "\r" else "nul", start, chunk))
             continue
         pos = 0
         for m in pattern.finditer(chunk) if pattern else ():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...errors import ConfigError, require
 from ..labels import read_pool
-from ..store import JudgmentStore
+from ..store import JudgmentStore, check_annotator_name
 from .context import ExploreData, JudgingContext, check_pool, judging_order, load_texts
 
 __all__ = ["ServeOptions", "bind", "is_loopback", "require_web", "serve"]
@@ -87,12 +87,12 @@ def register(store: JudgmentStore, names: tuple[str, ...],
     """Tokens of new annotators (and of all, with ``new_tokens``); ``None`` for an annotator
     kept with the token printed when it was added."""
     known = store.annotators()
-    out: dict[str, str | None] = {}
-    for name in dict.fromkeys(names):
+    for name in names:  # all checked before any is added: no token is made and lost
+        check_annotator_name(name)
         if known.get(name) == "llm":
             raise ConfigError(f"annotator {name!r} is an LLM judge; choose another name")
-        out[name] = store.add_annotator(name) if new_tokens or name not in known else None
-    return out
+    return {name: store.add_annotator(name) if new_tokens or name not in known else None
+            for name in dict.fromkeys(names)}
 
 
 def require_web() -> None:
@@ -145,7 +145,8 @@ def _announce(opts: ServeOptions, ctx: JudgingContext, tokens: dict[str, str | N
     width = max(len(n) for n in tokens)
     for name, token in tokens.items():
         where = (f"{base}/login#token={token}" if token is not None else
-                 "URL printed when this annotator was added (--new-tokens prints new ones)")
+                 f"same token as before: {base}/login#token=<the token printed when "
+                 f"{name} was added> (--new-tokens prints new ones)")
         print(f"  {name:<{width}}  {where}")
     print(f"Each URL signs one annotator in: send it to that person only. Serving at {base}/ "
           f"until Ctrl+C.", flush=True)

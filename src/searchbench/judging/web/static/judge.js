@@ -12,32 +12,47 @@
   const list = document.getElementById("evidence");
   const index = Number(root.dataset.i);
   const total = Number(root.dataset.total);
-  const docLength = Number(root.dataset.length);
   let evidence = JSON.parse(root.dataset.evidence || "[]");
   let busy = false;
 
   // The document's text exactly as stored: a line break holding "\r" is rendered as "\n"
   // (HTML normalises it), its element records how many characters it stands for.
+  // NUL characters (which HTML drops) are shown as symbols; their element says how many.
   function originalOf(el) {
     if (el.classList.contains("br")) {
       return el.dataset.n === "2" ? "\r\n" : "\r";
+    }
+    if (el.classList.contains("nul")) {
+      return "\u0000".repeat(Number(el.dataset.n));
     }
     return el.textContent;
   }
   const original = Array.from(textEl.children).map(originalOf).join("");
 
+  // Offsets: the server counts characters (data-o, code points), a JavaScript string
+  // counts UTF-16 units (a character outside the BMP, e.g. an emoji, is two). The page
+  // works in units and converts to characters when it sends a quote.
+  const unitStart = new Map();
+  Array.from(textEl.children).reduce(function (units, el) {
+    unitStart.set(el, units);
+    return units + originalOf(el).length;
+  }, 0);
+  function toCharacters(units) {
+    return Array.from(original.slice(0, units)).length;
+  }
+
   // Offset in the stored text of a DOM selection boundary (node, offset).
   function boundary(node, offset) {
     if (node === textEl) {
       const child = textEl.children[offset];
-      return child ? Number(child.dataset.o) : docLength;
+      return child ? unitStart.get(child) : original.length;
     }
     const el = node.nodeType === Node.TEXT_NODE ? node.parentElement : node;
-    if (!el || !el.dataset || el.dataset.o === undefined || el.parentElement !== textEl) {
+    if (!el || !unitStart.has(el)) {
       return null;
     }
-    const start = Number(el.dataset.o);
-    if (el.classList.contains("br")) {
+    const start = unitStart.get(el);
+    if (el.classList.contains("br") || el.classList.contains("nul")) {
       return offset > 0 ? start + Number(el.dataset.n) : start;
     }
     if (node.nodeType === Node.TEXT_NODE) {
@@ -86,7 +101,8 @@
       status.textContent = "The selection holds only white space.";
       return;
     }
-    evidence.push({ start: start, end: end, text: original.slice(start, end) });
+    evidence.push({ start: toCharacters(start), end: toCharacters(end),
+                    text: original.slice(start, end) });
     sel.removeAllRanges();
     renderEvidence();
     status.textContent = "Evidence added; it is saved with your grade.";
