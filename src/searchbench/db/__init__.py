@@ -40,6 +40,8 @@ __all__ = [
 
 # scheme -> (module, class); one line per adapter, added by the adapter's author.
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
+register_engine("usearch", "searchbench.db.engines.usearch", "USearchStore")
+register_engine("sqlite-vec", "searchbench.db.engines.sqlitevec", "SqliteVecStore")
 
 
 def engine_class(scheme: str) -> type[VectorStore]:
