@@ -70,6 +70,7 @@ class USearchStore(VectorStore):
         self.folder = Path(url.path or ".")
         self._index: Any = None
         self._idmap: IdMap | None = None
+        self._loaded_meta: dict[str, Any] | None = None
 
     # -- files --------------------------------------------------------------------------
     def _file(self, suffix: str) -> Path:
@@ -182,7 +183,7 @@ class USearchStore(VectorStore):
         meta.update(rows_indexed=n, build_seconds=seconds, built=utc_now(),
                     usearch=require("usearch", "usearch").__version__)
         write_json(self._file(".meta.json"), meta)
-        self._index, self._idmap = index, None
+        self._index, self._idmap, self._loaded_meta = index, None, dict(meta)
         return seconds
 
     def build_index(self, kind: str | None = None, **params: Any) -> float:
@@ -197,6 +198,10 @@ class USearchStore(VectorStore):
 
     # -- reading ------------------------------------------------------------------------
     def _loaded(self) -> tuple[Any, dict[str, Any]]:
+        """The index and its description, read once per store object (the searches of a
+        sweep then touch no file)."""
+        if self._index is not None and self._loaded_meta is not None:
+            return self._index, self._loaded_meta
         meta = self._meta()
         n = len(IdMap(self._file(".ids.json")))
         if meta["rows_indexed"] != n:
@@ -209,6 +214,7 @@ class USearchStore(VectorStore):
             if self._index is None:
                 raise DataFormatError(f"{path}: missing or not a usearch index; run the "
                                       "load again to rebuild it")
+        self._loaded_meta = meta
         return self._index, meta
 
     def _search(self, queries: np.ndarray, k: int, exact: bool,
@@ -220,7 +226,7 @@ class USearchStore(VectorStore):
         found = index.search(q, k, exact=exact)
         keys = np.atleast_2d(found.keys)
         dist = np.atleast_2d(np.asarray(found.distances, dtype=np.float64))
-        counts = np.atleast_1d(found.counts)
+        counts = np.atleast_1d(getattr(found, "counts", len(keys[0])))
         if meta["metric"] == "ip":
             dist = dist - 1.0  # usearch ip distance is 1 − ⟨q, x⟩
         if self._idmap is None:
@@ -283,4 +289,4 @@ class USearchStore(VectorStore):
         }
 
     def close(self) -> None:
-        self._index = self._idmap = None
+        self._index = self._idmap = self._loaded_meta = None
