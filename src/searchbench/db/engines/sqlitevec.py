@@ -50,10 +50,10 @@ _SQL_TYPES = {bool: "boolean", int: "integer", float: "float", str: "text"}
 def sqlite_module() -> Any:
     """A DB-API ``sqlite3`` module able to load extensions: pysqlite3 when installed, else
     the standard library's when it was built with extension loading."""
-    try:
-        import pysqlite3.dbapi2 as mod  # type: ignore[import-not-found]
+    import importlib
 
-        return mod
+    try:
+        return importlib.import_module("pysqlite3.dbapi2")
     except ImportError:
         import sqlite3
 
@@ -260,7 +260,7 @@ class SqliteVecStore(VectorStore):
         ids: list[list[str]] = []
         dist: list[np.ndarray] = []
         try:
-            plan = " | ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql,
+            plan = "; ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql,
                                                           (q[0].tobytes(), k)))
             for row in q:
                 got = conn.execute(sql, (row.tobytes(), k)).fetchall()
