@@ -26,11 +26,15 @@ def stores(tmp_path_factory):
         warnings.simplefilter("ignore")  # pyref's long documents are truncated (warned)
         emb = embed_evalset("pyref", "minilm", quiet=True)
     urls = {"usearch": f"usearch://{folder}/u?name=pyref",
-            "sqlite-vec": f"sqlite-vec://{folder}/vec.db?table=pyref"}
-    for url in urls.values():
+            "sqlite-vec": f"sqlite-vec://{folder}/vec.db?table=pyref",
+            "other-model": f"usearch://{folder}/u?name=other",
+            "prefixed": f"usearch://{folder}/u?name=prefixed"}
+    provenance = {"other-model": {"model": "e5", "model_identity": "e5-not-minilm"},
+                  "prefixed": {"model": "minilm", "query_prefix": "query: "}}
+    for which, url in urls.items():
         with connect(url) as store:
             store.load(emb.doc_ids, emb.base, metric="cosine",
-                       provenance={"model": "minilm"})
+                       provenance=provenance.get(which, {"model": "minilm"}))
     return folder, urls, emb
 
 
@@ -80,6 +84,8 @@ def test_sqlite_vec_declared_approximate_is_flagged(stores, tmp_path, capsys):
     ("missing-usearch", [], "no usearch collection 'pyref'"),
     ("missing-sqlite", [], "no SQLite database at"),
     ("bad-scheme", [], "unknown store engine 'nosuchdb'"),
+    ("other-model", ["--model", "minilm"], "loaded with model e5 (e5-not-minilm)"),
+    ("prefixed", [], "loaded with {'query_prefix': 'query: '}"),
 ])
 def test_bad_input_is_one_line(stores, tmp_path, capsys, which, args, message):
     folder, urls, _ = stores

@@ -227,7 +227,7 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
     vs_engine = knn_recall(engine_gt, ids, k, found_distances=_distance_matrix(hits, k))
     vs_ours = (knn_recall(ours, ids, k, base=base, queries=queries).summary()
                if ours is not None and base is not None else None)
-    index = info.get("index") or {}
+    index = _index_facts(info)
     pt: dict[str, Any] = {
         "index": f"{store.engine} {index.get('kind') or 'scan'}",
         "library": f"{store.engine} {info.get('version') or ''}".strip(),
@@ -246,6 +246,19 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
     pt["exactness"] = _exactness(hits, vs_engine.by_id, expect, index, store.engine)
     pt["_ids"] = ids
     return pt
+
+
+def _index_facts(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``describe()['index']``, completed from the load provenance's ``index`` record
+    (``searchbench db load`` writes kind, params and build_seconds there)."""
+    index = dict(info.get("index") or {})
+    recorded = (info.get("provenance") or {}).get("index") or {}
+    if isinstance(recorded, dict):
+        index.setdefault("kind", recorded.get("kind"))
+        index.setdefault("build", recorded.get("params") or {})
+        if index.get("build_seconds") is None:
+            index["build_seconds"] = recorded.get("build_seconds")
+    return index
 
 
 def _concurrent(search: Callable[[np.ndarray], StoreHits], queries: np.ndarray,

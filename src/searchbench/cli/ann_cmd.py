@@ -194,7 +194,21 @@ def _embedded_for(dataset: str, model: str, info: dict[str, Any], quiet: bool) -
     from ..ann.embed import embed_evalset
     from ..errors import ConfigError
 
+    prov = info.get("provenance") or {}
+    loaded = {key: prov.get(key) for key in ("query_prefix", "doc_prefix", "chunker")
+              if prov.get(key)}
+    if loaded or prov.get("with_title") is False:
+        raise ConfigError(f"{info.get('url')}: the collection was loaded with "
+                          f"{loaded or {'with_title': False}}; the sweep embeds whole "
+                          "documents with their titles and no prefixes, so its exact search "
+                          "would not be on the same vectors")
     emb = embed_evalset(dataset, model, quiet=quiet)
+    identity = prov.get("model_identity")
+    if identity and identity != emb.model.get("identity"):
+        raise ConfigError(f"{info.get('url')}: the collection was loaded with model "
+                          f"{prov.get('model')} ({identity}); {model!r} is "
+                          f"{emb.model.get('identity')}: give the model it was loaded with "
+                          "(--model)")
     if emb.base.shape[1] != info["dimension"]:
         raise ConfigError(f"{info.get('url')}: the collection holds {info['dimension']}-d "
                           f"vectors, model {model!r} gives {emb.base.shape[1]}-d; give the "
