@@ -165,6 +165,10 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     with connect(url) as store, reported_warnings(quiet):
         search_grid(store, params)  # unknown names fail before any embedding
         info = store.describe()
+        if filter_:  # so does a filter the engine rejects
+            import numpy as np
+
+            store.exact_search(np.ones((1, info["dimension"]), np.float32), 1, filter=filter_)
         model = _store_model(info, ctx.params["model"], explicit)
         emb = _embedded_for(dataset, model, info, quiet)
         result = run_db_sweep(store, emb.queries, emb.doc_ids, params, base=emb.base, k=k,
