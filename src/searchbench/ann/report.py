@@ -64,6 +64,8 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
     ax.set_xlabel(f"knn_recall@{k} (by id, mean over queries)")
     threads = result.points[0].get("batch_threads") if result.points else "?"
     mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
+    if result.meta.get("db") and qps == "qps_batch":
+        mode = "batch: one client call with all queries"
     ax.set_ylabel(f"queries per second ({mode})")
     ax.grid(True, which="both", alpha=0.3)
     legend(ax, loc="lower left")
