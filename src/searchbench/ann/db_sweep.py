@@ -251,7 +251,9 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
 def _index_facts(info: Mapping[str, Any]) -> dict[str, Any]:
     """``describe()['index']``, completed from the load provenance's ``index`` record
     (``searchbench db load`` writes kind, params and build_seconds there)."""
-    index = dict(info.get("index") or {})
+    described = info.get("index")
+    index = dict(described) if isinstance(described, Mapping) else (
+        {"kind": str(described)} if described else {})
     recorded = (info.get("provenance") or {}).get("index") or {}
     if isinstance(recorded, dict):
         index.setdefault("kind", recorded.get("kind"))
