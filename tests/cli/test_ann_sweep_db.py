@@ -35,6 +35,8 @@ def stores(tmp_path_factory):
         with connect(url) as store:
             store.load(emb.doc_ids, emb.base, metric="cosine",
                        provenance=provenance.get(which, {"model": "minilm"}))
+            if store.index_kinds:
+                store.build_index()
     return folder, urls, emb
 
 

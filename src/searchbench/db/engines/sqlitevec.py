@@ -180,7 +180,7 @@ class SqliteVecStore(VectorStore):
             raise mismatch(where, "metric", meta["metric"], metric)
         conn = self._conn()
         self._save_meta(conn, meta, provenance)
-        have = set(self.stored_ids())
+        have = self._existing(conn, meta["id"], ids)
         new = [i for i, doc_id in enumerate(ids) if doc_id not in have]
         cols = self._metadata_columns(metadata)
         names = [meta["id"], meta["vector"], *cols] + (["text"] if texts is not None else [])
@@ -195,6 +195,17 @@ class SqliteVecStore(VectorStore):
                 conn.executemany(sql, rows)
         return LoadReport(len(new), len(ids) - len(new), self.count(),
                           time.perf_counter() - t0, None)
+
+    def _existing(self, conn: Any, id_col: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the table holds (looked up by key, 500 at a time: a load of
+        one batch reads that batch, not the whole table)."""
+        have: set[str] = set()
+        for lo in range(0, len(ids), 500):
+            part = list(ids[lo:lo + 500])
+            marks = ", ".join("?" * len(part))
+            have.update(str(r[0]) for r in conn.execute(
+                f"SELECT {id_col} FROM {self._q()} WHERE {id_col} IN ({marks})", part))
+        return have
 
     def _metadata_columns(self, metadata: Sequence[Mapping[str, Any]] | None) -> list[str]:
         if not metadata:

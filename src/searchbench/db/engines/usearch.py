@@ -6,8 +6,9 @@ The folder holds, for collection ``name``:
   its first key (the rows the index is built from; a rebuild with another ``dtype`` starts
   from them, not from the index's quantised copy);
 - ``name.ids.json`` — the :class:`~searchbench.db.IdMap` (string id ↔ usearch's uint64 key);
-- ``name.usearch`` — the HNSW index (``Index.save``), built at the end of :meth:`load`
-  with the current build parameters and rebuilt by :meth:`build_index`;
+- ``name.usearch`` — the HNSW index (``Index.save``), built by :meth:`build_index` over
+  every stored row (a load only adds rows: ``searchbench db load`` calls it once per
+  batch, then builds once);
 - ``name.meta.json`` — dimension, metric, build parameters, rows indexed, build time and
   the provenance given to :meth:`load`.
 
@@ -121,8 +122,8 @@ class USearchStore(VectorStore):
              metadata: Sequence[Mapping[str, Any]] | None = None,
              batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
              ) -> LoadReport:
-        """Write the new rows batch by batch, then (re)build the index over all of them
-        with the current build parameters. Texts and metadata are not stored."""
+        """Write the new rows batch by batch (the index is built by :meth:`build_index`;
+        until then searches are refused). Texts and metadata are not stored."""
         require("usearch.index", "usearch")
         t0 = time.perf_counter()
         ids, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
@@ -141,19 +142,26 @@ class USearchStore(VectorStore):
         if provenance:
             meta["provenance"] = {**meta.get("provenance", {}), **dict(provenance)}
         write_json(self._file(".meta.json"), meta)
-        idmap = IdMap(self._file(".ids.json"))
+        idmap = self._id_map()
         self._drop_orphans(len(idmap))
         new = [i for i, doc_id in enumerate(ids) if doc_id not in idmap]
-        for lo in range(0, len(new), max(1, batch_size)):
-            batch = new[lo:lo + max(1, batch_size)]
-            self._write_chunk(len(idmap), matrix[batch])
-            idmap.assign([ids[i] for i in batch])
-            idmap.save()
-        build_s = None
-        if meta["rows_indexed"] != len(idmap) or not self._file(".usearch").exists():
-            build_s = self._build(meta, len(idmap))
+        try:
+            for lo in range(0, len(new), max(1, batch_size)):
+                batch = new[lo:lo + max(1, batch_size)]
+                self._write_chunk(len(idmap), matrix[batch])
+                idmap.assign([ids[i] for i in batch])
+                idmap.save()
+        except BaseException:
+            self._idmap = None  # the map on disk is the truth: reread it
+            raise
         return LoadReport(len(new), len(ids) - len(new), len(idmap),
-                          time.perf_counter() - t0, build_s)
+                          time.perf_counter() - t0, None)
+
+    def _id_map(self) -> IdMap:
+        """The id map, read from disk once per store object and kept current by loads."""
+        if self._idmap is None:
+            self._idmap = IdMap(self._file(".ids.json"))
+        return self._idmap
 
     def _drop_orphans(self, n: int) -> None:
         """Batch files written by an interrupted load after its last saved id map."""
@@ -183,7 +191,7 @@ class USearchStore(VectorStore):
         meta.update(rows_indexed=n, build_seconds=seconds, built=utc_now(),
                     usearch=require("usearch", "usearch").__version__)
         write_json(self._file(".meta.json"), meta)
-        self._index, self._idmap, self._loaded_meta = index, None, dict(meta)
+        self._index, self._loaded_meta = index, dict(meta)
         return seconds
 
     def build_index(self, kind: str | None = None, **params: Any) -> float:
@@ -194,7 +202,7 @@ class USearchStore(VectorStore):
         given = check_params(self.engine, self.params, params, "build")
         meta = self._meta()
         meta["build"] = {**meta["build"], **given}
-        return self._build(meta, len(IdMap(self._file(".ids.json"))))
+        return self._build(meta, len(self._id_map()))
 
     # -- reading ------------------------------------------------------------------------
     def _loaded(self) -> tuple[Any, dict[str, Any]]:
@@ -203,10 +211,11 @@ class USearchStore(VectorStore):
         if self._index is not None and self._loaded_meta is not None:
             return self._index, self._loaded_meta
         meta = self._meta()
-        n = len(IdMap(self._file(".ids.json")))
-        if meta["rows_indexed"] != n:
+        n = len(self._id_map())
+        if meta["rows_indexed"] != n or not self._file(".usearch").exists():
             raise ConfigError(f"{self.url.public}: the index covers {meta['rows_indexed']} of "
-                              f"{n} rows (an interrupted load); run the load again to finish")
+                              f"{n} rows; build it (searchbench db load --index hnsw, or "
+                              "store.build_index() after store.load)")
         if self._index is None:
             usearch = require("usearch.index", "usearch")
             path = self._file(".usearch")
@@ -229,9 +238,7 @@ class USearchStore(VectorStore):
         counts = np.atleast_1d(getattr(found, "counts", len(keys[0])))
         if meta["metric"] == "ip":
             dist = dist - 1.0  # usearch ip distance is 1 − ⟨q, x⟩
-        if self._idmap is None:
-            self._idmap = IdMap(self._file(".ids.json"))
-        idmap = self._idmap
+        idmap = self._id_map()
         ids = [idmap.lookup(keys[i, :c]) for i, c in enumerate(counts)]
         return ids, [dist[i, :c].copy() for i, c in enumerate(counts)], meta
 
