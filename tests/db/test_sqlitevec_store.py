@@ -45,7 +45,7 @@ def test_search_is_the_exact_answer(tmp_path, data, metric):
     # vec0 computes in float32 (and l2 as a root, squared back here): relative 1e-5
     np.testing.assert_allclose(np.vstack(hits.distances), want_d, rtol=1e-5, atol=1e-6)
     assert hits.index_used is False and "SCAN docs VIRTUAL TABLE" in hits.plan
-    assert info["count"] == 1200 and info["metric"] == metric and info["dimension"] == 16
+    assert info["count"] == 1200 and info["metric"] == metric and info["dim"] == 16
     assert info["index"]["kind"] is None and info["size_bytes"] > 0
 
 
@@ -141,10 +141,12 @@ def test_bad_input_names_what_is_valid(tmp_path, data):
         with pytest.raises(ConfigError, match=r"rejected the query .filter 'color = 1'.*"
                                               r"no such column: color"):
             store.search(queries, 3, filter="color = 1")
+    missing = connect(f"sqlite-vec://{tmp_path}/missing.db?table=docs")
+    assert (missing.count(), missing.stored_ids(), missing.describe()["dim"]) == (0, [], None)
     with pytest.raises(ConfigError, match=r"no SQLite database at .*missing\.db"):
-        connect(f"sqlite-vec://{tmp_path}/missing.db?table=docs").count()
+        missing.search(queries, 3)
     assert not (tmp_path / "missing.db").exists()
     with pytest.raises(ConfigError, match="no table 'other'"):
-        connect(f"sqlite-vec://{tmp_path}/vec.db?table=other").count()
+        connect(f"sqlite-vec://{tmp_path}/vec.db?table=other").search(queries, 3)
     with pytest.raises(ConfigError, match="expected a SQL name"):
         connect(f"sqlite-vec://{tmp_path}/vec.db?table=x;drop")

@@ -58,7 +58,7 @@ def test_ids_and_answers_survive_a_new_connection(tmp_path, data):
     assert second.ids == first.ids and second.index_used is True
     assert info["provenance"] == {"model": "minilm"} and info["count"] == 1500
     assert info["index"]["rows_indexed"] == 1500 and info["index"]["size_bytes"] > 0
-    assert info["index"]["build"]["dtype"] == "bf16"
+    assert info["index"]["params"]["dtype"] == "bf16"
 
 
 def test_recall_rises_with_expansion_search(tmp_path):
@@ -135,8 +135,11 @@ def test_bad_input_names_what_is_valid(tmp_path, data):
             store.search(queries, 3, filter="year > 2000")
         with pytest.raises(ConfigError, match="query vectors have 8 dimensions"):
             store.search(queries[:, :8], 3)
+    missing = connect(f"usearch://{tmp_path}/missing?name=docs")
+    assert (missing.count(), missing.stored_ids(), missing.describe()["dim"]) == (0, [], None)
     with pytest.raises(ConfigError, match=r"no usearch collection 'docs' in .*missing"):
-        connect(f"usearch://{tmp_path}/missing?name=docs").search(queries, 3)
+        missing.search(queries, 3)
+    assert not (tmp_path / "missing").exists()
     with pytest.raises(ConfigError, match="unknown option 'table'; valid: name"):
         connect(f"usearch://{tmp_path}/idx?table=docs")
     with pytest.raises(ConfigError, match="invalid usearch collection name"):

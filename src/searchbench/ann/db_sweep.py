@@ -46,7 +46,8 @@ from ..knn import GroundTruth, as_matrix, check_metric, exact_knn
 from .recall import knn_recall, one_recall_at
 from .sweep import SweepResult, _timed_batch, _timed_single, _warn_unstable, machine_info
 
-__all__ = ["EXPLAIN_REFERENCES", "parse_db_param", "run_db_sweep", "search_grid"]
+__all__ = ["EXPLAIN_REFERENCES", "described", "parse_db_param", "run_db_sweep",
+           "search_grid"]
 
 Progress = Callable[[str], None]
 
@@ -116,14 +117,14 @@ def run_db_sweep(
     index kind. All inputs are checked before the first timed search.
     """
     say = progress or (lambda _m: None)
-    info = store.describe()
+    info = described(store)
     metric = check_metric(info["metric"])
     grid = search_grid(store, params or {})
     queries = as_matrix(queries, "query vectors")
     position = _check_ids(store, doc_ids, info)
-    if base is not None and base.shape != (len(doc_ids), info["dimension"]):
+    if base is not None and base.shape != (len(doc_ids), info["dim"]):
         raise ConfigError(f"searchbench's vectors have shape {base.shape}; expected "
-                          f"({len(doc_ids)}, {info['dimension']}) like the collection")
+                          f"({len(doc_ids)}, {info['dim']}) like the collection")
     depth = min(max(k, relevance.depth if relevance is not None else 0), len(doc_ids))
     expect = bool(store.index_kinds) if expect_approximate is None else expect_approximate
     t0 = time.perf_counter()
@@ -157,6 +158,17 @@ def run_db_sweep(
                                           else "the engine's exact search"
                                           + (" under the filter" if filter else "")))
     return SweepResult(points, meta)
+
+
+def described(store: VectorStore) -> dict[str, Any]:
+    """``store.describe()`` with ``dim`` (adapters may say ``dimension``); an empty or
+    missing collection is an error."""
+    info = dict(store.describe())
+    info["dim"] = info.get("dim") or info.get("dimension")
+    if not info.get("count") or not info["dim"] or not info.get("metric"):
+        raise ConfigError(f"{info.get('url', store.engine)}: the collection is empty or does "
+                          "not exist; load it first (searchbench db load)")
+    return info
 
 
 def _check_ids(store: VectorStore, doc_ids: Sequence[str],
@@ -231,7 +243,7 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
     pt: dict[str, Any] = {
         "index": f"{store.engine} {index.get('kind') or 'scan'}",
         "library": f"{store.engine} {info.get('version') or ''}".strip(),
-        "build": dict(index.get("build") or {}), "search": dict(sp), "k": k, "K": k,
+        "build": dict(index.get("params") or {}), "search": dict(sp), "k": k, "K": k,
         "knn_recall": vs_ours or vs_engine.summary(),
         "one_recall_at_1": one_recall_at(ours if ours is not None else engine_gt, ids, 1),
         "build_wall_s": index.get("build_seconds"), "build_cpu_s": None,
@@ -257,7 +269,7 @@ def _index_facts(info: Mapping[str, Any]) -> dict[str, Any]:
     recorded = (info.get("provenance") or {}).get("index") or {}
     if isinstance(recorded, dict):
         index.setdefault("kind", recorded.get("kind"))
-        index.setdefault("build", recorded.get("params") or {})
+        index.setdefault("params", recorded.get("params") or {})
         if index.get("build_seconds") is None:
             index["build_seconds"] = recorded.get("build_seconds")
     return index
@@ -324,7 +336,7 @@ def _meta(store: VectorStore, info: Mapping[str, Any], queries: np.ndarray, metr
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "metric": metric, "k": k, "K": k, "indexes": [f"{store.engine}"],
         "n_base": int(info.get("count") or 0), "n_queries": int(queries.shape[0]),
-        "dim": int(info["dimension"]),
+        "dim": int(info["dim"]),
         "exact": {"qps_batch": len(queries) / engine_s, "wall_s": engine_s,
                   "library": f"{store.engine} exact_search", "label":
                   f"exact ({store.engine})"},

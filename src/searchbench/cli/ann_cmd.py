@@ -146,7 +146,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     """``ann sweep --db``: the store's search parameters, through its own client."""
     from click.core import ParameterSource
 
-    from ..ann.db_sweep import parse_db_param, run_db_sweep, search_grid
+    from ..ann.db_sweep import described, parse_db_param, run_db_sweep, search_grid
     from ..db import connect
     from ..errors import ConfigError
 
@@ -164,11 +164,11 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     say = _say(quiet)
     with connect(url) as store, reported_warnings(quiet):
         search_grid(store, params)  # unknown names fail before any embedding
-        info = store.describe()
+        info = described(store)
         if filter_:  # so does a filter the engine rejects
             import numpy as np
 
-            store.exact_search(np.ones((1, info["dimension"]), np.float32), 1, filter=filter_)
+            store.exact_search(np.ones((1, info["dim"]), np.float32), 1, filter=filter_)
         model = _store_model(info, ctx.params["model"], explicit)
         emb = _embedded_for(dataset, model, info, quiet)
         result = run_db_sweep(store, emb.queries, emb.doc_ids, params, base=emb.base, k=k,
@@ -213,8 +213,8 @@ def _embedded_for(dataset: str, model: str, info: dict[str, Any], quiet: bool) -
                           f"{prov.get('model')} ({identity}); {model!r} is "
                           f"{emb.model.get('identity')}: give the model it was loaded with "
                           "(--model)")
-    if emb.base.shape[1] != info["dimension"]:
-        raise ConfigError(f"{info.get('url')}: the collection holds {info['dimension']}-d "
+    if emb.base.shape[1] != info["dim"]:
+        raise ConfigError(f"{info.get('url')}: the collection holds {info['dim']}-d "
                           f"vectors, model {model!r} gives {emb.base.shape[1]}-d; give the "
                           "model it was loaded with (--model)")
     return emb

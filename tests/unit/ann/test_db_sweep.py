@@ -64,7 +64,7 @@ def test_both_recalls_match_first_principles(usearch_store, data):
                                                                             "p99"}
     low, high = (p["db"]["knn_recall_vs_engine_exact"]["by_id"]["mean"] for p in result.points)
     assert low < high
-    assert result.meta["db"]["describe"]["index"]["build"]["dtype"] == "bf16"
+    assert result.meta["db"]["describe"]["index"]["params"]["dtype"] == "bf16"
     assert result.points[0]["build_wall_s"] == usearch_store.describe()["index"][
         "build_seconds"]
 

@@ -297,17 +297,33 @@ class SqliteVecStore(VectorStore):
                      filter: str | None = None) -> StoreHits:
         return self._knn(queries, k, filter)
 
+    def _absent(self) -> bool:
+        """No database file, or no such table in it (a collection not created yet)."""
+        return not self.path.is_file() or self._table_sql() is None
+
     def count(self) -> int:
-        self._meta()
+        """Rows stored (0 for a table not created yet)."""
+        if self._absent():
+            return 0
         return int(self._conn().execute(f"SELECT count(*) FROM {self._q()}").fetchone()[0])
 
     def stored_ids(self) -> list[str]:
+        """Every stored id ([] for a table not created yet)."""
+        if self._absent():
+            return []
         meta = self._meta()
         assert meta is not None
         return [str(r[0]) for r in self._conn().execute(
             f"SELECT {meta['id']} FROM {self._q()}")]
 
     def describe(self) -> dict[str, Any]:
+        """Engine and versions, table, ``dim``, metric, count, ``index`` (none: vec0 has
+        no ANN index), file size and provenance; ``dim`` and ``metric`` None for a table
+        not created yet."""
+        if self._absent():
+            return {"engine": self.engine, "url": self.url.public, "collection": self.table,
+                    "dim": None, "metric": None, "count": 0, "index": None,
+                    "provenance": {}}
         meta = self._meta()
         assert meta is not None
         conn = self._conn()
@@ -316,7 +332,7 @@ class SqliteVecStore(VectorStore):
         return {
             "engine": self.engine, "version": conn.execute("SELECT vec_version()").fetchone()[0],
             "sqlite": sqlite_module().sqlite_version, "url": self.url.public,
-            "collection": self.table, "dimension": meta["dimension"], "metric": meta["metric"],
+            "collection": self.table, "dim": meta["dimension"], "metric": meta["metric"],
             "count": self.count(),
             "index": {"kind": None, "note": "vec0 has no ANN index: every search scans",
                       "build_seconds": None, "size_bytes": None},

@@ -271,24 +271,31 @@ class USearchStore(VectorStore):
                               "--filter or use an engine with filters (e.g. sqlite-vec)")
 
     def count(self) -> int:
-        self._meta()
+        """Rows stored (0 for a collection not created yet)."""
         return len(IdMap(self._file(".ids.json")))
 
     def stored_ids(self) -> list[str]:
-        self._meta()
+        """Every stored id in load order ([] for a collection not created yet)."""
         return list(IdMap(self._file(".ids.json")).ids)
 
     def describe(self) -> dict[str, Any]:
-        meta = self._meta()
+        """Engine, collection, ``dim``, metric, count, ``index`` (kind, build ``params``,
+        rows indexed, build seconds, size), size on disk and provenance; ``dim`` and
+        ``metric`` None for a collection not created yet."""
+        meta = self._read_meta()
+        if meta is None:
+            return {"engine": self.engine, "url": self.url.public, "collection": self.name,
+                    "dim": None, "metric": None, "count": 0, "index": None,
+                    "provenance": {}}
         n = len(IdMap(self._file(".ids.json")))
         index_file = self._file(".usearch")
         index_bytes = index_file.stat().st_size if index_file.exists() else None
         rows_bytes = sum(p.stat().st_size for _, p in self._chunks())
         return {
             "engine": self.engine, "version": meta.get("usearch"), "url": self.url.public,
-            "collection": self.name, "dimension": meta["dimension"], "metric": meta["metric"],
+            "collection": self.name, "dim": meta["dimension"], "metric": meta["metric"],
             "count": n,
-            "index": {"kind": "hnsw", "build": dict(meta["build"]),
+            "index": {"kind": "hnsw", "params": dict(meta["build"]),
                       "built": meta.get("built"), "rows_indexed": meta["rows_indexed"],
                       "build_seconds": meta.get("build_seconds"), "size_bytes": index_bytes},
             "size_bytes": (index_bytes or 0) + rows_bytes,
