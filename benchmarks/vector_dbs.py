@@ -194,7 +194,12 @@ def main() -> None:
         try:
             engine_class(scheme)
             result, load_s, build_s = run_engine(scheme, emb, folder, args)
-        except (MissingDependencyError, ImportError) as exc:
+        except ModuleNotFoundError as exc:
+            why = ("its adapter is not in this checkout" if (exc.name or "").startswith(
+                "searchbench.") else f"not installed ({exc})")
+            skipped.append(f"{scheme}: {why}")
+            continue
+        except MissingDependencyError as exc:
             skipped.append(f"{scheme}: not installed ({exc})")
             continue
         except Exception as exc:  # report and go on: one engine must not stop the others
