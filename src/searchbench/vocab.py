@@ -103,8 +103,8 @@ BM25_METHODS: tuple[Bm25Method, ...] = ("lucene", "robertson", "atire", "bm25l",
 Backend = Literal["auto", "numpy", "kernel", "faiss"]
 BACKENDS: tuple[Backend, ...] = ("auto", "numpy", "kernel", "faiss")
 
-RetrieverType = Literal["bm25", "dense", "hybrid"]
-RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid")
+RetrieverType = Literal["bm25", "dense", "hybrid", "db", "http"]
+RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid", "db", "http")
 
 #: Snowball stemmers of PyStemmer 2.x (``Stemmer.algorithms()``; a test checks they agree).
 STEMMERS: tuple[str, ...] = (
@@ -254,7 +254,7 @@ def canonical_backend(value: Any, key: str | None = None) -> Backend:
 
 
 def canonical_retriever_type(value: Any, key: str | None = None) -> RetrieverType:
-    """``bm25``, ``dense`` or ``hybrid``."""
+    """``bm25``, ``dense``, ``hybrid`` or ``http``."""
     return _one_of(RETRIEVER_TYPES, canonical("retriever type", value, key))
 
 

@@ -33,8 +33,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "datasets": ("evalset_cmd", "datasets_app",
                  "Built-in, folder and downloadable evaluation sets."),
     "ann": ("ann_cmd", "ann_app", "ANN index recall against exact search, sweeps and reports."),
+    "db": ("db_cmd", "db_app",
+           "Load evaluation sets into vector databases and describe their indexes."),
     "convert": ("convert_cmd", "convert_command",
                 "Convert qrels or a run between TREC, BEIR, Parquet and Arrow IPC files."),
+    "judge": ("judge_cmd", "judge_app",
+              "Judge the pool of an evaluation set: web app, LLM judge, agreement, export."),
+    "explore": ("explore_cmd", "explore_command", "Explore two runs side by side per query "
+                "in the web app and judge their holes."),
+    "synth": ("synth_cmd", "synth_command", "Generate guarded synthetic questions (chunk kept "
+              "as evidence) through an LLM."),
 }
 
 

@@ -1,4 +1,5 @@
-"""``searchbench run``: produce a run with BM25, dense or hybrid retrieval (+ provenance)."""
+"""``searchbench run``: produce a run with BM25, dense, hybrid or vector-database retrieval
+(+ provenance)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ POSITIVE = click.IntRange(min=1)
 @click.command("run")
 @click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
 @vocab_option("bm25", "--retriever", "-r", concept="retriever type",
-              help="bm25, dense or hybrid (bm25 + dense).")
+              help="bm25, dense, hybrid (bm25 + dense), db (your vector database, --db) "
+              "or http (a search service).")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, openai:NAME.")
 @vocab_option("cosine", "--metric", concept="metric",
@@ -52,12 +54,39 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--no-title", is_flag=True, help="Index text without title.")
 @click.option("--query-prefix", default="", help="e.g. 'query: '.")
 @click.option("--doc-prefix", default="", help="e.g. 'passage: '.")
-@click.option("--endpoint", help="OpenAI-compatible base URL.")
+@click.option("--endpoint", help="OpenAI-compatible base URL (openai: models); with -r http "
+              "the search service's URL.")
 @click.option("--api-key-env", default="OPENAI_API_KEY",
               help="Environment variable holding the API key.")
 @click.option("--retries", default=4, type=click.IntRange(min=0), metavar="INTEGER",
               help="Endpoint retries (backoff 1 s, 2 s, 4 s, …).")
 @click.option("--cache-dir", type=paths(), help="Embedding cache folder.")
+@click.option("--request", "http_request", default='{"query": "{query}", "k": {k}}',
+              metavar="JSON", show_default=False,
+              help="-r http: JSON body template; the placeholders query, k "
+              "and query_id in braces are filled in as JSON values (default: query and k).")
+@click.option("--ids", "http_ids", default="$.hits[*].id", show_default=True,
+              help="-r http: JSONPath of the ranked ids in the answer.")
+@click.option("--scores", "http_scores", help="-r http: JSONPath of the scores (default: "
+              "ranked by the service's order).")
+@click.option("--header", "http_headers", multiple=True, metavar="'NAME: VALUE'",
+              help="-r http: extra request header (repeatable).")
+@click.option("--auth-env", help="-r http: environment variable holding the credential "
+              "(sent as '--auth-header: --auth-scheme VALUE').")
+@click.option("--auth-header", default="Authorization", show_default=True,
+              help="-r http: header carrying the credential.")
+@click.option("--auth-scheme", default="Bearer", show_default=True,
+              help="-r http: prefix of the credential ('' for the bare value).")
+@click.option("--concurrency", default=4, type=POSITIVE, metavar="INTEGER",
+              help="-r http: requests in flight at once.")
+@click.option("--timeout", default=10.0, help="-r http: seconds for one request (all of it).")
+@click.option("--db", "db_url", metavar="URL", help="--retriever db: the store, e.g. "
+              "'pgvector:///app?host=/run/pg&table=docs' (see searchbench db load).")
+@click.option("--db-param", "db_params", multiple=True, metavar="NAME=VALUE",
+              help="--retriever db: a search parameter of the engine, e.g. "
+              "hnsw.ef_search=40 (repeatable; searchbench db list-params).")
+@click.option("--filter", "db_filter", metavar="EXPR", help="--retriever db: a filter in the "
+              "engine's own syntax (pgvector: an SQL WHERE fragment on your table).")
 @click.option("--tune-weight", is_flag=True, help="Weighted hybrid: pick BM25's weight on "
               "half the judged queries (nDCG@10), report it on both halves.")
 @QUIET_OPTION
@@ -88,6 +117,18 @@ def run_command(
     api_key_env: str,
     retries: int,
     cache_dir: Path | None,
+    http_request: str,
+    http_ids: str,
+    http_scores: str | None,
+    http_headers: tuple[str, ...],
+    auth_env: str | None,
+    auth_header: str,
+    auth_scheme: str,
+    concurrency: int,
+    timeout: float,
+    db_url: str | None,
+    db_params: tuple[str, ...],
+    db_filter: str | None,
     tune_weight: bool,
     quiet: bool,
 ) -> None:
@@ -110,7 +151,13 @@ def run_command(
                       dense={"model": model, "metric": metric, "backend": backend,
                              "query_prefix": query_prefix, "doc_prefix": doc_prefix,
                              "with_title": not no_title},
-                      hybrid={"fusion": fusion, "rrf_k": rrf_k, "weight": weight, "norm": norm})
+                      hybrid={"fusion": fusion, "rrf_k": rrf_k, "weight": weight, "norm": norm},
+                      http={"endpoint": endpoint, "request": http_request, "ids": http_ids,
+                            "scores": http_scores, "headers": http_headers,
+                            "auth_env": auth_env, "auth_header": auth_header,
+                            "auth_scheme": auth_scheme, "concurrency": concurrency,
+                            "retries": retries, "timeout": timeout},
+                      db=_db_settings(retriever, db_url, db_params, db_filter, model))
     chunker = sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
     with reported_warnings(quiet):
         t0 = time.perf_counter()
@@ -120,7 +167,8 @@ def run_command(
         r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                             api_key_env=api_key_env, retries=retries)
         if not quiet:
-            click.echo(f"chunks: {chunking_label(chunk, r)}", err=True)
+            shown = getattr(r, "stored", {}).get("chunk") or chunk  # a store's own chunks
+            click.echo(f"chunks: {chunking_label(shown, r)}", err=True)
         r.index(es.corpus, chunker=bind_chunker(chunker, r))
         sweep = _tune(r, es, queries, k, level) if tune_weight else None
         run = es.prepare_run(r.search(queries, k=k, level=level))
@@ -144,11 +192,32 @@ _FLAGS = {"k1": "--k1", "b": "--b", "method": "--bm25-method", "stopwords": "--s
           "stemmer": "--stemmer", "with_title": "--no-title", "model": "--model",
           "metric": "--metric", "backend": "--backend", "query_prefix": "--query-prefix",
           "doc_prefix": "--doc-prefix", "fusion": "--fusion", "rrf_k": "--rrf-k",
-          "weights": "--weight", "norm": "--norm"}
+          "weights": "--weight", "norm": "--norm", "url": "--db", "params": "--db-param",
+          "filter": "--filter"}
+
+
+def _db_settings(kind: str, url: str | None, params: tuple[str, ...], flt: str | None,
+                 model: str) -> dict[str, Any] | None:
+    """The db retriever's settings (None unless ``--retriever db``); ``--model`` counts
+    only when given on the command line (else the store's recorded model is used)."""
+    from searchbench.errors import ConfigError
+
+    if kind != "db":
+        if url or params or flt:
+            raise ConfigError("--db, --db-param and --filter need --retriever db")
+        return None
+    if not url:
+        raise ConfigError("--retriever db needs --db URL, e.g. "
+                          "'pgvector:///app?host=/run/pg&table=docs'")
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("model") == click.core.ParameterSource.COMMANDLINE
+    return {"url": url, "params": list(params), "filter": flt,
+            "model": model if given else None}
 
 
 def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
-             hybrid: dict[str, Any]) -> Any:
+             hybrid: dict[str, Any], http: dict[str, Any] | None = None,
+             db: dict[str, Any] | None = None) -> Any:
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
@@ -165,7 +234,25 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     if canonical_fusion(settings["fusion"]) == "weighted":
         settings["weights"] = [w, 1 - w]
     fused = retriever_spec("hybrid", settings, parts=(lexical, semantic), key=key)
+    if kind == "http":
+        return _http_spec(http or {}, key)
+    if kind == "db" and db is not None:
+        return retriever_spec("db", db, key=key)
     return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
+
+
+def _http_spec(flags: dict[str, Any], key: Any) -> Any:
+    """The http spec of the ``run`` flags (``--header 'N: V'`` → a headers table)."""
+    from searchbench.errors import ConfigError
+    from searchbench.retrieval.http_search import header_dict
+    from searchbench.retrieval.spec import retriever_spec
+
+    if not flags.get("endpoint"):
+        raise ConfigError("-r http needs --endpoint URL (the search service, e.g. "
+                          "http://127.0.0.1:8080/search)")
+    settings = {n: v for n, v in flags.items() if v is not None}
+    settings["headers"] = header_dict(list(flags.get("headers") or ()))
+    return retriever_spec("http", settings, key=key)
 
 
 def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:

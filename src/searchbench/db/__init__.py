@@ -40,6 +40,10 @@ __all__ = [
 
 # scheme -> (module, class); one line per adapter, added by the adapter's author.
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
+register_engine("duckdb", "searchbench.db.engines.duckdb", "DuckDBStore")
+register_engine("redis", "searchbench.db.engines.redis", "RedisStore")
+register_engine("milvus", "searchbench.db.engines.milvus", "MilvusStore")
+register_engine("milvus-lite", "searchbench.db.engines.milvus", "MilvusLiteStore")
 register_engine("usearch", "searchbench.db.engines.usearch", "USearchStore")
 register_engine("sqlite-vec", "searchbench.db.engines.sqlitevec", "SqliteVecStore")
 

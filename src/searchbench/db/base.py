@@ -22,6 +22,7 @@ imported lazily by :func:`searchbench.db.connect` (each engine is an optional ex
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -161,14 +162,26 @@ def _embedded_path(parts: urllib.parse.SplitResult) -> bool:
     return parts.netloc in (".", "..") or parts.netloc.startswith("~")
 
 
+_SECRET_OPTION = re.compile(r"(?i)key|token|secret|sig|pass|pwd|auth|cred")
+
+
 def _redacted(url: str) -> str:
-    """``url`` with the password (if any) replaced by ``***``."""
+    """``url`` with the password (if any) and the values of credential-like options
+    (``?password=``, ``api_key=``, ``token=``…) replaced by ``***``."""
     try:
         parts = urllib.parse.urlsplit(url)
-        if parts.password is None:
+        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        secret_options = any(_SECRET_OPTION.search(k) for k, _ in pairs)
+        if parts.password is None and not secret_options:
             return url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+        query = "&".join(f"{k}=***" if _SECRET_OPTION.search(k) else f"{k}={v}"
+                         for k, v in pairs) if secret_options else parts.query
+        # by hand: urlunsplit drops an empty host ("pgvector:///db" -> "pgvector:/db")
+        return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+                + (f"#{parts.fragment}" if parts.fragment else ""))
     except ValueError:
         return "<unparsable URL>"
 
@@ -232,7 +245,10 @@ class VectorStore(ABC):
         """Add the rows whose ids are not stored yet, in batches; re-running after a crash
         finishes the job without duplicates. A collection holding another dimension or
         metric raises :class:`ConfigError`. ``provenance`` (model identity, dimension,
-        metric, ...) is stored with the collection and returned by :meth:`describe`."""
+        metric, ...) is stored with the collection (merged key by key into what is there)
+        and returned by :meth:`describe` under ``"provenance"``. A call with zero rows (a
+        ``(0, dim)`` array) only merges ``provenance``: :func:`~searchbench.retrieval.
+        stores.load_store` records the final count, index and times that way."""
 
     @abstractmethod
     def build_index(self, kind: str | None = None, **params: Any) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
 from ..retrieval.spec import RetrieverSpec as RetrievalSpec
-from ..retrieval.spec import retriever_spec
+from ..retrieval.spec import retriever_spec, spec_to_dict
 from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
@@ -216,7 +216,19 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
         raise ConfigError(f"{where}: the grid is empty (retrievers × chunkers × levels gives "
                           "no cell); level 'chunk' needs a chunker other than 'none'")
     _check_baseline(cfg, where)
+    _check_http(cfg, where)
     return cfg
+
+
+def _check_http(cfg: ExperimentConfig, where: str) -> None:
+    """A search service over HTTP answers whole documents: refuse it in a grid that chunks
+    (before any work, rather than failing at its first chunked cell)."""
+    parts = {r.name: [r.spec, *getattr(r.spec, "parts", ())] for r in cfg.retrievers}
+    http = [n for n, specs in parts.items() if any(s.type == "http" for s in specs)]
+    if http and (cfg.chunkers != ["none"] or cfg.levels != ["doc"]):
+        raise ConfigError(f"{where}: retrievers.{http[0]}: an http retriever answers whole "
+                          "documents; it runs only with chunkers = ['none'] and levels = "
+                          "['doc'] (put chunked retrievers in another experiment)")
 
 
 def _experiment_name(data: dict[str, Any], default: str, where: str) -> str:
@@ -360,7 +372,7 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
                 any(not isinstance(p, str) or p not in base for p in of) or \
                 len(set(of)) != len(of):
             raise ConfigError(f"{where}: key 'retrievers.{name}.of' is {of!r}; expected at least "
-                              f"2 different names of bm25/dense retrievers: "
+                              f"2 different names of bm25/dense/http retrievers: "
                               f"{', '.join(base) or '(none defined)'}")
         parts = [base[p].spec for p in of]
     try:
@@ -371,6 +383,12 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
     canon = {k: ("norm" if k in ("normalization", "normalisation") else k) for k in settings}
     given = {canon[k]: (v if canon[k] == "of" else _plain(getattr(spec, canon[k])))
              for k, v in settings.items()}
+    if kind == "db":  # parameters as a table; no credentials (the text is stored)
+        given.update({k: v for k, v in spec_to_dict(spec).items() if k in given})
+        if given.get("url") != getattr(spec, "url", None):
+            raise ConfigError(f"{where}: key 'retrievers.{name}.url' holds a password or "
+                              "credential; the config text is stored with the results, so "
+                              "give it through the environment (PGPASSWORD, ~/.pgpass, ...)")
     return RetrieverSpec(name, kind, given, spec)
 
 

@@ -20,12 +20,15 @@ from .dense import Dense
 from .encoders import Encoder, available_models, encoder
 from .external import RunRetriever
 from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
+from .http_client import HttpClient, public_url
 from .http_encoder import OpenAIEncoder
+from .http_search import HttpRetriever
 from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
 from .lexical import BM25
 from .spec import (
     BM25Spec,
     DenseSpec,
+    HttpSpec,
     HybridSpec,
     RetrieverSpec,
     bind_chunker,
@@ -45,6 +48,9 @@ __all__ = [
     "DenseSpec",
     "EmbeddingCache",
     "Encoder",
+    "HttpClient",
+    "HttpRetriever",
+    "HttpSpec",
     "Hybrid",
     "HybridSpec",
     "OpenAIEncoder",
@@ -67,6 +73,7 @@ __all__ = [
     "exact_topk",
     "fuse",
     "parse_chunker",
+    "public_url",
     "retriever_spec",
     "rrf",
     "sweep_weights",

@@ -49,15 +49,19 @@ def provenance(run: Run, evalset: Any = None, spec: str | None = None,
 def public_command(argv: list[str]) -> list[str]:
     """``argv`` as it may be written to a file: every URL (``--endpoint URL`` or
     ``--endpoint=URL``) without its user name, password and credential-like query values."""
-    from .http_encoder import public_url
+    from ..db import ENGINES, parse_store_url
+    from ..errors import ConfigError
+    from .http_client import public_url
 
     def one(arg: str) -> str:
         if "://" not in arg:
             return arg
         flag, sep, url = arg.partition("=") if arg.startswith("-") else ("", "", arg)
         try:
+            if url.partition("://")[0].lower() in ENGINES:  # a store URL keeps its form
+                return flag + sep + parse_store_url(url).public
             return flag + sep + public_url(url)
-        except ValueError:  # not parseable as a URL: keep nothing of it
+        except (ValueError, ConfigError):  # not parseable as a URL: keep nothing of it
             return flag + sep + "[redacted]"
 
     return [one(a) for a in argv]

@@ -1,7 +1,8 @@
 """Retriever specs and the one builder of retrievers and chunkers.
 
 ``searchbench run`` flags and experiment ``[[retrievers]]`` tables both become a
-:data:`RetrieverSpec` (:class:`BM25Spec`, :class:`DenseSpec` or :class:`HybridSpec`,
+:data:`RetrieverSpec` (:class:`BM25Spec`, :class:`DenseSpec`, :class:`DbSpec` or
+:class:`HybridSpec`,
 validated and in canonical spelling, see :mod:`searchbench.vocab`); :func:`build_retriever`
 and :func:`bind_chunker` turn it into an index, so a setting means the same thing in every
 command.
@@ -44,13 +45,16 @@ from ..vocab import (
     canonical_stemmer,
     canonical_stopwords,
     check_finite,
+    check_positive_int,
 )
 from .chunking import Chunker, parse_chunker, whitespace_offsets
 
 __all__ = [
     "SPEC_KEYS",
     "BM25Spec",
+    "DbSpec",
     "DenseSpec",
+    "HttpSpec",
     "HybridSpec",
     "RetrieverSpec",
     "bind_chunker",
@@ -100,13 +104,47 @@ class DenseSpec:
 
 
 @dataclass(frozen=True)
+class HttpSpec:
+    """A search service over HTTP (:class:`~searchbench.retrieval.HttpRetriever`);
+    ``headers`` are ``(name, value)`` pairs."""
+
+    endpoint: str = ""
+    request: str = '{"query": "{query}", "k": {k}}'
+    ids: str = "$.hits[*].id"
+    scores: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    auth_env: str | None = None
+    auth_header: str = "Authorization"
+    auth_scheme: str = "Bearer"
+    concurrency: int = 4
+    retries: int = 3
+    timeout: float = 10.0
+
+    type = "http"
+
+
+@dataclass(frozen=True)
+class DbSpec:
+    """Your own vector store as a retriever (:class:`~searchbench.retrieval.stores.DbRetriever`):
+    its URL, search-time ``params`` (name, value pairs), a ``filter`` in the engine's own
+    syntax and the query ``model`` (default: the one recorded in the store)."""
+
+    url: str
+    params: tuple[tuple[str, Any], ...] = ()
+    filter: str | None = None
+    model: str | None = None
+
+    type = "db"
+
+
+@dataclass(frozen=True)
 class HybridSpec:
     """Fusion of two or more bm25/dense specs (:class:`~searchbench.retrieval.Hybrid`).
 
     ``weights`` is None for RRF; for weighted fusion it holds one weight per part (equal
     weights when not given)."""
 
-    parts: tuple[BM25Spec | DenseSpec, ...]
+    parts: tuple[BM25Spec | DenseSpec | DbSpec | HttpSpec, ...]
     fusion: Fusion = "rrf"
     rrf_k: float = 60.0
     weights: tuple[float, ...] | None = None
@@ -115,13 +153,15 @@ class HybridSpec:
     type = "hybrid"
 
 
-RetrieverSpec = BM25Spec | DenseSpec | HybridSpec
+RetrieverSpec = BM25Spec | DenseSpec | DbSpec | HttpSpec | HybridSpec
 
 #: The settings each retriever type takes (TOML keys = these names; ``normalization`` is
 #: accepted as an old spelling of ``norm``).
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "bm25": tuple(f.name for f in fields(BM25Spec)),
     "dense": tuple(f.name for f in fields(DenseSpec)),
+    "http": tuple(f.name for f in fields(HttpSpec)),
+    "db": tuple(f.name for f in fields(DbSpec)),
     "hybrid": ("of", "fusion", "rrf_k", "weights", "norm"),
 }
 _KEY_ALIASES = {"normalization": "norm", "normalisation": "norm"}
@@ -176,11 +216,58 @@ def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
         with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
 
 
+def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
+    d = HttpSpec()
+    headers = s.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ConfigError(f"{key('headers')} is {headers!r}; expected a table of header "
+                          "names to string values")
+    scores, env = s.get("scores"), s.get("auth_env")
+    return HttpSpec(
+        endpoint=_text(s.get("endpoint", d.endpoint), key("endpoint"), empty=False),
+        request=_text(s.get("request", d.request), key("request"), empty=False),
+        ids=_text(s.get("ids", d.ids), key("ids"), empty=False),
+        scores=None if scores is None else _text(scores, key("scores"), empty=False),
+        headers=tuple(sorted(headers.items())),
+        auth_env=None if env is None else _text(env, key("auth_env"), empty=False),
+        auth_header=_text(s.get("auth_header", d.auth_header), key("auth_header"), False),
+        auth_scheme=_text(s.get("auth_scheme", d.auth_scheme), key("auth_scheme")),
+        concurrency=check_positive_int(s.get("concurrency", d.concurrency), key("concurrency")),
+        retries=check_positive_int(s.get("retries", d.retries), key("retries"), minimum=0),
+        timeout=check_finite(s.get("timeout", d.timeout), key("timeout"), minimum=0,
+                             strict_min=True))
+
+
+def _db(s: dict[str, Any], key: Callable[[str], str]) -> DbSpec:
+    from ..db import ENGINES, check_params, engine_class, parse_store_url
+
+    url = _text(s.get("url", ""), key("url"), empty=False)
+    scheme = parse_store_url(url).scheme
+    if scheme not in ENGINES:
+        raise ConfigError(f"{key('url')}: unknown store engine {scheme!r}; expected one of "
+                          f"{', '.join(sorted(ENGINES))}")
+    given = s.get("params", {})
+    if isinstance(given, list | tuple):  # ["name=value", ...] (the CLI's --db-param)
+        pairs = [str(p).partition("=") for p in given]
+        if any(not sep or not n.strip() for n, sep, _ in pairs):
+            raise ConfigError(f"{key('params')} is {list(given)!r}; expected NAME=VALUE items")
+        given = {n.strip(): v.strip() for n, _, v in pairs}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{key('params')} is {given!r}; expected a table of search "
+                          "parameters, e.g. {{ \"hnsw.ef_search\" = 40 }}")
+    cls = engine_class(scheme)
+    checked = check_params(scheme, cls.params, given, "search")
+    flt, model = s.get("filter"), s.get("model")
+    return DbSpec(url=url, params=tuple(sorted(checked.items())),
+                  filter=None if flt is None else _text(flt, key("filter")),
+                  model=None if model is None else _text(model, key("model"), empty=False))
+
+
 def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
             key: Callable[[str], str]) -> HybridSpec:
     leaves = tuple(p for p in parts if not isinstance(p, HybridSpec))
     if len(parts) < 2 or len(leaves) < len(parts):
-        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense retrievers, "
+        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense/db/http retrievers, "
                           f"got {len(parts)}")
     d = HybridSpec(parts=leaves)
     fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
@@ -221,6 +308,10 @@ def retriever_spec(kind: str, settings: Mapping[str, Any], *,
         return _bm25(checked, key)
     if kind == "dense":
         return _dense(checked, key)
+    if kind == "http":
+        return _http(checked, key)
+    if kind == "db":
+        return _db(checked, key)
     return _hybrid(checked, parts, key)
 
 
@@ -241,6 +332,20 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                     stemmer=spec.stemmer, with_title=spec.with_title)
         bm25.quiet = quiet
         return bm25
+    if isinstance(spec, HttpSpec):
+        from .http_search import HttpRetriever
+
+        return HttpRetriever(spec.endpoint, spec.request, spec.ids, spec.scores,
+                             headers=dict(spec.headers), auth_env=spec.auth_env,
+                             auth_header=spec.auth_header, auth_scheme=spec.auth_scheme,
+                             concurrency=spec.concurrency, retries=spec.retries,
+                             timeout=spec.timeout)
+    if isinstance(spec, DbSpec):
+        from .stores import DbRetriever
+
+        return DbRetriever(spec.url, params=dict(spec.params), filter=spec.filter,
+                           model=spec.model, quiet=quiet, **_for_model(spec.model,
+                                                                       encoder_options))
     if isinstance(spec, DenseSpec):
         enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
         dense = Dense(enc, metric=spec.metric, backend=spec.backend,
@@ -254,6 +359,15 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                   norm=spec.norm)
 
 
+def _for_model(model: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without the endpoint settings unless ``model`` is an ``openai:`` one."""
+    kw = {k: v for k, v in options.items() if v is not None}
+    if not (model or "").startswith("openai:"):
+        for name in ("endpoint", "api_key_env", "retries"):
+            kw.pop(name, None)
+    return kw
+
+
 def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = None,
                 **options: Any) -> Any:
     """The encoder of ``spec`` from the ``encoders`` cache (made and cached on first use);
@@ -262,10 +376,7 @@ def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = 
 
     key = (spec.model, spec.query_prefix, spec.doc_prefix)
     if key not in encoders:
-        kw = {k: v for k, v in options.items() if v is not None}
-        if not spec.model.startswith("openai:"):
-            for name in ("endpoint", "api_key_env", "retries"):
-                kw.pop(name, None)
+        kw = _for_model(spec.model, options)
         encoders[key] = encoder(spec.model, query_prefix=spec.query_prefix,
                                 doc_prefix=spec.doc_prefix, quiet=quiet, **kw)
     return encoders[key]
@@ -368,5 +479,9 @@ def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
         value = getattr(spec, f.name)
         if f.name == "parts":
             value = [spec_to_dict(p) for p in value]
+        elif isinstance(spec, DbSpec) and f.name in ("url", "params"):
+            from ..db import parse_store_url  # the password never leaves the spec
+
+            value = parse_store_url(value).public if f.name == "url" else dict(value)
         out[f.name] = list(value) if isinstance(value, tuple) else value
     return out

@@ -344,12 +344,12 @@ def test_unusable_retry_after_falls_back_to_backoff(stubs, key, value):
 def test_retry_after_is_bounded(monkeypatch):
     from email.message import Message
 
-    from searchbench.retrieval import http_encoder
+    from searchbench.retrieval import http_client
 
     def after(value: str) -> float | None:
         headers = Message()
         headers["Retry-After"] = value
-        return http_encoder._retry_after(headers)
+        return http_client.retry_after(headers)
     assert after("nan") is None and after("-5") is None and after("inf") is None
     assert after("2") == 2.0 and after("100000") == 60.0
     assert after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: now

@@ -1,0 +1,160 @@
+"""``searchbench db``: load an evaluation set into your vector database, list each engine's
+index knobs, describe a store. Search it with ``searchbench run --retriever db``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
+
+
+@click.group("db", no_args_is_help=True)
+def db_app() -> None:
+    """Load evaluation sets into vector databases and describe their indexes."""
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    from ..errors import ConfigError
+
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"{flag} {item!r}: expected NAME=VALUE, e.g. m=16")
+        out[name.strip()] = value.strip()
+    return out
+
+
+@db_app.command("load")
+@click.argument("url", help="Store URL, e.g. 'pgvector:///app?host=/run/pg&table=docs'.")
+@click.option("--evalset", "evalset", required=True, help="Evaluation set: pyref, beir:DIR, "
+              "a native folder…")
+@click.option("--model", default="minilm", help="Encoder: minilm, static, "
+              "sentence-transformers:/path, model2vec:/path, openai:NAME.")
+@click.option("--chunk", help="tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
+              "recursive:MAX_TOKENS (model tokens); ids are doc#start-end.")
+@vocab_option("cosine", "--metric", concept="metric", help="cosine, ip or l2 (squared).")
+@click.option("--index", default="default", help="Index kind (pgvector: hnsw or ivfflat), "
+              "'default' (the engine's first) or none.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Index build parameter, e.g. m=16 ef_construction=64 (repeatable; "
+              "searchbench db list-params ENGINE).")
+@click.option("--batch-size", default=1000, type=click.IntRange(min=1), metavar="INTEGER",
+              help="Rows embedded and loaded per batch (each batch is kept if a later one "
+              "fails).")
+@click.option("--no-title", is_flag=True, help="Embed text without title.")
+@click.option("--query-prefix", default="", help="e.g. 'query: ' (recorded for searches).")
+@click.option("--doc-prefix", default="", help="e.g. 'passage: '.")
+@click.option("--cache-dir", type=paths(), help="Embedding cache folder.")
+@QUIET_OPTION
+def load_command(url: str, evalset: str, model: str, chunk: str | None, metric: str,
+                 index: str, params: tuple[str, ...], batch_size: int, no_title: bool,
+                 query_prefix: str, doc_prefix: str, cache_dir: Path | None,
+                 quiet: bool) -> None:
+    """Embed an evaluation set's corpus (or chunks) and load it into a vector store,
+    resumably; then build the index and record provenance.
+
+    Example: searchbench db load 'pgvector:///app?host=/run/pg&table=docs' --evalset pyref
+    --model minilm --index hnsw --param m=16 --param ef_construction=64
+    """
+    import searchbench as sb
+    from searchbench.retrieval.stores import load_store
+
+    build = _pairs(params, "--param")
+    sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
+    with reported_warnings(quiet), sb.db.connect(url) as store:
+        es = sb.load_evalset(evalset, quiet=quiet)
+        got = load_store(store, es, model, chunk=chunk, metric=metric, index=index,
+                         params=build, batch_size=batch_size, query_prefix=query_prefix,
+                         doc_prefix=doc_prefix, with_title=not no_title,
+                         cache=cache_dir if cache_dir is not None else True,
+                         quiet=quiet or None)
+    built = (f"; {got['index']} index built in {got['build_seconds']:.2f}s"
+             if got["build_seconds"] is not None else
+             f"; {got['index']} index kept" if got["index"] else "; no index")
+    click.echo(f"{store.url.public}: {got['added']} added, {got['skipped']} already stored, "
+               f"{got['count']} rows ({got['units']} units of {es.name}) in "
+               f"{got['load_seconds']:.2f}s{built}")
+
+
+@db_app.command("list-params")
+@click.argument("engine", required=False, help="One engine (URL scheme), e.g. pgvector.")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+def list_params_command(engine: str | None, as_json: bool) -> None:
+    """List each engine's index build and search parameters with defaults.
+
+    Example: searchbench db list-params pgvector
+    """
+    from ..db import ENGINES, engine_class
+    from ..errors import ConfigError
+
+    names = sorted(ENGINES) if engine is None else [engine]
+    if engine is not None and engine not in ENGINES:
+        raise ConfigError(f"unknown store engine {engine!r}; expected one of "
+                          f"{', '.join(sorted(ENGINES))}")
+    found: list[dict[str, Any]] = []
+    for name in names:
+        try:
+            cls = engine_class(name)
+        except ImportError as exc:  # the adapter module itself fails to import
+            found.append({"engine": name, "error": f"adapter not importable ({exc})"})
+            continue
+        found.append({"engine": name, "extra": cls.extra, "summary": cls.summary,
+                      "index_kinds": list(cls.index_kinds), "exact": cls.has_exact,
+                      "params": [_param(p) for p in cls.params]})
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+        return
+    click.echo("\n\n".join(_text(e) for e in found))
+
+
+def _param(p: Any) -> dict[str, Any]:
+    return {"name": p.name, "when": p.when, "type": p.kind.__name__, "default": p.default,
+            "choices": list(p.choices) if p.choices else None, "low": p.low, "high": p.high,
+            "help": p.help}
+
+
+def _text(e: dict[str, Any]) -> str:
+    if "error" in e:
+        return f"{e['engine']}: {e['error']}"
+    lines = [f"{e['engine']} (pip extra: searchbench[{e['extra']}]): {e['summary']}",
+             f"  index kinds: {', '.join(e['index_kinds']) or 'none'}; exact search: "
+             f"{'yes' if e['exact'] else 'no'}"]
+    for when in ("build", "search"):
+        ps = [p for p in e["params"] if p["when"] == when]
+        lines.append(f"  {when} parameters:" + ("" if ps else " none"))
+        for p in ps:
+            rng = (f" one of {'|'.join(p['choices'])}" if p["choices"] else
+                   f" [{_num(p['low'])}..{_num(p['high'])}]"
+                   if p["low"] is not None or p["high"] is not None else "")
+            lines.append(f"    {p['name']} ({p['type']}{rng}, default {p['default']}): "
+                         f"{p['help']}")
+    return "\n".join(lines)
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
+
+
+@db_app.command("describe")
+@click.argument("url", help="Store URL.")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
+def describe_command(url: str, as_json: bool) -> None:
+    """Describe a store: engine, table, dimension, metric, count, indexes and provenance.
+
+    Example: searchbench db describe 'pgvector:///app?host=/run/pg&table=docs'
+    """
+    import searchbench as sb
+
+    with sb.db.connect(url) as store:
+        info = store.describe()
+    if as_json:
+        click.echo(json.dumps(info, indent=2, default=str))
+        return
+    for key, value in info.items():
+        shown = json.dumps(value, default=str) if isinstance(value, dict | list) else value
+        click.echo(f"{key}: {shown}")

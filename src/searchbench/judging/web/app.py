@@ -1,0 +1,356 @@
+"""The judging web app (Starlette, server-rendered Jinja2 pages, a little plain JavaScript).
+
+Security model (docs/judging.md):
+
+- every request that reads or changes labels is authenticated: a session cookie
+  (``HttpOnly``, ``SameSite=Strict``, its id stored hashed) set after the annotator's
+  token is posted from ``/login`` (the token travels in the URL *fragment*, which
+  browsers never send to a server nor put in ``Referer``), or ``Authorization: Bearer
+  TOKEN`` for scripts. Only ``/login`` and ``/static/*`` (no data) are public;
+- state-changing requests with a cookie need the page's CSRF token in ``X-CSRF-Token``,
+  an ``Origin`` equal to the app's own and ``Sec-Fetch-Site: same-origin`` when sent; a
+  foreign ``Origin`` is refused on every POST;
+- a loopback-bound app accepts only a loopback ``Host`` header (DNS rebinding);
+- every response carries a strict Content-Security-Policy (``'self'`` scripts and styles
+  only, no inline code), ``no-referrer``, ``nosniff``, ``frame-ancestors 'none'``;
+- texts are escaped by Jinja2's autoescape; ids from requests are looked up in dictionaries,
+  static files are served from a dictionary filled at start: no request reaches a path.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ...errors import DataFormatError, SearchbenchError
+from ..labels import GRADES, Judgment, Quote
+from .context import JudgingContext, highlight
+
+__all__ = ["SESSION_COOKIE", "create_app"]
+
+SESSION_COOKIE = "searchbench_session"
+MAX_BODY = 256 * 1024
+MAX_NOTE = 10_000
+MAX_QUOTES = 50
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+_HEADERS = [(b"content-security-policy", CSP.encode()),
+            (b"referrer-policy", b"no-referrer"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"x-frame-options", b"DENY"),
+            (b"cross-origin-opener-policy", b"same-origin"),
+            (b"cross-origin-resource-policy", b"same-origin"),
+            (b"cache-control", b"no-store")]
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+          ".png": "image/png", ".svg": "image/svg+xml"}
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who sent a request: the annotator, and the session's CSRF token (cookie sessions)."""
+
+    name: str
+    csrf: str | None
+
+
+class SecurityHeaders:
+    """ASGI middleware: security headers on every response; a loopback app refuses a
+    non-loopback ``Host`` header (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: frozenset[str]) -> None:
+        self.app, self.allowed_hosts = app, allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.allowed_hosts:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1").lower()
+            if host not in self.allowed_hosts:
+                await _plain(400, "unexpected Host header")(scope, receive, self._wrap(send))
+                return
+        await self.app(scope, receive, self._wrap(send))
+
+    @staticmethod
+    def _wrap(send: Send) -> Send:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []),
+                                      *[(k, v) for k, v in _HEADERS if k not in names]]
+            await send(message)
+        return send_with_headers
+
+
+def _plain(status: int, text: str) -> Response:
+    return Response(text, status_code=status, media_type="text/plain; charset=utf-8")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class JudgingApp:
+    """The routes; one instance per served evaluation set."""
+
+    def __init__(self, ctx: JudgingContext) -> None:
+        import jinja2
+
+        self.ctx = ctx
+        self.env = jinja2.Environment(
+            loader=jinja2.PackageLoader("searchbench.judging.web", "templates"),
+            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+            lstrip_blocks=True)
+        self.static = _load_static()
+
+    # -- authentication ----------------------------------------------------------------
+    def principal(self, request: Request) -> Principal | None:
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            name = self.ctx.store.annotator(auth[7:].strip())
+            return Principal(name, None) if name else None
+        found = self.ctx.store.session(request.cookies.get(SESSION_COOKIE, ""))
+        return Principal(*found) if found else None
+
+    def cross_site(self, request: Request, who: Principal | None) -> str | None:
+        """Why a state-changing request is refused as cross-site, or ``None``."""
+        origin = request.headers.get("origin")
+        own = f"{'https' if self.ctx.secure else 'http'}://{request.headers.get('host', '')}"
+        if origin is not None and origin != own:
+            return f"cross-site request refused (Origin {origin})"
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return "cross-site request refused (Sec-Fetch-Site)"
+        if who is not None and who.csrf is not None:  # a cookie: the page's token too
+            sent = request.headers.get("x-csrf-token", "")
+            if origin is None or not hmac.compare_digest(sent.encode(), who.csrf.encode()):
+                return "missing or wrong CSRF token"
+        return None
+
+    def page(self, handler: Callable[[Request, Principal], Awaitable[Response]]) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            who = await run_in_threadpool(self.principal, request)
+            if who is None:
+                return RedirectResponse("/login", status_code=303)
+            return await handler(request, who)
+        return endpoint
+
+    def api(self, handler: Callable[[Request, Principal], Awaitable[Response]],
+            changes_state: bool = True) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            who = await run_in_threadpool(self.principal, request)
+            if who is None:
+                return _error(401, "not authenticated: open the URL printed for you")
+            if changes_state and (why := self.cross_site(request, who)):
+                return _error(403, why)
+            try:
+                return await handler(request, who)
+            except SearchbenchError as exc:
+                return _error(400, str(exc))
+        return endpoint
+
+    # -- public ------------------------------------------------------------------------
+    async def login(self, request: Request) -> Response:
+        return self.render("login.html.j2", {})
+
+    async def open_session(self, request: Request) -> Response:
+        if why := self.cross_site(request, None):
+            return _error(403, why)
+        try:
+            body = await _json_body(request)
+        except SearchbenchError as exc:
+            return _error(400, str(exc))
+        token = body.get("token") if isinstance(body, dict) else None
+        name = await run_in_threadpool(self.ctx.store.annotator, str(token or ""))
+        if name is None:
+            return _error(401, "unknown token: open the URL printed when the app started")
+        session_id, _ = await run_in_threadpool(self.ctx.store.open_session, name)
+        response = JSONResponse({"annotator": name})
+        response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict",
+                            secure=self.ctx.secure, path="/")
+        return response
+
+    async def static_file(self, request: Request) -> Response:
+        found = self.static.get(request.path_params["name"])
+        if found is None:
+            return _plain(404, "not found")
+        content, media_type = found
+        return Response(content, media_type=media_type,
+                        headers={"cache-control": "no-cache"})
+
+    # -- pages -------------------------------------------------------------------------
+    async def home(self, request: Request, who: Principal) -> Response:
+        if not self.ctx.items and self.ctx.explore is not None:
+            return RedirectResponse("/explore", status_code=303)
+        if not self.ctx.items:
+            return self.render("message.html.j2", {"message": "The pool is empty: nothing to "
+                                                   "judge.", "csrf": who.csrf or ""})
+        done = await run_in_threadpool(self.own_labels, who.name)
+        first = next((i for i, pair in enumerate(self.ctx.items) if pair not in done), 0)
+        return RedirectResponse(f"/judge?i={first}", status_code=303)
+
+    async def judge_page(self, request: Request, who: Principal) -> Response:
+        i = _int(request.query_params.get("i"))
+        if i is None or not 0 <= i < len(self.ctx.items):
+            return self.render("message.html.j2", {"message": "No such item.",
+                                                   "csrf": who.csrf or ""}, 404)
+        labels = await run_in_threadpool(self.own_labels, who.name)
+        return self.render("judge.html.j2", self.judge_view(i, labels, who))
+
+    def judge_view(self, i: int, labels: dict[tuple[str, str], Judgment],
+                   who: Principal) -> dict[str, Any]:
+        qid, did = self.ctx.items[i]
+        query, doc = self.ctx.queries[qid], self.ctx.corpus[did]
+        in_query = [j for j, (q, _) in enumerate(self.ctx.items) if q == qid]
+        own = labels.get((qid, did))
+        n_skipped = sum(1 for j in labels.values() if j.grade is None)
+        return {
+            "annotator": who.name, "csrf": who.csrf or "", "i": i,
+            "total": len(self.ctx.items), "n_judged": len(labels) - n_skipped,
+            "n_skipped": n_skipped, "query": query, "doc": doc,
+            "segments": highlight(doc.text, query.text,
+                                  [(q.start, q.end) for q in own.evidence] if own else ()),
+            "doc_in_query": in_query.index(i) + 1, "docs_in_query": len(in_query),
+            "query_number": len({q for q, _ in self.ctx.items[: i + 1]}),
+            "queries": len({q for q, _ in self.ctx.items}),
+            "own": own, "grades": GRADES,
+            "evidence_json": json.dumps([q.__dict__ for q in own.evidence] if own else []),
+        }
+
+    def own_labels(self, annotator: str) -> dict[tuple[str, str], Judgment]:
+        """This annotator's latest label per pair (never anyone else's: blind)."""
+        return {(j.query_id, j.doc_id): j for j in self.ctx.store.judgments(annotator=annotator)}
+
+    def render(self, template: str, values: dict[str, Any], status: int = 200) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(template).render(**values),
+                            status_code=status)
+
+    # -- API ---------------------------------------------------------------------------
+    async def post_judgment(self, request: Request, who: Principal) -> Response:
+        body = await _json_body(request)
+        judgment, client_key = self.parse_judgment(body, who.name)
+        jid = await run_in_threadpool(self.ctx.store.record, judgment, client_key)
+        pos = self.ctx.position.get((judgment.query_id, judgment.doc_id))
+        nxt = pos + 1 if pos is not None and pos + 1 < len(self.ctx.items) else None
+        return JSONResponse({"id": jid, "next": nxt})
+
+    def parse_judgment(self, body: Any, annotator: str) -> tuple[Judgment, str | None]:
+        """A judgment from a request body, checked against the pool and the document."""
+        if not isinstance(body, dict):
+            raise DataFormatError("expected a JSON object")
+        qid, did = body.get("query_id"), body.get("doc_id")
+        if not (isinstance(qid, str) and isinstance(did, str) and self.ctx.may_judge(qid, did)):
+            raise DataFormatError("unknown query/document pair: not in what is judged here")
+        grade, note, key = body.get("grade"), body.get("note", ""), body.get("client_key")
+        if grade is not None and (type(grade) is not int or grade not in GRADES):
+            raise DataFormatError(f"grade {grade!r}; expected one of {list(GRADES)} or null")
+        if not isinstance(note, str) or len(note) > MAX_NOTE:
+            raise DataFormatError(f"note: expected a string of at most {MAX_NOTE} characters")
+        if key is not None and not (isinstance(key, str) and 0 < len(key) <= 128):
+            raise DataFormatError("client_key: expected a string of 1 to 128 characters")
+        source = "explore" if body.get("source") == "explore" and self.ctx.explore else "pool"
+        quotes = self.parse_quotes(body.get("evidence", []), self.ctx.corpus[did].text)
+        return Judgment(qid, did, annotator, grade, "human", quotes, note, source), key
+
+    @staticmethod
+    def parse_quotes(raw: Any, text: str) -> tuple[Quote, ...]:
+        """Evidence quotes, each verified: ``quote == text[start:end]``."""
+        if not isinstance(raw, list) or len(raw) > MAX_QUOTES:
+            raise DataFormatError(f"evidence: expected a list of at most {MAX_QUOTES} quotes")
+        quotes = []
+        for q in raw:
+            start, end = (q.get("start"), q.get("end")) if isinstance(q, dict) else (None, None)
+            quote = q.get("text") if isinstance(q, dict) else None
+            if not (type(start) is int and type(end) is int and 0 <= start < end <= len(text)
+                    and isinstance(quote, str) and text[start:end] == quote):
+                raise DataFormatError("evidence: a quote is not the document's text at its "
+                                      "offsets (expected text == document[start:end])")
+            quotes.append(Quote(start, end, quote))
+        return tuple(quotes)
+
+    async def post_undo(self, request: Request, who: Principal) -> Response:
+        undone = await run_in_threadpool(self.ctx.store.undo, who.name)
+        if undone is None:
+            return JSONResponse({"undone": None, "position": None})
+        pos = self.ctx.position.get((undone.query_id, undone.doc_id))
+        return JSONResponse({"undone": {"query_id": undone.query_id, "doc_id": undone.doc_id,
+                                        "grade": undone.grade}, "position": pos})
+
+    async def get_judgments(self, request: Request, who: Principal) -> Response:
+        labels = await run_in_threadpool(self.ctx.store.judgments, annotator=who.name)
+        return JSONResponse([{"query_id": j.query_id, "doc_id": j.doc_id, "grade": j.grade,
+                              "evidence": [q.__dict__ for q in j.evidence], "note": j.note,
+                              "source": j.source} for j in labels])
+
+    async def logout(self, request: Request, who: Principal) -> Response:
+        await run_in_threadpool(self.ctx.store.close_session,
+                                request.cookies.get(SESSION_COOKIE, ""))
+        response = JSONResponse({"ok": True})
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+
+async def _json_body(request: Request) -> Any:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise DataFormatError("expected Content-Type: application/json")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise DataFormatError(f"request body over {MAX_BODY} bytes")
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise DataFormatError("expected a JSON body") from None
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+
+
+def _load_static() -> dict[str, tuple[bytes, str]]:
+    """The packaged static files by name, read once (requests only look names up)."""
+    folder = resources.files("searchbench.judging.web").joinpath("static")
+    out = {}
+    for entry in folder.iterdir():
+        suffix = "." + entry.name.rsplit(".", 1)[-1]
+        if entry.is_file() and suffix in _TYPES:
+            out[entry.name] = (entry.read_bytes(), _TYPES[suffix])
+    return out
+
+
+def create_app(ctx: JudgingContext) -> Starlette:
+    """The ASGI app serving ``ctx`` (judging and, with ``ctx.explore``, explore pages)."""
+    from starlette.middleware import Middleware
+
+    web = JudgingApp(ctx)
+    routes = [
+        Route("/login", web.login),
+        Route("/session", web.open_session, methods=["POST"]),
+        Route("/static/{name}", web.static_file),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/", web.page(web.home)),
+        Route("/judge", web.page(web.judge_page)),
+        Route("/api/judgment", web.api(web.post_judgment), methods=["POST"]),
+        Route("/api/undo", web.api(web.post_undo), methods=["POST"]),
+        Route("/api/judgments", web.api(web.get_judgments, changes_state=False)),
+        Route("/logout", web.api(web.logout), methods=["POST"]),
+    ]
+    if ctx.explore is not None:
+        from .explore import explore_routes
+
+        routes += explore_routes(web)
+    return Starlette(routes=routes,
+                     middleware=[Middleware(SecurityHeaders, allowed_hosts=ctx.allowed_hosts)])
