@@ -14,7 +14,8 @@ given; others keep the engine's defaults), through the database's own client:
   filtered exact search, and so is the relevance cost.
 - **speed**: batch QPS (all queries in one ``search`` call, timed until stable as in
   :mod:`.sweep`), single-query latency p50/p95/p99, and concurrent QPS and latencies with
-  ``concurrency`` threads each sending one query per call.
+  ``concurrency`` threads each sending one query per call (the store must allow
+  concurrent ``search`` calls; ``concurrency=1`` searches from the calling thread).
 - **build time and index size** as the store's ``describe()`` reports them (``index``
   → ``build_seconds``, ``size_bytes``; ``None`` where the engine does not say).
 - **relevance cost** (ΔnDCG@10, ΔR@100 with the paired test) from a
@@ -41,7 +42,13 @@ from typing import Any
 import numpy as np
 
 from ..db import StoreHits, VectorStore, check_params
-from ..errors import ConfigError, DataFormatError, SearchbenchWarning, user_stacklevel
+from ..errors import (
+    BackendError,
+    ConfigError,
+    DataFormatError,
+    SearchbenchWarning,
+    user_stacklevel,
+)
 from ..knn import GroundTruth, as_matrix, check_metric, exact_knn
 from .recall import knn_recall, one_recall_at
 from .sweep import SweepResult, _timed_batch, _timed_single, _warn_unstable, machine_info
@@ -285,11 +292,22 @@ def _concurrent(search: Callable[[np.ndarray], StoreHits], queries: np.ndarray,
         search(queries[i:i + 1])
         return time.perf_counter() - t0
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(one, range(min(threads, n))))  # warm each client
+    if threads == 1:  # one client: the calling thread, for stores bound to one thread
         t0 = time.perf_counter()
-        lat = np.fromiter(pool.map(one, range(n)), dtype=np.float64, count=n)
+        lat = np.array([one(i) for i in range(n)])
         wall = time.perf_counter() - t0
+    else:
+        try:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                list(pool.map(one, range(min(threads, n))))  # warm each client
+                t0 = time.perf_counter()
+                lat = np.fromiter(pool.map(one, range(n)), dtype=np.float64, count=n)
+                wall = time.perf_counter() - t0
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            raise BackendError(f"concurrent searches from {threads} threads failed ({why}) "
+                               "although one client worked: the store may not allow "
+                               "concurrent clients; rerun with --concurrency 1") from exc
     p50, p95, p99 = np.percentile(lat, [50, 95, 99]) * 1e3
     return {"concurrency": threads, "qps_concurrent": n / wall, "concurrent_queries": n,
             "latency_concurrent_ms": {"p50": float(p50), "p95": float(p95),

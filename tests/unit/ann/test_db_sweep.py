@@ -119,7 +119,8 @@ def test_recall_under_a_filter_is_against_the_filtered_exact_search(tmp_path, da
     meta = [{"part": i % 4} for i in range(len(ids))]
     with connect(f"sqlite-vec://{tmp_path}/vec.db") as store:
         store.load(ids, base, metric="l2", metadata=meta)
-        result = run_db_sweep(store, queries, ids, base=base, filter="part = 1", **FAST)
+        result = run_db_sweep(store, queries, ids, base=base, filter="part = 1",
+                              **{**FAST, "concurrency": 1})  # one client: calling thread
         hits = store.search(queries, 10, filter="part = 1").ids
     sub = np.arange(1, len(ids), 4)
     want = [[ids[sub[j]] for j in row] for row in brute_force(base[sub], queries, 10, "l2")[0]]
@@ -127,6 +128,7 @@ def test_recall_under_a_filter_is_against_the_filtered_exact_search(tmp_path, da
     pt = result.points[0]
     assert pt["db"]["knn_recall_vs_searchbench_exact"] is None
     assert pt["knn_recall"]["by_id"]["mean"] == 1.0 and pt["db"]["filter"] == "part = 1"
+    assert pt["db"]["concurrency"] == 1 and pt["db"]["concurrent_queries"] == 20
     assert result.meta["ground_truth"]["knn_recall"] == ("the engine's exact search under "
                                                          "the filter")
 
