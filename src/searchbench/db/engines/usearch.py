@@ -42,6 +42,18 @@ _METRICS = {"cosine": "cos", "ip": "ip", "l2": "l2sq"}  # searchbench → usearc
 _OPTIONS = ("name",)
 
 
+def _usearch_index() -> Any:
+    """``usearch.index``, imported after onnxruntime when that is installed: with usearch
+    2.26 and onnxruntime 1.32 loaded in the other order, importing onnxruntime crashes the
+    process (a segmentation fault, e.g. in a test run that uses both)."""
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("onnxruntime")
+    return require("usearch.index", "usearch")
+
+
 class USearchStore(VectorStore):
     """One usearch HNSW index in a folder, with its rows, id map and provenance."""
 
@@ -124,7 +136,7 @@ class USearchStore(VectorStore):
              ) -> LoadReport:
         """Write the new rows batch by batch (the index is built by :meth:`build_index`;
         until then searches are refused). Texts and metadata are not stored."""
-        require("usearch.index", "usearch")
+        _usearch_index()
         t0 = time.perf_counter()
         ids, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
         meta = self._read_meta()
@@ -176,7 +188,7 @@ class USearchStore(VectorStore):
 
     def _build(self, meta: dict[str, Any], n: int) -> float:
         """Build the index over the first ``n`` rows with ``meta['build']``; seconds."""
-        usearch = require("usearch.index", "usearch")
+        usearch = _usearch_index()
         build = meta["build"]
         rows = self._rows(n, meta["dimension"])
         index = usearch.Index(ndim=meta["dimension"], metric=_METRICS[meta["metric"]],
@@ -217,7 +229,7 @@ class USearchStore(VectorStore):
                               f"{n} rows; build it (searchbench db load --index hnsw, or "
                               "store.build_index() after store.load)")
         if self._index is None:
-            usearch = require("usearch.index", "usearch")
+            usearch = _usearch_index()
             path = self._file(".usearch")
             self._index = usearch.Index.restore(str(path)) if path.exists() else None
             if self._index is None:
