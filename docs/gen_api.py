@@ -19,6 +19,8 @@ PACKAGES = (
     ("searchbench.retrieval", "Retrievers, encoders, chunkers, fusion and levels."),
     ("searchbench.ann", "Exact ground truth, knn_recall and ANN sweeps."),
     ("searchbench.experiment", "Experiment configs, the grid runner and the results store."),
+    ("searchbench.judging", "A verified set from your documents: files, pooling, the judging "
+                            "store, agreement and export."),
     ("searchbench.errors", "The exception tree."),
 )
 

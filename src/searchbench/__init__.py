@@ -26,11 +26,13 @@ if _typing.TYPE_CHECKING:
     from .data.qrels import Qrels
     from .data.run import Run
     from .data.texts import Corpus, Document, Queries, Query
+    from .judging.pool import pool
     from .measures import (
         EvalResult,
         Evaluator,
         Measure,
         evaluate,
+        evaluate_stream,
         parse_measure,
         parse_measures,
     )
@@ -59,13 +61,15 @@ __all__ = [
     "check_evalset",
     "compare",
     "evaluate",
+    "evaluate_stream",
     "load_evalset",
     "parse_measure",
     "parse_measures",
+    "pool",
 ]
 
-_LAZY_SUBPACKAGES = frozenset({"ann", "data", "db", "experiment", "measures", "retrieval",
-                               "stats"})
+_LAZY_SUBPACKAGES = frozenset({"ann", "data", "db", "experiment", "judging", "measures",
+                               "retrieval", "stats"})
 # Public names whose modules load on first use, so `import searchbench` stays fast (the
 # command line imports this package first: `searchbench --help` needs none of numpy, pyarrow).
 _LAZY_NAMES = {
@@ -79,6 +83,7 @@ _LAZY_NAMES = {
     "Qrels": ".data.qrels",
     "Run": ".data.run",
     "evaluate": ".measures",
+    "evaluate_stream": ".measures",
     "parse_measure": ".measures",
     "parse_measures": ".measures",
     "Comparison": ".comparison",
@@ -86,6 +91,7 @@ _LAZY_NAMES = {
     "check_evalset": ".collections.check",
     "compare": ".comparison",
     "load_evalset": ".collections.registry",
+    "pool": ".judging.pool",
 }
 
 

@@ -92,8 +92,9 @@ def read_bigann_groundtruth(path: str | os.PathLike[str], metric: str) -> Ground
 
 
 def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.ndarray:
-    """``.npy`` (memory-mapped), big-ann binary, ``.fvecs/.ivecs/.bvecs``, or one dataset of
-    an HDF5 file, checked: a 2-D array of numbers with at least one row and column, every
+    """``.npy`` (memory-mapped), big-ann binary, ``.fvecs/.ivecs/.bvecs``, one dataset of
+    an HDF5 file, or a folder written by ``searchbench embed`` (its corpus; its queries for
+    ``key="test"``), checked: a 2-D array of numbers with at least one row and column, every
     value finite. A malformed file (object array - never unpickled -, truncated, bad
     header, wrong shape, NaN or infinity) raises :class:`DataFormatError` naming the file
     (and the first bad row)."""
@@ -101,7 +102,13 @@ def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.nda
     if not path.exists():
         raise DataFormatError(f"{path}: no such file; expected a vector file")
     if path.is_dir():
-        raise DataFormatError(f"{path}: is a folder; expected a vector file")
+        from ..retrieval.shards import Kind, is_embedding_folder, read_embedded
+
+        if is_embedding_folder(path):  # written by searchbench embed: test = its queries
+            kind: Kind = "queries" if key == "test" else "corpus"
+            return checked_vectors(read_embedded(path, kind)[0], f"{path} ({kind})")
+        raise DataFormatError(f"{path}: is a folder; expected a vector file (or a folder "
+                              "written by searchbench embed)")
     if path.suffix == ".npy":
         return checked_vectors(_read_npy(path), str(path))
     if path.suffix in _BIN_DTYPES:

@@ -29,10 +29,10 @@ def _say(quiet: bool) -> Callable[[str], None]:
 
 
 @ann_app.command("groundtruth")
-@click.option("--vectors", required=True, type=paths(), help="Corpus vectors: .npy, .fbin or "
-              "ann-benchmarks .hdf5 (dataset 'train').")
-@click.option("--queries", required=True, type=paths(), help="Query vectors: .npy, .fbin or "
-              ".hdf5 (dataset 'test').")
+@click.option("--vectors", required=True, type=paths(), help="Corpus vectors: .npy, .fbin, "
+              "ann-benchmarks .hdf5 (dataset 'train') or a searchbench embed folder.")
+@click.option("--queries", required=True, type=paths(), help="Query vectors: .npy, .fbin, "
+              ".hdf5 (dataset 'test') or a searchbench embed folder (its queries).")
 @vocab_option("cosine", "--metric", concept="metric",
               help="cosine, ip or l2 (squared); aliases cos, dot, …")
 @click.option("-k", "k", default=100, **_at_least(1), help="Neighbours per query.")
@@ -41,10 +41,17 @@ def _say(quiet: bool) -> Callable[[str], None]:
 @click.option("--output", "-o", type=paths(), default=Path("gt.npz"), help="Output .npz.")
 @click.option("--threads", **_at_least(1), help="Threads for the search (default: all cores).")
 @click.option("--engine", default="auto", help="Candidate search: auto (faiss when "
-              "installed), faiss or numpy; always verified in float64.")
+              "installed), faiss or numpy; always verified in float64. 'ray': the corpus "
+              "sharded over Ray workers (needs searchbench[ray]), the same result.")
+@click.option("--shards", default=4, **_at_least(1),
+              help="With --engine ray: corpus shards (row ranges), one Ray task each.")
+@click.option("--address", metavar="ADDRESS",
+              help="With --engine ray: the Ray cluster ('auto', host:6379, ray://host:10001);"
+                   " default: a local Ray started for this command.")
 @QUIET_OPTION
 def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra: int,
-                        output: Path, threads: int | None, engine: str, quiet: bool) -> None:
+                        output: Path, threads: int | None, engine: str, shards: int,
+                        address: str | None, quiet: bool) -> None:
     """Exact k nearest neighbours with provenance, as .npz: float32 candidates (faiss.knn
     or blocked numpy matmul), distances recomputed and verified in float64.
 
@@ -61,7 +68,14 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
-    gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads, engine=engine)
+    if engine == "ray":
+        from ..distributed import sharded_knn
+
+        source = vectors if vectors.suffix == ".npy" and vectors.is_file() else base
+        gt = sharded_knn(source, qv, k, metric, extra=extra, shards=shards, address=address,
+                         quiet=quiet or None)
+    else:
+        gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads, engine=engine)
     gt.provenance.update(vectors=str(vectors), queries=str(queries))
     gt.save(output)
     _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "

@@ -89,7 +89,8 @@ def _check_coverage(qrels, runs, missing: str | None) -> None:
 
 
 def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
-             missing: str | None, keep: str | None, quiet: bool, **settings):
+             missing: str | None, keep: str | None, quiet: bool,
+             queries: Path | None = None, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
     from ..comparison import compare
     from ..data.qrels import Qrels
@@ -100,8 +101,23 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
         judged = Qrels.from_file(qrels, keep=policy)
         loaded = {n: Run.from_file(p, name=n, keep=policy) for n, p in files.items()}
         _check_coverage(judged, loaded, missing)
-        return compare(judged, loaded, measures,
-                       missing=missing or "zero", **settings)
+        return compare(judged, loaded, measures, missing=missing or "zero",
+                       queries=_queries(queries), **settings)
+
+
+def _queries(path: Path | None):
+    """The queries (with their provenance) of a queries.jsonl or a native set folder."""
+    if path is None:
+        return None
+    from ..data import read_queries_jsonl
+
+    if path.is_dir():
+        found = [path / n for n in ("queries.jsonl", "queries.jsonl.gz") if (path / n).is_file()]
+        if not found:
+            raise ConfigError(f"--queries {path}: the folder holds no queries.jsonl; expected "
+                              "a native evaluation set folder or a queries.jsonl file")
+        path = found[0]
+    return read_queries_jsonl(path)
 
 
 def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
@@ -184,6 +200,10 @@ MIN_DELTA_OPTION = click.option(
 PER_QUERY_OPTION = click.option(
     "--per-query", is_flag=True,
     help="csv/json: the long per-query format (system, query, measure, value).")
+QUERIES_OPTION = click.option(
+    "--queries", type=paths(must_exist=True), default=None,
+    help="queries.jsonl (or a native set folder): show the shares of real, synthetic and "
+         "verified queries and the first measure split by them.")
 FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(CompareFormat),
                              default=CompareFormat.table, help="Output format.")
 
@@ -204,6 +224,7 @@ FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(Comp
 @FAIL_IF_WORSE_OPTION
 @MIN_DELTA_OPTION
 @PER_QUERY_OPTION
+@QUERIES_OPTION
 @FORMAT_OPTION
 @DECIMALS_OPTION
 @QUIET_OPTION
@@ -223,6 +244,7 @@ def compare_command(
     fail_if_worse: tuple[str, ...],
     min_delta: float,
     per_query: bool,
+    queries: Path | None,
     output_format: CompareFormat,
     decimals: int,
     quiet: bool,
@@ -240,7 +262,8 @@ def compare_command(
     files = list(runs)
     names = _run_names(files)
     cmp = _compare(qrels, dict(zip(names, files, strict=True)), measures, missing=missing,
-                   keep=keep, quiet=quiet, baseline=_baseline_name(baseline, files, names),
+                   keep=keep, quiet=quiet, queries=queries,
+                   baseline=_baseline_name(baseline, files, names),
                    test=test, correction=correction, alpha=alpha, seed=seed,
                    n_permutations=permutations, depth=depth)
     _render(cmp, output_format, decimals, per_query, quiet)

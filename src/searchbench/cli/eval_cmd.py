@@ -52,6 +52,18 @@ DEFAULT_MEASURES = list(_DEFAULTS)
               help="Output format.")
 @click.option("--trec-names", is_flag=True,
               help="Print trec_eval's measure names (ndcg_cut_10, P_5).")
+@click.option("--stream", is_flag=True,
+              help="Read each run query group by query group (TREC text, .gz, Parquet, "
+                   "Arrow): memory bounded by the qrels and the largest query group, the "
+                   "same numbers. Each query's lines must be together (any query order).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
+              help="'ray': evaluate the runs as Ray tasks partitioned by query (needs "
+                   "searchbench[ray]); the same numbers.")
+@click.option("--address", metavar="ADDRESS",
+              help="With --engine ray: the Ray cluster to join ('auto', ray://host:10001); "
+                   "default: a local Ray started for this command.")
+@click.option("--partitions", type=click.IntRange(min=1), metavar="INTEGER",
+              help="With --engine ray: query partitions per run (default: twice the CPUs).")
 @DECIMALS_OPTION
 @QUIET_OPTION
 def eval_command(
@@ -64,6 +76,10 @@ def eval_command(
     keep: str | None,
     output_format: Format,
     trec_names: bool,
+    stream: bool,
+    engine: str,
+    address: str | None,
+    partitions: int | None,
     decimals: int,
     quiet: bool,
 ) -> None:
@@ -73,6 +89,8 @@ def eval_command(
     unjudged (mean Judged@k below 0.1), naming the likely cause (e.g. chunk ids).
 
     Example: searchbench eval qrels.txt bm25.trec dense.trec -m nDCG@10 -m RR@10 -m R@100
+
+    Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
     from ..data.qrels import Qrels
     from ..data.run import Run
@@ -93,10 +111,14 @@ def eval_command(
         evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
                               wanted + ([probe] if probe not in wanted else []),
                               missing=missing, depth=depth)
-        loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
-                  for path in runs]
-        results = [_evaluate(evaluator, run, path, qrels)
-                   for run, path in zip(loaded, runs, strict=True)]
+        if stream or engine == "ray":
+            loaded, results = _evaluate_large(evaluator, runs, qrels, keep_policy, quiet,
+                                              stream, engine, address, partitions)
+        else:
+            loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
+                      for path in runs]
+            results = [_evaluate(evaluator, run, path, qrels)
+                       for run, path in zip(loaded, runs, strict=True)]
         for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
             warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
     if probe not in wanted:
@@ -128,6 +150,38 @@ def _evaluate(evaluator, run, run_path: Path, qrels_path: Path):
     except NoSharedQueriesError:
         raise NoSharedQueriesError.between(f"run file {run_path}", f"qrels file {qrels_path}",
                                            run.query_ids, evaluator.qrels.query_ids) from None
+
+
+def _evaluate_large(evaluator, runs: tuple[Path, ...], qrels_path: Path, keep: str | None,
+                    quiet: bool, stream: bool, engine: str, address: str | None,
+                    partitions: int | None):
+    """``(runs, results)`` by streaming or with Ray; the "runs" returned are samples (the
+    first batch, with the run's name and tag) for the coverage advice and ``-f trec``."""
+    from ..errors import ConfigError
+    from ..measures import NoSharedQueriesError, stream_run
+
+    if stream and engine == "ray":
+        raise ConfigError("--stream and --engine ray are two ways to evaluate a large run; "
+                          "choose one")
+    if engine == "ray":
+        from ..distributed import evaluate_runs
+
+        found = evaluate_runs(evaluator, list(runs), names=[run_name(p, runs) for p in runs],
+                              keep=keep, address=address, partitions=partitions, quiet=quiet)
+        return [f.sample for f in found], [f.result for f in found]
+    samples, results = [], []
+    for path in runs:
+        try:
+            done = stream_run(evaluator, path, name=run_name(path, runs), keep=keep,
+                              quiet=quiet)
+        except NoSharedQueriesError as exc:
+            raise NoSharedQueriesError(f"run file {path}: {exc}") from None
+        if done.sample is not None:
+            done.sample.name = done.result.run_name
+            done.sample.metadata["tag"] = done.tag
+        samples.append(done.sample)
+        results.append(done.result)
+    return samples, results
 
 
 def _note_num_rel_all(evaluator) -> None:

@@ -1,5 +1,5 @@
-"""``searchbench evalset check|convert|stats|chunk-qrels SPEC`` and
-``searchbench datasets list``."""
+"""``searchbench evalset check|convert|stats|chunk-qrels SPEC``, ``evalset init|add-queries
+DIR`` and ``searchbench datasets list``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ._output import QUIET_OPTION, choice, paths, print_json, reported_warnings
 
 @click.group("evalset", no_args_is_help=True)
 def evalset_app() -> None:
-    """Check, convert and describe evaluation sets."""
+    """Create, check, convert and describe evaluation sets."""
 
 
 @click.group("datasets", no_args_is_help=True)
@@ -67,6 +67,9 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
                   cache_dir: Path | None, quiet: bool) -> None:
     """Validate an evaluation set; exit 1 when it has errors.
 
+    Shows the shares of real, synthetic and verified queries and, for a native folder with a
+    judging store (judging.sqlite), the judges' agreement.
+
     Example: searchbench evalset check my-set/
     """
     from ..collections.check import check_evalset
@@ -74,12 +77,99 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
     with reported_warnings(quiet=True):
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
     report = check_evalset(es, sd=sd)
+    judged = _judge_agreement(es)
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
         click.echo(report.to_text())
+        if judged is not None:
+            click.echo(f"judge agreement: {judged.summary()}")
     if not report.ok:
         raise SystemExit(1)
+
+
+def _judge_agreement(es: Any) -> Any:
+    """The agreement report of a native set's judging store (None without one)."""
+    path = es.provenance.get("path")
+    if es.provenance.get("format") != "native" or not isinstance(path, str):
+        return None
+    from ..judging.export import store_judgments
+
+    labels = store_judgments(path)
+    if not labels:
+        return None
+    from ..judging.agreement import agreement
+
+    return agreement(labels, n_boot=1000, seed=0)
+
+
+@evalset_app.command("init")
+@click.argument("folder", type=paths())
+@click.option("--docs", required=True, type=paths(must_exist=True),
+              help="The folder of documents (Markdown, text, HTML; PDF with the pdf extra).")
+@click.option("--glob", "pattern", default=None, metavar="PATTERN",
+              help="Which files, relative to --docs ('**/*.md'); default: every file with a "
+                   "known suffix.")
+@click.option("--prune", is_flag=True,
+              help="Drop documents whose file is no longer found (default: keep them and "
+                   "say so).")
+@JSON_OPTION
+def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
+                 as_json: bool) -> None:
+    """Create or refresh FOLDER/corpus.jsonl from a folder of documents.
+
+    Ids are the files' relative paths (white space and '%' percent-encoded), titles the
+    first heading, texts what an indexer sees (HTML: its visible text). Running it again
+    adds new files, updates changed ones and reports removed ones; nothing is renumbered and
+    queries, judgments and the judging store already in FOLDER are kept.
+
+    Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
+    """
+    from ..judging.folder import init_evalset
+
+    report = init_evalset(folder, docs, glob=pattern, prune=prune)
+    if as_json:
+        print_json({"folder": str(folder), "documents": report.documents,
+                    "added": report.added, "updated": report.updated,
+                    "unchanged": report.unchanged, "removed": report.removed,
+                    "pruned": report.pruned,
+                    "skipped": [{"path": p, "reason": r} for p, r in report.skipped]})
+    else:
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))
+
+
+@evalset_app.command("add-queries")
+@click.argument("folder", type=paths(must_exist=True))
+@click.argument("file", type=paths(must_exist=True))
+@click.option("--source", default="real", show_default=True,
+              type=click.Choice(["real", "human", "logs", "curated", "synthetic"]),
+              help="Who wrote the queries: real (stored as human: people's questions, from "
+                   "search logs or tickets), logs, curated or synthetic.")
+@click.option("--generator", default=None, metavar="MODEL",
+              help="The model that wrote synthetic queries.")
+@JSON_OPTION
+def add_queries_command(folder: Path, file: Path, source: str, generator: str | None,
+                        as_json: bool) -> None:
+    """Add queries to FOLDER/queries.jsonl from a text file (one per line) or JSON Lines.
+
+    New queries get ids q1, q2, ... never colliding with those in use (a JSON line may give
+    its own id); a query already in the set (same text, case and spacing aside) is
+    reported and skipped.
+
+    Example: searchbench evalset add-queries my-set/ queries.txt --source real
+    """
+    from ..judging.folder import add_queries
+
+    report = add_queries(folder, file, source=source, generator=generator)
+    if as_json:
+        print_json({"queries": str(report.path), "added": report.added,
+                    "duplicates": report.duplicates, "total": report.total})
+    else:
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))
 
 
 @evalset_app.command("convert")

@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ._output import paths
+from ._multi import GreedyOption
+from ._output import paths, print_json
 
 EVALSET_ARG = click.argument("evalset", type=paths(must_exist=True))
 
@@ -62,6 +63,86 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     from ..judging.web.server import serve
 
     serve(serve_options(evalset, pool_path, **server))
+
+
+@judge_app.command("agreement")
+@EVALSET_ARG
+@click.option("--runs", "runs", multiple=True, cls=GreedyOption, type=paths(must_exist=True),
+              metavar="RUN...",
+              help="Runs to rank under people's and each LLM judge's labels (Kendall's τ).")
+@click.option("--measure", default="nDCG@10", show_default=True,
+              help="The measure that orders the runs.")
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True,
+              type=click.IntRange(min=0), metavar="N",
+              help="Bootstrap resamples (over items) for the 95 % intervals; 0: none.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option("--to-adjudicate", "adjudicate_path", type=paths(), default=None,
+              metavar="POOL",
+              help="Write the items to adjudicate as a pool.jsonl, to judge again in the app "
+                   "(judge serve --pool POOL --annotator adjudicator) and export with "
+                   "--adjudicate annotator:adjudicator.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boot: int,
+                      seed: int, adjudicate_path: Path | None, as_json: bool) -> None:
+    """Agreement between annotators (Cohen, Fleiss, Krippendorff) and LLM judges vs people.
+
+    Reads EVALSET/judging.sqlite. People: Cohen's kappa per pair (unweighted, linear,
+    quadratic), Fleiss' kappa (3 or more), Krippendorff's alpha (ordinal), each with a
+    bootstrap interval. Each LLM judge against the people's majority label, and with
+    --runs the Kendall tau between the system orderings under the two label sets. Ends
+    with the items to adjudicate (grades 2 or more apart, or a tied majority), which
+    --to-adjudicate writes as a pool for the judging app.
+
+    Example: searchbench judge agreement my-set/ --runs bm25.trec dense.trec
+    """
+    from ..data import Run
+    from ..errors import DataFormatError
+    from ..judging.agreement import agreement
+    from ..judging.export import store_judgments
+
+    labels = store_judgments(evalset)
+    if not labels:
+        raise DataFormatError(f"{evalset}: no judging store with labels (judging.sqlite); "
+                              "judge first (searchbench judge serve / judge llm)")
+    loaded = [Run.from_file(p, name=p.name) for p in runs]
+    report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
+    if adjudicate_path is not None:
+        from ..judging.labels import write_pool
+
+        write_pool(adjudicate_path, report.adjudication_pool())
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))  # ids and names are untrusted
+
+
+@judge_app.command("export")
+@EVALSET_ARG
+@click.option("--adjudicate", "policy", default="majority", show_default=True,
+              metavar="POLICY",
+              help="majority | mean | annotator:NAME | humans-over-llm (majority and mean use "
+                   "people's labels only).")
+@click.option("--min-annotators", default=1, show_default=True, type=click.IntRange(min=1),
+              metavar="N", help="Leave out pairs resting on fewer than N labels.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def export_command(evalset: Path, policy: str, min_annotators: int, as_json: bool) -> None:
+    """Write the adjudicated labels into the set: qrels.tsv, evidence.jsonl, provenance.
+
+    Every exported pair's provenance (qrels.provenance.jsonl) names the rule and the labels
+    behind its grade; queries a person judged become verified; the files replaced are kept
+    in EVALSET/history/ and provenance.json gets the new content hash.
+
+    Example: searchbench judge export my-set/ --min-annotators 1 --adjudicate majority
+    """
+    from ..judging.export import export
+
+    report = export(evalset, policy=policy, min_annotators=min_annotators)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        click.echo(report.to_text())
 
 
 def _register() -> None:

@@ -110,6 +110,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     judged: dict[str, float] = field(default_factory=dict)
     judged_k: int | None = None
+    query_provenance: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -165,6 +166,21 @@ class Comparison:
         return [r for r in self.stats if r.measure in wanted and r.direction < 0
                 and -r.delta >= min_delta]
 
+    def provenance_shares(self) -> dict[str, int]:
+        """How many compared queries are real, synthetic, verified, unverified ({} when
+        the query provenance is not known)."""
+        from .provenance import provenance_shares
+
+        return provenance_shares(self.query_ids, self.query_provenance)
+
+    def provenance_split(self, measure: str | None = None) -> list[Any]:
+        """Each system's mean of ``measure`` (default: the first) per query provenance
+        group (:func:`searchbench.comparison.provenance.provenance_split`)."""
+        from .provenance import provenance_split
+
+        m = self._measure(measure) if measure is not None else self.measures[0]
+        return provenance_split(self.query_ids, self.scores, m, self.query_provenance)
+
     # -- exports ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         """Test settings, for report captions and the JSON export."""
@@ -187,7 +203,11 @@ class Comparison:
                 "comparisons": [r.to_dict() for r in self.stats], "notes": list(self.notes),
                 "judged": ({"cutoff": self.judged_k,
                             "means": {s: json_safe(v) for s, v in self.judged.items()}}
-                           if self.judged_label else None)}
+                           if self.judged_label else None),
+                "query_provenance": ({"shares": self.provenance_shares(), "split": [
+                    {"group": r.group, "queries": r.queries, "measure": self.measures[0],
+                     "means": {k: json_safe(v) for k, v in r.means.items()}}
+                    for r in self.provenance_split()]} if self.query_provenance else None)}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -367,12 +387,15 @@ def compare(
     n_permutations: int = DEFAULT_STATS.n_permutations,
     missing: str = "zero",
     depth: int | None = None,
+    queries: Any = None,
 ) -> Comparison:
     """Evaluate ``runs`` on ``qrels`` and test every candidate against ``baseline``.
 
     ``runs`` is ``{name: Run}`` or a list of runs (named by ``Run.name``); ``baseline`` is a
     name or one of the runs (default: the first). See the module docstring for the
-    statistics; ``missing`` and ``depth`` go to the measures engine.
+    statistics; ``missing`` and ``depth`` go to the measures engine. ``queries`` (the
+    set's :class:`~searchbench.data.Queries`, or ``{query_id: (source, verified)}``) adds
+    the query provenance: shares and the main measure split by it.
 
     Judged coverage (mean ``Judged@k`` at the main cutoff, see
     :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
@@ -403,6 +426,7 @@ def compare(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
         notes=_coverage_notes(named, qrels, missing), judged=judged, judged_k=k,
+        queries=queries,
     )
 
 
@@ -420,10 +444,14 @@ def compare_results(
     notes: Sequence[str] = (),
     judged: Mapping[str, float] | None = None,
     judged_k: int | None = None,
+    queries: Any = None,
 ) -> Comparison:
     """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
     queries), see :func:`compare`. ``judged`` is each system's mean Judged@``judged_k``
-    (shown beside the means; a note when it is mostly unjudged), when known."""
+    (shown beside the means; a note when it is mostly unjudged), when known; ``queries``
+    as in :func:`compare`."""
+    from .provenance import provenance_of
+
     settings = StatsSettings(canonical_test(test), canonical_correction(correction), alpha,
                              confidence, seed, n_permutations).validated()
     test, correction, alpha = settings.test, settings.correction, settings.alpha
@@ -444,6 +472,7 @@ def compare_results(
         alpha=alpha, confidence=confidence, seed=seed, n_permutations=n_permutations,
         missing=missing, notes=[*notes, *judged_notes(judged or {}, judged_k or 0)],
         judged=dict(judged or {}) if judged_k else {}, judged_k=judged_k if judged else None,
+        query_provenance=provenance_of(queries),
     )
 
 

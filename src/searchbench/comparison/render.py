@@ -30,6 +30,8 @@ __all__ = [
     "judged_cells",
     "judged_header",
     "legend",
+    "provenance_sentence",
+    "provenance_table",
     "render_csv",
     "render_json",
     "render_latex",
@@ -118,6 +120,32 @@ def detail_cells(row: PairStat, decimals: int) -> list[str]:
             f"{row.wins}/{row.ties}/{row.losses}", format_number(row.effect_size, 2), n80]
 
 
+def provenance_sentence(cmp: Comparison) -> str:
+    """``Queries: 40 real (80 %), 10 synthetic (20 %); 30 verified (60 %).`` ("" when the
+    query provenance is unknown)."""
+    shares = cmp.provenance_shares()
+    if not shares or not shares["total"]:
+        return ""
+    total = shares["total"]
+
+    def part(group: str) -> str:
+        return f"{shares[group]} {group} ({shares[group] / total:.0%})"
+
+    return (f"Queries: {part('real')}, {part('synthetic')}; {part('verified')}, "
+            f"{part('unverified')}.")
+
+
+def provenance_table(cmp: Comparison, decimals: int) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (unescaped text) of the main measure by query provenance; no rows
+    when the split says nothing new."""
+    rows = cmp.provenance_split()
+    header = [f"{cmp.measures[0]} by query provenance", "queries",
+              *(_label(cmp, s) for s in cmp.systems)]
+    return header, [[r.group, str(r.queries),
+                     *(format_number(r.means[s], decimals) for s in cmp.systems)]
+                    for r in rows]
+
+
 # -- markdown -------------------------------------------------------------------------------
 def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
     """GitHub Markdown: the means table, the details table, the legend and notes. Run and
@@ -137,6 +165,12 @@ def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
     lines = [md_table(header, means, align, escape=False), "",
              md_table(DETAIL_HEADER, details, "ll" + "r" * 8, escape=False), "",
              md_text(legend(cmp))]
+    header, rows = provenance_table(cmp, decimals)
+    if provenance_sentence(cmp):
+        lines += ["", md_text(provenance_sentence(cmp))]
+    if rows:
+        lines += ["", md_table([md_text(h) for h in header], rows,
+                               "lr" + "r" * len(cmp.systems), escape=False)]
     lines += [f"Note: {md_text(n)}" for n in cmp.notes]
     return "\n".join(lines) + "\n"
 
@@ -260,5 +294,15 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
     console.print(means)
     console.print(details)
     console.print(escape(legend(cmp)), style="dim")
+    header, rows = provenance_table(cmp, decimals)
+    if provenance_sentence(cmp):
+        console.print(escape(provenance_sentence(cmp)))
+    if rows:
+        split = Table()
+        for i, h in enumerate(header):
+            split.add_column(escape(h), justify="left" if i == 0 else "right")
+        for row in rows:
+            split.add_row(*row)
+        console.print(split)
     for note in cmp.notes:
         console.print(f"note: {escape(note)}", style="yellow")

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .run import Run
 
 __all__ = ["ColumnarFormat", "columnar_format", "read_columnar_qrels", "read_columnar_run",
-           "write_columnar_qrels", "write_columnar_run"]
+           "run_from_table", "write_columnar_qrels", "write_columnar_run"]
 
 ColumnarFormat = Literal["parquet", "arrow"]
 PARQUET_MAGIC = b"PAR1"
@@ -137,10 +137,18 @@ def _row(src: str):
 def read_columnar_run(path: str | os.PathLike[str], *, name: str | None = None,
                       keep: str | None = None) -> Run:
     """A run from a Parquet or Arrow IPC file (schema in the module docstring)."""
+    src = os.fspath(path)
+    return run_from_table(read_table(path), src, name=name or None, keep=keep,
+                          default_name=Path(src).name)
+
+
+def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
+                   keep: str | None = None, default_name: str | None = None) -> Run:
+    """A run from a table with the run columns (checked as a file's; ``src`` names it in
+    messages). The name: ``name``, else the ``tag`` of the first row, else
+    ``default_name``."""
     from .run import Run
 
-    src = os.fspath(path)
-    table = read_table(path)
     query_ids = _column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
     doc_ids = _column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
     scores = _column(table, "score", src, RUN_SCHEMA, kinds=("number",))
@@ -150,7 +158,7 @@ def read_columnar_run(path: str | os.PathLike[str], *, name: str | None = None,
     assert query_ids is not None and doc_ids is not None and scores is not None
     values = to_numpy(scores.cast(pa.float64()))
     run = Run.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(), values,
-                           name=name or tag or Path(src).name, keep=keep, source=src,
+                           name=name or tag or default_name or src, keep=keep, source=src,
                            describe_line=_row(src))
     run.metadata["tag"] = tag
     return run

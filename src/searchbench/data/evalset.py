@@ -16,6 +16,7 @@ that is not an exact substring of its document is an error listing query and doc
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -339,17 +340,37 @@ def read_native(
     issues: Issues | None = None if strict else []
     corpus = read_corpus_jsonl(_find(root, "corpus.jsonl"), issues=issues)
     queries = read_queries_jsonl(_find(root, "queries.jsonl"), issues=issues)
-    qrels = _read_qrels_lenient(_find(root, "qrels.tsv"), issues, read_qrels)
+    qrels_path = _find(root, "qrels.tsv")
+    building = _no_judgments(qrels_path)
+    qrels = (Qrels.from_columns([], [], np.zeros(0, np.int64), source=str(qrels_path))
+             if building else _read_qrels_lenient(qrels_path, issues, read_qrels))
     ev_path = _find(root, "evidence.jsonl", required=False)
     evidence = read_evidence(ev_path, corpus, issues=issues) if ev_path else ()
     saved = _read_provenance(root / PROVENANCE)
     prov = {**saved.get("provenance", {}), "format": "native", "path": str(root)}
     if saved.get("provenance"):
         prov["derived_from"] = {k: saved["provenance"].get(k) for k in ("format", "path")}
+    if building:
+        prov["notes"] = [*prov.get("notes", []), "qrels.tsv holds no judgments yet (a set "
+                         "being built: pool, judge, then 'searchbench judge export')"]
     return EvalSet(corpus, queries, qrels, evidence, name=name or root.name or str(root),
                    provenance=prov, issues=issues or [],
                    exclude_unjudged=saved.get("exclude_unjudged", False),
                    ignore_identical_ids=saved.get("ignore_identical_ids", False))
+
+
+def _no_judgments(path: Path) -> bool:
+    """Whether a qrels file is empty or holds only the BEIR header: the state of a set
+    being built (``evalset init`` writes it so), read as no judgments, not as an error."""
+    import gzip
+
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
+            lines = [ln for ln in itertools.islice(fh, 3) if ln.strip()]
+    except (OSError, EOFError):
+        return False  # the reader reports it with its own message
+    return not lines or (len(lines) == 1 and lines[0].split("\t")[0].strip() == "query-id")
 
 
 def _read_provenance(path: Path) -> dict[str, Any]:

@@ -40,6 +40,10 @@ __all__ = [
 
 # scheme -> (module, class); one line per adapter, added by the adapter's author.
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
+register_engine("qdrant-edge", "searchbench.db.engines.qdrant_edge", "QdrantEdgeStore")
+register_engine("qdrant", "searchbench.db.engines.qdrant", "QdrantStore")
+register_engine("lancedb", "searchbench.db.engines.lancedb", "LanceDBStore")
+register_engine("chroma", "searchbench.db.engines.chroma", "ChromaStore")
 register_engine("duckdb", "searchbench.db.engines.duckdb", "DuckDBStore")
 register_engine("redis", "searchbench.db.engines.redis", "RedisStore")
 register_engine("milvus", "searchbench.db.engines.milvus", "MilvusStore")

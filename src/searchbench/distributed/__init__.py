@@ -1,2 +1,35 @@
-"""Past one process: streaming evaluation and the Ray engine for embedding, exact ground
-truth and evaluation of partitioned runs (ARCHITECTURE §13)."""
+"""distributed layer (ARCHITECTURE §13): Ray for what outgrows one process.
+
+Evaluation of runs partitioned by query (:func:`evaluate_runs`), exact k-NN ground truth
+with the corpus sharded over workers (:func:`sharded_knn`) and corpus embedding as a Ray
+Data pipeline (:func:`embed_corpus`). Every result equals the single-process one exactly.
+Needs the extra ``ray`` (``pip install 'searchbench[ray]'``); ``ray`` itself is imported
+only when a function here runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "CONNECT_TIMEOUT": ".cluster", "ray_cluster": ".cluster",
+    "RayEvaluated": ".evaluate", "RunSample": ".evaluate", "evaluate_runs": ".evaluate",
+    "sharded_knn": ".knn",
+    "embed_corpus": ".embed",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    """Modules load on first use (they import the measures and knn layers)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'searchbench.distributed' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

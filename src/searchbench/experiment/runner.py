@@ -111,7 +111,10 @@ def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
     report = check_evalset(es)
     return {"summary": report.summary,
             "errors": [f.__dict__ for f in report.errors],
-            "warnings": [f.__dict__ for f in report.warnings]}
+            "warnings": [f.__dict__ for f in report.warnings],
+            # the report splits the main measure by query provenance (ARCHITECTURE §12.6)
+            "query_groups": {"synthetic": [q.id for q in es.queries if q.source == "synthetic"],
+                             "verified": [q.id for q in es.queries if q.verified]}}
 
 
 def _damaged(db: ResultsStore, exp_id: int, keys: dict[str, Cell], done: set[str],

@@ -15,27 +15,40 @@ from .coverage import (
     warn_unjudged,
     without_measure,
 )
-from .evaluator import EvalResult, Evaluator, NoSharedQueriesError, evaluate
+from .evaluator import (
+    Combiner,
+    EvalResult,
+    Evaluator,
+    NoSharedQueriesError,
+    PartialResult,
+    evaluate,
+)
 from .registry import Family, Param, families
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
+from .stream import StreamedRun, evaluate_stream, stream_run
 
 __all__ = [
     "FAMILIES",
     "MOSTLY_UNJUDGED_BELOW",
     "UNJUDGED_WARN_BELOW",
+    "Combiner",
     "EvalResult",
     "Evaluator",
     "Family",
     "Measure",
     "NoSharedQueriesError",
     "Param",
+    "PartialResult",
     "SearchbenchWarning",
+    "StreamedRun",
     "evaluate",
+    "evaluate_stream",
     "families",
     "judged_cutoff",
     "judged_notes",
     "parse_measure",
     "parse_measures",
+    "stream_run",
     "trec_name",
     "unjudged_cause",
     "valid_names",

@@ -15,7 +15,8 @@ from ..vocab import canonical_missing
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
 
-__all__ = ["EvalResult", "Evaluator", "NoSharedQueriesError", "evaluate"]
+__all__ = ["Combiner", "EvalResult", "Evaluator", "NoSharedQueriesError", "PartialResult",
+           "evaluate"]
 
 CHUNK_ENTRIES = 1 << 22
 PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
@@ -30,20 +31,24 @@ class NoSharedQueriesError(DataFormatError):
 
     @classmethod
     def between(cls, run: str, qrels: str, run_ids: Sequence[str] | np.ndarray,
-                qrels_ids: Sequence[str] | np.ndarray) -> NoSharedQueriesError:
-        """The error for run ``run`` and qrels ``qrels`` (names or paths) and their ids."""
+                qrels_ids: Sequence[str] | np.ndarray, run_count: int | None = None
+                ) -> NoSharedQueriesError:
+        """The error for run ``run`` and qrels ``qrels`` (names or paths) and their ids
+        (``run_count``: how many run queries, when ``run_ids`` holds only a few)."""
         return cls(
-            f"{run} shares no query id with {qrels} (run: {_some(run_ids)}; qrels: "
+            f"{run} shares no query id with {qrels} (run: {_some(run_ids, total=run_count)}; "
+            f"qrels: "
             f"{_some(qrels_ids)}): with missing='skip' there is nothing to evaluate; check "
             "that the run was made for these qrels (query ids must match exactly), or use "
             "missing='zero' (CLI: --missing zero; trec_eval -c) to score every qrels query 0")
 
 
-def _some(ids: Sequence[str] | np.ndarray, shown: int = 3) -> str:
+def _some(ids: Sequence[str] | np.ndarray, shown: int = 3, total: int | None = None) -> str:
     """``2 queries, e.g. 'q1', 'q2'``."""
+    n = len(ids) if total is None else total
     head = ", ".join(repr(str(i)) for i in list(ids[:shown]))
-    more = ", ..." if len(ids) > shown else ""
-    count = f"{len(ids)} {'query' if len(ids) == 1 else 'queries'}"
+    more = ", ..." if n > shown else ""
+    count = f"{n} {'query' if n == 1 else 'queries'}"
     return count + (f", e.g. {head}{more}" if len(ids) else "")
 
 
@@ -171,6 +176,36 @@ class Evaluator:
         return EvalResult(run.name, [m.name for m in self.measures], qrels.query_ids[keep],
                           scores, mean, self.missing, n_missing, n_extra)
 
+    def partial(self, run: Run) -> PartialResult:
+        """Per-query values of the queries of ``run`` (a part of a run holding *complete*
+        query groups) that the qrels know; combine parts with :class:`Combiner`.
+
+        Each query's values depend on its own entries only, so the parts of a run split
+        between queries combine into exactly :meth:`evaluate`'s result.
+        """
+        if self.depth is not None:
+            run = run.truncate(self.depth)
+        run_to_qrels = lookup(self.qrels.query_ids, run.query_ids)
+        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
+            else None
+        judged_query = run_to_qrels >= 0
+        n_ret = np.zeros(self.qrels.n_queries)
+        n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
+        queries: list[np.ndarray] = []
+        values: dict[str, list[np.ndarray]] = {m.name: [] for m in self.measures}
+        for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
+            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret)
+            touched = run_to_qrels[lo:hi]
+            touched = touched[touched >= 0]
+            queries.append(touched)
+            for m in self.measures:
+                values[m.name].append(compute(judged, m)[touched])
+        extra = run.query_ids[~judged_query]
+        return PartialResult(
+            np.concatenate(queries) if queries else np.zeros(0, np.int64),
+            {k: np.concatenate(v) if v else np.zeros(0) for k, v in values.items()},
+            len(extra), extra[:3].tolist())
+
     def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
               doc_map: np.ndarray | None, n_ret: np.ndarray) -> Judged:
         """Entries of run queries ``lo:hi`` judged in the qrels for their query.
@@ -219,6 +254,68 @@ class Evaluator:
             found &= self._keys[pos] == keys
         grade = np.where(found, self.qrels.grades[pos] if len(self._keys) else 0, 0)
         return grade.astype(np.int16), found
+
+
+@dataclass
+class PartialResult:
+    """The values of some queries of a run: ``query`` (qrels query indices) and, per
+    measure, one value per query; ``n_extra`` run queries the qrels lack (a few of them in
+    ``extra_ids``). Plain arrays: picklable, so parts can come from other processes."""
+
+    query: np.ndarray
+    values: dict[str, np.ndarray]
+    n_extra: int
+    extra_ids: list[str]
+
+
+class Combiner:
+    """Assemble the :class:`PartialResult` parts of one run into its :class:`EvalResult`.
+
+    Queries no part holds get the values of a query with nothing retrieved, as in
+    :meth:`Evaluator.evaluate`; the missing/extra warnings, the ``missing`` policy and the
+    means (``np.mean`` over the same per-query array) are :meth:`~Evaluator.evaluate`'s,
+    so the result is identical to evaluating the whole run at once. A query in two parts
+    is an error (the parts must split the run between queries).
+    """
+
+    def __init__(self, evaluator: Evaluator, name: str) -> None:
+        self.evaluator = evaluator
+        self.name = name
+        ev = evaluator
+        nothing = ev._judged(np.zeros(0, np.int32), np.zeros(0, np.int64),
+                             np.zeros(0, np.int32), np.zeros(ev.qrels.n_queries))
+        self.values = {m.name: compute(nothing, m) for m in ev.measures}
+        self.present = np.zeros(ev.qrels.n_queries, dtype=bool)
+        self.n_extra = 0
+        self.extra_ids: list[str] = []
+
+    def add(self, part: PartialResult, where: str = "") -> None:
+        """Take one part's values (``where`` names it in the error for a repeated query)."""
+        again = self.present[part.query]
+        if again.any():
+            qid = self.evaluator.qrels.query_ids[part.query[np.argmax(again)]]
+            raise DataFormatError(f"{where or self.name}: query {qid!r} is in two parts of "
+                                  "the run; expected each query's entries in one part")
+        self.present[part.query] = True
+        for name, v in part.values.items():
+            self.values[name][part.query] = v
+        self.n_extra += part.n_extra
+        self.extra_ids = (self.extra_ids + part.extra_ids)[:3]
+
+    def result(self) -> EvalResult:
+        """The run's result (raises :class:`NoSharedQueriesError` as ``evaluate`` does)."""
+        ev, present = self.evaluator, self.present
+        if ev.missing == "skip" and not present.any():
+            raise NoSharedQueriesError.between(
+                f"run {self.name!r}", f"the qrels {ev.qrels.source or '<qrels>'}",
+                np.asarray(self.extra_ids, dtype=object), ev.qrels.query_ids, self.n_extra)
+        n_missing = int((~present).sum())
+        _warn(self.name, n_missing, self.n_extra, ev.missing)
+        keep = present if ev.missing == "skip" else np.ones_like(present)
+        scores = {name: v[keep] for name, v in self.values.items()}
+        mean = {m.name: _aggregate(scores[m.name], m) for m in ev.measures}
+        return EvalResult(self.name, [m.name for m in ev.measures], ev.qrels.query_ids[keep],
+                          scores, mean, ev.missing, n_missing, self.n_extra)
 
 
 def evaluate(qrels: Qrels, run: Run, measures: str | Measure | Sequence[str | Measure],

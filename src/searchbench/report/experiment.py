@@ -215,7 +215,7 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
     cfg = exp["config"]
     missing = [] if expected is None else sorted(
         set(expected.values()) - {f"{c.level} {c.system}" for c in current})
-    groups = _groups(current, cfg, texts)
+    groups = _groups(current, cfg, texts, exp.get("provenance", {}).get("evalsets", {}))
     return ExperimentReport(exp, groups, str(store), missing)
 
 
@@ -287,7 +287,8 @@ def _expected_cells(config: Any) -> dict[str, str] | None:
     return out
 
 
-def _groups(cells: list[Any], cfg: dict[str, Any], texts: dict[str, dict[str, str]]) -> list:
+def _groups(cells: list[Any], cfg: dict[str, Any], texts: dict[str, dict[str, str]],
+            evalsets: dict[str, Any] | None = None) -> list:
     order = {lvl: i for i, lvl in enumerate(cfg.get("levels", ["doc", "chunk"]))}
     keys = sorted({(c.evalset, c.evalset_hash, c.level) for c in cells},
                   key=lambda k: (k[0], order.get(k[2], 9)))
@@ -297,7 +298,7 @@ def _groups(cells: list[Any], cfg: dict[str, Any], texts: dict[str, dict[str, st
         members = _grid_order([c for c in cells if (c.evalset, c.evalset_hash, c.level)
                                == (name, digest, level)], cfg)
         qids = sorted(members[0].scores[main])
-        cmp = _compare(members, qids, cfg)
+        cmp = _compare(members, qids, cfg, _query_provenance((evalsets or {}).get(name), qids))
         groups.append(Group(name, digest, level, members, cmp, qids, texts.get(digest, {}),
                             main))
     return groups
@@ -323,7 +324,18 @@ def _baseline(cells: list[Any], cfg: dict[str, Any]) -> str:
     return same[0] if same else systems[0]
 
 
-def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any]) -> Any:
+def _query_provenance(evalset: Any, qids: list[str]) -> dict[str, tuple[str, bool]] | None:
+    """``{query_id: (source, verified)}`` from the ids the runner stored (None for an
+    experiment stored by an older version: no split is shown then)."""
+    groups = evalset.get("query_groups") if isinstance(evalset, dict) else None
+    if not isinstance(groups, dict):
+        return None
+    synthetic, verified = set(groups.get("synthetic", [])), set(groups.get("verified", []))
+    return {q: ("synthetic" if q in synthetic else "human", q in verified) for q in qids}
+
+
+def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any],
+             provenance: dict[str, tuple[str, bool]] | None = None) -> Any:
     from ..comparison import compare_results
     from ..measures.evaluator import EvalResult
 
@@ -339,7 +351,7 @@ def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any]) -> Any:
     return compare_results(results, baseline=_baseline(cells, cfg), test=cfg["test"],
                            correction=cfg["correction"], alpha=cfg["alpha"], seed=cfg["seed"],
                            n_permutations=cfg["n_permutations"], judged=judged,
-                           judged_k=cutoff)
+                           judged_k=cutoff, queries=provenance)
 
 
 def _judged(cells: list[Any]) -> tuple[dict[str, float] | None, int | None]:

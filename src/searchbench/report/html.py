@@ -21,6 +21,8 @@ from ..comparison import (
     judged_cells,
     judged_header,
     legend,
+    provenance_sentence,
+    provenance_table,
     significance_mark,
 )
 from ..errors import require
@@ -49,7 +51,9 @@ def _means_table(group: Any, decimals: int) -> dict[str, Any]:
     details = [detail_cells(r, decimals) for r in cmp.stats]
     return {"measures": cmp.measures, "judged_header": judged_header(cmp), "rows": rows,
             "detail_header": DETAIL_HEADER,
-            "details": details, "legend": legend(cmp), "notes": cmp.notes}
+            "details": details, "legend": legend(cmp), "notes": cmp.notes,
+            "provenance": provenance_sentence(cmp),
+            "split": dict(zip(("header", "rows"), provenance_table(cmp, decimals), strict=True))}
 
 
 def _group_view(group: Any, decimals: int) -> dict[str, Any]:

@@ -62,6 +62,26 @@ def check_vectors(vectors: object, texts: list[str], source: str) -> np.ndarray:
     return vecs
 
 
+def _read_shard(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, vectors)`` of an ``.npz`` shard or of a Parquet shard written by
+    ``searchbench embed`` (columns ``key``, ``vector``; see ``retrieval.shards``)."""
+    if path.suffix == ".npz":
+        with np.load(path) as data:
+            return data["keys"], data["vectors"]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path, columns=["key", "vector"])
+        vectors = table.column("vector").combine_chunks()
+        dim = vectors.type.list_size
+        flat = vectors.flatten().to_numpy(zero_copy_only=False)
+    except (pa.ArrowException, AttributeError) as exc:
+        raise ValueError(str(exc)) from None
+    keys = np.asarray(table.column("key").to_pylist(), dtype="S32")
+    return keys, flat.reshape(-1, dim).astype(np.float32, copy=False)
+
+
 def _preview(text: str) -> str:
     short = " ".join(text.split())
     return repr(short[:60] + ("…" if len(short) > 60 else ""))
@@ -90,12 +110,13 @@ class EmbeddingCache:
         found = {} if found is None else found
         if not self.folder.is_dir():
             return found
-        for shard in sorted(self.folder.glob("shard-*.npz")):
+        shards = sorted(self.folder.glob("shard-*.npz")) + \
+            sorted(self.folder.glob("shard-*.parquet"))  # parquet: from searchbench embed
+        for shard in shards:
             if shard.name in self._seen:
                 continue
             try:
-                with np.load(shard) as data:
-                    keys, vecs = data["keys"], data["vectors"]
+                keys, vecs = _read_shard(shard)
             except (OSError, ValueError, KeyError):
                 continue  # a foreign or damaged file: ignore it, recompute those texts
             self._seen.add(shard.name)

@@ -1,0 +1,46 @@
+"""``searchbench pool DIR --runs A B ...``: what to judge next, from the top of several runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._multi import GreedyOption
+from ._output import QUIET_OPTION, paths, print_json, reported_warnings
+
+
+@click.command("pool")
+@click.argument("evalset", type=paths(must_exist=True))
+@click.option("--runs", "runs", multiple=True, cls=GreedyOption, type=paths(must_exist=True),
+              metavar="RUN...", help="The runs to pool (TREC, Parquet or Arrow files): "
+                                     "--runs a.trec b.trec.")
+@click.option("--depth", default=20, type=click.IntRange(min=1), metavar="N",
+              help="How many of each run's top documents per query enter the pool.")
+@click.option("-o", "--output", type=paths(), default=None,
+              help="pool.jsonl to write (default EVALSET/pool.jsonl).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@QUIET_OPTION
+def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path | None,
+                 as_json: bool, quiet: bool) -> None:
+    """Pool the top documents of several runs into the list of pairs to judge next.
+
+    The pool is the union of every run's top N per query minus what is judged already
+    (qrels.tsv and the judging store), ordered per query by how many runs retrieved a
+    document, then its best rank, then its id. Each run's Judged@10 now and after judging
+    the pool shows the holes the pool closes.
+
+    Example: searchbench pool my-set/ --runs bm25.trec dense.trec --depth 20 -o my-set/pool.jsonl
+    """
+    from ..judging.pool import pool
+
+    target = output if output is not None else Path(evalset) / "pool.jsonl"
+    with reported_warnings(quiet):
+        result = pool(evalset, list(runs), depth=depth, output=target)
+    if as_json:
+        print_json({**result.to_dict(), "output": str(target)})
+        return
+    from .._util import visible_text
+
+    click.echo(visible_text(result.to_text()))
+    click.echo(visible_text(f"wrote {target} ({len(result.items)} pairs)"))

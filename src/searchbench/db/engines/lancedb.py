@@ -1,0 +1,481 @@
+"""LanceDB, embedded: ``lancedb://./lance?table=docs``.
+
+The table holds ``id`` (string, the searchbench id), ``vector`` (fixed-size float32
+list), ``text`` and one column per metadata field (so ``--filter`` is plain SQL on them:
+``"lang = 'en' AND year > 2020"``). searchbench's record (metric, dimension, provenance,
+index build) is the metadata key ``searchbench`` of the ``id`` column: it travels with the
+table and is updated by each load and build.
+
+Beyond the protocol, :meth:`LanceDBStore.build_text_index`, :meth:`~LanceDBStore.text_search`
+and :meth:`~LanceDBStore.hybrid_search` expose LanceDB's BM25 index and its hybrid (RRF)
+search from Python.
+
+Index kinds: ``ivf_hnsw_sq`` (search ``ef``, ``nprobes``) and ``ivf_pq`` (search
+``nprobes``, ``refine_factor``); exact search bypasses the index. Every search runs
+``explain_plan()``: ``ANNSubIndex`` in the plan is the evidence that the index answered.
+Traps reported there: a metric other than the index's silently scans flat (the adapter
+always searches with the table's metric), and rows added after the build are scanned
+flat until the index is rebuilt or optimized (the plan shows a union with a flat scan).
+
+Distances: LanceDB's ``_distance`` is ``1 − cos`` (cosine), ``1 − ⟨q, x⟩`` (dot: minus
+1 gives searchbench's −⟨q, x⟩) and ‖q − x‖² (l2) when computed on the vectors. Straight
+from a quantized index (no ``refine_factor``, no flat rows) they are the index's
+*estimates*, and for cosine in the unit of its normalised-L2 space, ‖q̂ − x̂‖² = 2(1 − cos):
+halved here, still an estimate (the plan says so).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._util import package_version, safe_component
+from ...errors import (
+    BackendError,
+    ConfigError,
+    DataFormatError,
+    SearchbenchWarning,
+    require,
+    user_stacklevel,
+)
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ._common import (
+    SIDECAR_FORMAT,
+    KnownIds,
+    Timer,
+    absent,
+    batches,
+    check_layout,
+    check_queries,
+    check_rows,
+    index_provenance,
+    merge_provenance,
+    metadata_value,
+    new_provenance,
+    pending,
+)
+
+_OPTIONS = ("table",)
+_RESERVED = ("id", "vector", "text")
+_LANCE_METRIC = {"cosine": "cosine", "ip": "dot", "l2": "l2"}
+_KIND_PARAMS = {"ivf_hnsw_sq": {"num_partitions", "m", "ef_construction"},
+                "ivf_pq": {"num_partitions", "num_sub_vectors", "num_bits"}}
+
+
+class LanceDBStore(KnownIds, VectorStore):
+    """One LanceDB table in a local folder."""
+
+    engine: ClassVar[str] = "lancedb"
+    extra: ClassVar[str] = "lancedb"
+    summary: ClassVar[str] = ("LanceDB embedded: IVF_HNSW_SQ and IVF_PQ indexes, exact scan "
+                              "by bypassing the index, SQL filters")
+    params: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("num_partitions", int, None, "IVF partitions (default: LanceDB's, from "
+                  "the row count)", when="build", low=1),
+        ParamSpec("m", int, 20, "ivf_hnsw_sq: edges per node of each partition's graph",
+                  when="build", low=2),
+        ParamSpec("ef_construction", int, 300, "ivf_hnsw_sq: candidates kept while building",
+                  when="build", low=1),
+        ParamSpec("num_sub_vectors", int, None, "ivf_pq: sub-vectors per code (default: "
+                  "LanceDB's, from the dimension; must divide it)", when="build", low=1),
+        ParamSpec("num_bits", int, 8, "ivf_pq: bits per sub-vector code", when="build",
+                  low=4, high=8),
+        ParamSpec("nprobes", int, 20, "IVF partitions searched", low=1),
+        ParamSpec("ef", int, None, "ivf_hnsw_sq: candidates kept while searching each "
+                  "partition's graph (default: LanceDB's; raised to k when smaller)", low=1),
+        ParamSpec("refine_factor", int, None, "re-rank refine_factor × k candidates by their "
+                  "exact distance (needed for IVF_PQ's recall)", low=1),
+        ParamSpec("fast_search", bool, False, "search the index only (skip rows added after "
+                  "the build)"),
+    )
+    index_kinds: ClassVar[tuple[str, ...]] = ("ivf_hnsw_sq", "ivf_pq")
+
+    def __init__(self, url: StoreURL) -> None:
+        super().__init__(url)
+        unknown = sorted(set(url.options) - set(_OPTIONS))
+        if unknown:
+            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: table")
+        if not url.path:
+            raise ConfigError(f"{url.public}: no folder; expected 'lancedb://./lance?table=docs'")
+        self.name = safe_component(url.options.get("table", "docs"), "LanceDB table name")
+        self.root = Path(url.path)
+        self.where = f"LanceDB table {self.name!r} in {self.root}"
+        self._lancedb: Any = require("lancedb", "lancedb")
+        self._pa: Any = require("pyarrow", "lancedb")
+        self._db: Any = None
+        self._table: Any = None
+        self._record: dict[str, Any] | None = None
+
+    # -- opening ----------------------------------------------------------------------
+    def _connect(self) -> Any:
+        if self._db is None:
+            self._db = self._call("connect", self._lancedb.connect, str(self.root))
+        return self._db
+
+    def _exists(self) -> bool:
+        return self.name in self._call("list tables", lambda: list(
+            self._connect().list_tables().tables))
+
+    def _open(self) -> dict[str, Any]:
+        if self._table is None:
+            if not self._exists():
+                raise ConfigError(f"{self.where} does not exist; load it first with "
+                                  f"`searchbench db load '{self.url.public}' ...`")
+            self._table = self._call("open", self._connect().open_table, self.name)
+            self._record = _record(self._table.schema, self.where)
+        assert self._record is not None
+        return self._record
+
+    def _create(self, schema: Any) -> None:
+        self._table = self._call("create", self._connect().create_table, self.name,
+                                 schema=schema)
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:  # LanceDB's answer to a bad name or bad input
+            raise ConfigError(f"{self.where}: {what}: {exc}") from None
+        except (OSError, RuntimeError) as exc:
+            raise BackendError(f"{self.where}: {what} failed: {exc}") from None
+
+    # -- writing ----------------------------------------------------------------------
+    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
+             texts: Sequence[str] | None = None,
+             metadata: Sequence[Mapping[str, Any]] | None = None,
+             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
+             ) -> LoadReport:
+        id_list, x, metric = check_rows(ids, vectors, metric, texts, metadata)
+        rows = self._arrow(id_list, x, texts, metadata)  # typed and checked before writing
+        with Timer() as timer:
+            if self._exists():
+                record = self._open()
+                check_layout(self.where, int(record["dim"]), str(record["metric"]),
+                             x.shape[1], metric)
+                rows = self._conform(rows)
+            else:
+                record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
+                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
+                self._create(_with_record(self._pa, rows.schema, record))
+                self._record = record
+            todo = pending(id_list, self.known_ids())
+            for batch in batches(todo, batch_size):
+                self._call("add", self._table.add, rows.take(self._pa.array(batch)))
+                self.remember([id_list[i] for i in batch])
+            if merge_provenance(record, provenance):
+                self._save_record(record)
+        return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+
+    def _save_record(self, record: dict[str, Any]) -> None:
+        """searchbench's record is the metadata of the ``id`` column (it travels with the
+        table and, unlike the schema's, can be updated)."""
+        self._call("record", self._table.update_field_metadata,
+                   {"path": "id", "metadata": {"searchbench": json.dumps(record)}})
+        self._record = record
+
+    def _arrow(self, ids: list[str], x: np.ndarray, texts: Sequence[str] | None,
+               metadata: Sequence[Mapping[str, Any]] | None) -> Any:
+        pa = self._pa
+        columns: dict[str, Any] = {
+            "id": pa.array(ids, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel(), pa.float32()),
+                                                        x.shape[1]),
+            "text": pa.array(list(texts) if texts is not None else [None] * len(ids),
+                             pa.string()),
+        }
+        if metadata is not None:
+            keys = sorted({str(k) for m in metadata for k in m})
+            for key in keys:
+                if key in _RESERVED:
+                    raise DataFormatError(f"metadata field {key!r} is reserved (the table "
+                                          f"holds {', '.join(_RESERVED)}); rename it")
+                values = [None if key not in m else metadata_value(m[key], doc, key)
+                          for doc, m in zip(ids, metadata, strict=True)]
+                try:
+                    columns[key] = pa.array(values)
+                except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                    raise DataFormatError(f"metadata field {key!r} mixes types ({exc}); "
+                                          "expected one type per field") from None
+        return pa.table(columns)
+
+    def _conform(self, rows: Any) -> Any:
+        """``rows`` cast to the stored table's schema (same columns, its types)."""
+        schema = self._table.schema
+        if set(rows.column_names) != set(schema.names):
+            raise ConfigError(f"{self.where} has columns {', '.join(schema.names)}; the rows "
+                              f"to load have {', '.join(rows.column_names)}")
+        plain = self._pa.schema([self._pa.field(f.name, f.type, f.nullable) for f in schema])
+        try:
+            return rows.select(schema.names).cast(plain)
+        except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, ValueError) as exc:
+            raise ConfigError(f"{self.where}: the rows to load do not fit its columns "
+                              f"({exc})") from None
+
+    def build_index(self, kind: str | None = None, **params: Any) -> float:
+        kind = (kind or self.index_kinds[0]).lower()
+        if kind not in self.index_kinds:
+            raise ConfigError(f"lancedb index kind {kind!r}; expected one of "
+                              f"{', '.join(self.index_kinds)}")
+        given = check_params(self.engine, self.params, params, "build")
+        wrong = sorted(set(given) - _KIND_PARAMS[kind])
+        if wrong:
+            raise ConfigError(f"lancedb build parameter {wrong[0]!r} does not apply to {kind}; "
+                              f"valid for {kind}: {', '.join(sorted(_KIND_PARAMS[kind]))}")
+        record = self._open()
+        index = require("lancedb.index", "lancedb")
+        cls = index.IvfHnswSq if kind == "ivf_hnsw_sq" else index.IvfPq
+        config = cls(distance_type=_LANCE_METRIC[record["metric"]], **given)
+        with Timer() as timer:
+            try:
+                self._table.create_index("vector", config=config, replace=True)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise BackendError(f"{self.where}: building {kind} failed: {exc}") from None
+        effective = {s.name: given.get(s.name, s.default) for s in self.params
+                     if s.name in _KIND_PARAMS[kind]}
+        record["store"]["index"] = index_provenance(kind, effective, timer.seconds)
+        record["store"]["index"]["indexed_rows"] = covered = self._indexed_rows()
+        self._save_record(record)
+        if covered < (total := self.count()):
+            warnings.warn(f"{self.where}: LanceDB built the {kind} index over {covered} of "
+                          f"{total} rows (it trains nothing on too few rows); searches scan "
+                          "the rest flat and report index_used=False", SearchbenchWarning,
+                          stacklevel=user_stacklevel())
+        return timer.seconds
+
+    def _indexed_rows(self) -> int:
+        return sum(int(getattr(self._table.index_stats(ix.name), "num_indexed_rows", 0) or 0)
+                   for ix in self._table.list_indices())
+
+    # -- reading ----------------------------------------------------------------------
+    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
+               filter: str | None = None) -> StoreHits:
+        given = check_params(self.engine, self.params, params or {}, "search")
+        return self._search(queries, k, given, filter, exact=False)
+
+    def exact_search(self, queries: np.ndarray, k: int, *,
+                     filter: str | None = None) -> StoreHits:
+        return self._search(queries, k, {}, filter, exact=True)
+
+    def _query(self, vectors: np.ndarray, k: int, given: Mapping[str, Any],
+               filter: str | None, exact: bool) -> Any:
+        record = self._open()
+        query = (self._table.search(vectors, vector_column_name="vector")
+                 .distance_type(_LANCE_METRIC[record["metric"]]).limit(k)
+                 .select(["id", "_distance"]))
+        if exact:
+            query = query.bypass_vector_index()
+        for name, value in given.items():
+            if value is not None and name != "fast_search":
+                query = getattr(query, name)(value)
+        if given.get("fast_search"):
+            query = query.fast_search()
+        if filter:
+            query = query.where(filter, prefilter=True)
+        return query
+
+    def _search(self, queries: np.ndarray, k: int, given: Mapping[str, Any],
+                filter: str | None, exact: bool) -> StoreHits:
+        record = self._open()
+        q = check_queries(queries, int(record["dim"]), k)
+        raised = given.get("ef") is not None and given["ef"] < k
+        if raised:  # LanceDB refuses ef < k; Qdrant and hnswlib raise it silently
+            given = {**given, "ef": k}
+        try:
+            plan = self._query(q[0], k, given, filter, exact).explain_plan(True)
+            table = self._query(q, k, given, filter, exact).to_arrow()
+        except ValueError as exc:  # LanceDB reports bad SQL and bad parameters this way
+            raise ConfigError(f"{self.where}: {exc}") from None
+        except (RuntimeError, OSError) as exc:
+            if str(exc).startswith("Invalid input"):  # a filter LanceDB cannot parse
+                raise ConfigError(f"{self.where}: {exc}") from None
+            raise BackendError(f"{self.where}: search failed: {exc}") from None
+        used = "ANNSubIndex" in plan
+        estimated = used and "KNNVectorDistance" not in plan
+        dist = _to_knn(table["_distance"].to_numpy().astype(np.float64), record["metric"],
+                       estimated)
+        out_ids, out_dist = _per_query(table, dist, len(q))
+        note = ("\n(distances: the index's quantized estimates)" if estimated else "")
+        note += f"\n(ef raised to k={k}: LanceDB requires ef ≥ k)" if raised else ""
+        if used:
+            note += self._unindexed_note()
+        return StoreHits(out_ids, out_dist, used, plan.strip() + note, params=dict(given))
+
+    def _unindexed_note(self) -> str:
+        """Rows the index does not cover (added after the build): scanned flat."""
+        late = sum(int(getattr(self._table.index_stats(ix.name), "num_unindexed_rows", 0) or 0)
+                   for ix in self._table.list_indices())
+        return (f"\n({late} rows added after the build are scanned flat until the index is "
+                "rebuilt)") if late else ""
+
+    # -- LanceDB's full-text and hybrid search (Python API; not part of the protocol) -------
+    def build_text_index(self, **options: Any) -> float:
+        """Build LanceDB's full-text (BM25) index on the ``text`` column; seconds taken.
+
+        ``options`` are ``lancedb.index.FTS``'s (``stem``, ``remove_stop_words``,
+        ``language``, ``base_tokenizer``, ...); they are recorded in the provenance."""
+        record = self._open()
+        index = require("lancedb.index", "lancedb")
+        try:
+            config = index.FTS(**options)
+        except TypeError as exc:
+            raise ConfigError(f"{self.where}: full-text index option: {exc}") from None
+        if not self._table.count_rows("text IS NOT NULL"):
+            raise ConfigError(f"{self.where} holds no text; load texts to search them")
+        with Timer() as timer:
+            self._call("full-text index", self._table.create_index, "text", config=config,
+                       replace=True)
+        record["store"]["text_index"] = index_provenance("fts", options, timer.seconds)
+        self._save_record(record)
+        return timer.seconds
+
+    def text_search(self, texts: Sequence[str], k: int, *, filter: str | None = None
+                    ) -> StoreHits:
+        """BM25 top-``k`` of each query text through LanceDB's full-text index; distances
+        are −score (smaller = closer, like every store distance)."""
+        self._open()
+        rows: list[list[str]] = []
+        dists: list[np.ndarray] = []
+        for text in texts:
+            query = self._table.search(str(text), query_type="fts").limit(k).select(["id"])
+            table = self._fetch(query.where(filter) if filter else query)
+            rows.append([str(i) for i in table["id"].to_pylist()])
+            dists.append(-table["_score"].to_numpy().astype(np.float64))
+        return StoreHits(rows, dists, True, "LanceDB full-text index (BM25)")
+
+    def hybrid_search(self, texts: Sequence[str], queries: np.ndarray, k: int, *,
+                      params: Mapping[str, Any] | None = None, filter: str | None = None
+                      ) -> StoreHits:
+        """LanceDB's hybrid search: its vector top-``k`` (with search ``params``) and its
+        BM25 top-``k`` fused by its default reranker (RRF, k = 60); distances are −fused
+        score."""
+        given = check_params(self.engine, self.params, params or {}, "search")
+        record = self._open()
+        q = check_queries(queries, int(record["dim"]), k)
+        if len(texts) != len(q):
+            raise DataFormatError(f"{len(texts)} query texts for {len(q)} query vectors")
+        rows: list[list[str]] = []
+        dists: list[np.ndarray] = []
+        for text, vector in zip(texts, q, strict=True):
+            query = (self._table.search(query_type="hybrid", vector_column_name="vector")
+                     .vector(vector).text(str(text))
+                     .distance_type(_LANCE_METRIC[record["metric"]]).limit(k).select(["id"]))
+            for name, value in given.items():
+                if value is not None and name != "fast_search":
+                    query = getattr(query, name)(value)
+            table = self._fetch(query.where(filter) if filter else query)
+            rows.append([str(i) for i in table["id"].to_pylist()])
+            dists.append(-table["_relevance_score"].to_numpy().astype(np.float64))
+        return StoreHits(rows, dists, None, "LanceDB hybrid: vector + full-text, RRF",
+                         params=dict(given))
+
+    def _fetch(self, query: Any) -> Any:
+        try:
+            return query.to_arrow()
+        except ValueError as exc:
+            raise ConfigError(f"{self.where}: {exc}") from None
+        except (RuntimeError, OSError) as exc:
+            raise BackendError(f"{self.where}: search failed: {exc}") from None
+
+    def count(self) -> int:
+        self._open()
+        return int(self._table.count_rows())
+
+    def stored_ids(self) -> list[str]:
+        if self._table is None and not self._exists():
+            return []
+        self._open()
+        table = self._table.search().select(["id"]).limit(None).to_arrow()
+        found = [str(i) for i in table["id"].to_pylist()]
+        self._known = set(found)
+        return found
+
+    def describe(self) -> dict[str, Any]:
+        if self._table is None and not self._exists():
+            return absent(self.engine, self.url.public, self.where)
+        record = self._open()
+        indices = []
+        for ix in self._table.list_indices():
+            stats = self._table.index_stats(ix.name)
+            indices.append({"name": ix.name, "type": str(ix.index_type),
+                            "distance_type": getattr(stats, "distance_type", None),
+                            "indexed_rows": getattr(stats, "num_indexed_rows", None),
+                            "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
+                            "details": _plain(getattr(ix, "index_details", None))})
+        return {"engine": self.engine, "version": package_version("lancedb"),
+                "url": self.url.public, "table": self.name, "path": str(self.root),
+                "dim": record["dim"], "metric": record["metric"], "count": self.count(),
+                "indices": indices, "index": record["store"].get("index"),
+                "size_bytes": _size(self.root / f"{self.name}.lance"),
+                "provenance": record["store"]}
+
+    def close(self) -> None:
+        self._table = None
+        self._db = None
+
+    def drop(self) -> None:
+        """Delete the table (used by tests and `--replace`)."""
+        self.close()
+        shutil.rmtree(self.root / f"{self.name}.lance", ignore_errors=True)
+        self._record = self._known = None
+
+
+def _with_record(pa: Any, schema: Any, record: Mapping[str, Any]) -> Any:
+    """``schema`` with the record as the ``id`` column's metadata."""
+    index = schema.get_field_index("id")
+    field = schema.field(index).with_metadata({"searchbench": json.dumps(record)})
+    return schema.set(index, field)
+
+
+def _record(schema: Any, where: str) -> dict[str, Any]:
+    """searchbench's record from the ``id`` column's metadata."""
+    names = schema.names
+    raw = (schema.field("id").metadata or {}).get(b"searchbench") if "id" in names else None
+    if raw is None:
+        raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' metadata "
+                          "on its id column); load a new table with `searchbench db load`")
+    try:
+        record = json.loads(raw)
+    except ValueError as exc:
+        raise DataFormatError(f"{where}: damaged searchbench schema metadata ({exc})") from None
+    if not isinstance(record, dict) or record.get("format") != SIDECAR_FORMAT:
+        raise DataFormatError(f"{where}: expected {SIDECAR_FORMAT} schema metadata")
+    return record
+
+
+def _per_query(table: Any, dist: np.ndarray, n: int) -> tuple[list[list[str]],
+                                                               list[np.ndarray]]:
+    """Rows of a multi-vector search grouped by ``query_index`` (order kept)."""
+    which = table["query_index"].to_numpy() if "query_index" in table.column_names \
+        else np.zeros(len(dist), dtype=np.int64)
+    ids = table["id"].to_pylist()
+    order = np.argsort(which, kind="stable")
+    cuts = np.searchsorted(which[order], np.arange(n + 1))
+    spans = list(itertools.pairwise(cuts))
+    return [[ids[j] for j in order[a:b]] for a, b in spans], [dist[order[a:b]] for a, b in spans]
+
+
+def _to_knn(dist: np.ndarray, metric: str, estimated: bool) -> np.ndarray:
+    """LanceDB's ``_distance`` in searchbench's convention (see the module docstring)."""
+    if metric == "ip":
+        return dist - 1.0
+    if metric == "cosine" and estimated:
+        return dist / 2.0
+    return dist
+
+
+def _plain(value: Any) -> Any:
+    """LanceDB's index details as plain JSON values (runtime hints dropped)."""
+    if not isinstance(value, dict):
+        return None
+    return json.loads(json.dumps({k: v for k, v in value.items() if k != "runtime_hints"},
+                                 default=str))
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
