@@ -16,7 +16,7 @@ $(BIN)/python:
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,qdrant-edge,qdrant,lancedb,chroma,ray
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,qdrant-edge,qdrant,lancedb,chroma,ray,usearch,sqlite-vec
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(PIP) install -q $(TORCH)

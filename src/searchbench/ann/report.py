@@ -14,7 +14,8 @@ from ..errors import require
 from .relevance import cheapest_lossless, noise_ties
 from .sweep import SweepResult
 
-__all__ = ["pareto", "plot", "plot_svg", "render_html", "render_markdown", "rows"]
+__all__ = ["exactness_lines", "pareto", "plot", "plot_svg", "references_line", "render_html",
+           "render_markdown", "rows"]
 
 
 def _recall(p: dict[str, Any], variant: str = "by_id") -> float:
@@ -57,11 +58,14 @@ def plot(result: SweepResult, qps: str = "qps_batch", fmt: str = "svg") -> bytes
                 color=ax.collections[-1].get_facecolor()[0][:3], label=visible_text(name))
     exact = result.meta.get("exact", {}).get("qps_batch")
     if exact and qps == "qps_batch":
-        ax.axhline(exact, ls="--", color="grey", lw=1, label="exact (numpy)")
+        ax.axhline(exact, ls="--", color="grey", lw=1,
+                   label=visible_text(result.meta["exact"].get("label", "exact (numpy)")))
     ax.set_yscale("log")
     ax.set_xlabel(f"knn_recall@{k} (by id, mean over queries)")
     threads = result.points[0].get("batch_threads") if result.points else "?"
     mode = f"batch, {threads} threads" if qps == "qps_batch" else "single query, 1 thread"
+    if result.meta.get("db") and qps == "qps_batch":
+        mode = "batch: one client call with all queries"
     ax.set_ylabel(f"queries per second ({mode})")
     ax.grid(True, which="both", alpha=0.3)
     legend(ax, loc="lower left")
@@ -73,9 +77,38 @@ def _count(value: int | None) -> str:
     return "n/a" if value is None else str(value)
 
 
+def _seconds(p: dict[str, Any]) -> str:
+    wall, cpu = p.get("build_wall_s"), p.get("build_cpu_s")
+    if wall is None:
+        return "n/a"
+    return f"{wall:.2f}" + ("" if cpu is None else f" ({cpu:.2f})")
+
+
+def _mb(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 2**20:.1f}"
+
+
+def _db_columns(p: dict[str, Any]) -> dict[str, str]:
+    """Columns of a point measured through a database (``ann sweep --db``)."""
+    db = p.get("db")
+    if not db:
+        return {"vs engine exact": "", "index used": "", "QPS concurrent": "",
+                "p95 ms concurrent": "", "silent exact": ""}
+    used = db.get("index_used")
+    conc = db.get("latency_concurrent_ms", {})
+    return {"vs engine exact": f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}",
+            "index used": "unknown" if used is None else ("yes" if used else "no"),
+            "QPS concurrent": f"{db['qps_concurrent']:,.0f} ({db['concurrency']} threads)",
+            "p95 ms concurrent": f"{conc.get('p95', float('nan')):.3f}",
+            "silent exact": "FLAGGED" if p.get("exactness", {}).get("flag") else "no"}
+
+
 def rows(result: SweepResult) -> list[dict[str, str]]:
-    """One display row per point (strings, rounded)."""
+    """One display row per point (strings, rounded); points measured through a database
+    add knn_recall against the engine's exact search, index use, concurrent QPS and the
+    silent-exactness flag."""
     out = []
+    with_db = any(p.get("db") for p in result.points)
     for p in sorted(result.points, key=lambda p: (p["index"], _recall(p))):
         rec = p["knn_recall"]
         lat = p["latency_ms"]
@@ -90,10 +123,35 @@ def rows(result: SweepResult) -> list[dict[str, str]]:
             "batch CPU/wall": f"{p['batch_cpu_s'] / max(p['batch_wall_s'], 1e-12):.2f}",
             "QPS 1-query": _qps_single(p),
             "p50/p95/p99 ms": f"{lat['p50']:.3f} / {lat['p95']:.3f} / {lat['p99']:.3f}",
-            "build s (CPU)": f"{p['build_wall_s']:.2f} ({p['build_cpu_s']:.2f})",
-            "index MB": f"{p['index_bytes'] / 2**20:.1f}",
+            "build s (CPU)": _seconds(p),
+            "index MB": _mb(p.get("index_bytes")),
+            **(_db_columns(p) if with_db else {}),
         })
     return out
+
+
+def exactness_lines(result: SweepResult) -> list[str]:
+    """One line per point flagged as silently exact, with the engine's evidence."""
+    out = []
+    for p in result.points:
+        ex = p.get("exactness") or {}
+        if ex.get("flag"):
+            state = ", ".join(f"{k}={v}" for k, v in ex.get("index_state", {}).items())
+            out.append(f"{_name(p)}: {'; '.join(ex['reasons'])}. Plan: {ex.get('plan')}. "
+                       f"Index state: {state or 'not reported'}.")
+    return out
+
+
+def references_line(result: SweepResult) -> str:
+    """How the two ground truths of a database sweep differ (empty for library sweeps)."""
+    db = result.meta.get("db")
+    if not db:
+        return ""
+    filt = f" Filter: {db['filter']}. {db.get('note', '')}" if db.get("filter") else ""
+    notes = {p["exactness"].get("note") for p in result.points
+             if p.get("exactness", {}).get("note")}
+    return (f"Engine {db.get('engine')}, {db.get('concurrency')} concurrent clients. "
+            f"{db.get('references', '')}{filt} {' '.join(sorted(notes))}").strip()
 
 
 def _qps_single(p: dict[str, Any]) -> str:
@@ -218,6 +276,12 @@ def render_markdown(result: SweepResult) -> str:
             f"{m.get('exact', {}).get('qps_batch', 0):,.0f} QPS; {machine.get('cpu')}, "
             f"{machine.get('cores')} cores, load average {_load(m)}")
     parts = [md_text(head), "", _md_table(rows(result))]
+    if references_line(result):
+        parts += ["", md_text(references_line(result))]
+    flagged = exactness_lines(result)
+    if flagged:
+        parts += ["", "**Silent exactness** (an approximate answer was expected):", ""]
+        parts += [f"- {md_text(line)}" for line in flagged]
     rel = relevance_rows(result)
     if rel:
         parts += ["", md_text(exact_line(result)), "", _md_table(rel), "",
@@ -257,6 +321,11 @@ cores, load average {{ load }}; {{ libs }}.</p>
 <h2>Recall – QPS (single query)</h2><figure>{{ svg_single | safe }}</figure>
 <h2>All points</h2>
 {{ table(points) }}
+{% if references %}<p class="muted">{{ references }}</p>{% endif %}
+{% if flagged %}<h2>Silent exactness</h2>
+<p class="down">These settings answered exactly where an approximate index was expected:
+their speed is not the index's.</p><ul>{% for f in flagged %}<li>{{ f }}</li>{% endfor %}
+</ul>{% endif %}
 {% if relevance %}<h2>Relevance cost against exact search</h2>
 <p class="muted">Δ = ANN − exact per judged query; {{ meta.relevance.test }} test,
 {{ meta.relevance.interval or "Student t" }} interval, α={{ meta.relevance.alpha }};
@@ -285,4 +354,5 @@ def render_html(result: SweepResult, title: str = "ANN sweep") -> str:
                       exact_line=exact_line(result), timing=timing_line(result),
                       conclusion=conclusion(result), svg_batch=plot_svg(result),
                       svg_single=plot_svg(result, "qps_single"), points=rows(result),
-                      relevance=relevance_rows(result))
+                      relevance=relevance_rows(result), references=references_line(result),
+                      flagged=exactness_lines(result))

@@ -252,17 +252,26 @@ def _finite(x: float) -> float | None:
 
 def _time_batch(idx: AnnIndex, q: np.ndarray, k: int, threads: int,
                 repeats: int) -> tuple[dict[str, Any], np.ndarray]:
-    """Batch search timed until stable: at least ``repeats`` runs, then more (up to
-    ``MAX_REPEAT_FACTOR × repeats``) until the fastest ``min(3, repeats)`` agree within
-    :data:`STABLE_WITHIN`. Kept: the best run, the spread, and ``qps_batch_low`` (the
-    slowest of the fastest runs), the lower end of the QPS range used to call ties."""
+    """:func:`_timed_batch` of ``idx.search`` over all of ``q``; the ids of the last run."""
+    timing, (ids, _) = _timed_batch(lambda: idx.search(q, k, threads), len(q), threads,
+                                    repeats)
+    return timing, ids
+
+
+def _timed_batch(run: Callable[[], Any], n: int, threads: int,
+                 repeats: int) -> tuple[dict[str, Any], Any]:
+    """``run()`` (a search of ``n`` queries) timed until stable: at least ``repeats`` runs,
+    then more (up to ``MAX_REPEAT_FACTOR × repeats``) until the fastest ``min(3, repeats)``
+    agree within :data:`STABLE_WITHIN`. Kept: the best run, the spread, and
+    ``qps_batch_low`` (the slowest of the fastest runs), the lower end of the QPS range
+    used to call ties; returns the timing and the answer of the last run."""
     walls, cpus = [], []
-    ids = np.empty((0, k), dtype=np.int64)
+    answer: Any = None
     m = min(3, max(1, repeats))
     limit = max(1, repeats) * MAX_REPEAT_FACTOR
     while True:
         c0, t0 = time.process_time(), time.perf_counter()
-        ids, _ = idx.search(q, k, threads)
+        answer = run()
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
         spread = _spread(walls, m)
@@ -271,35 +280,43 @@ def _time_batch(idx: AnnIndex, q: np.ndarray, k: int, threads: int,
             break
     best = int(np.argmin(walls))
     low = sorted(walls)[:m][-1]
-    return {"qps_batch": len(q) / walls[best], "qps_batch_median": len(q) / np.median(walls),
-            "qps_batch_min": len(q) / max(walls), "qps_batch_max": len(q) / min(walls),
-            "qps_batch_low": len(q) / low, "qps_batch_spread": _finite(spread),
+    return {"qps_batch": n / walls[best], "qps_batch_median": n / np.median(walls),
+            "qps_batch_min": n / max(walls), "qps_batch_max": n / min(walls),
+            "qps_batch_low": n / low, "qps_batch_spread": _finite(spread),
             "timing_stable": None if m < 2 else bool(spread <= STABLE_WITHIN),
             "batch_threads": threads, "batch_wall_s": walls[best], "batch_cpu_s": cpus[best],
-            "batch_repeats": len(walls)}, ids
+            "batch_repeats": len(walls)}, answer
 
 
 def _time_single(idx: AnnIndex, q: np.ndarray, k: int, warmup: int, max_single: int,
                  rounds: int = 3) -> dict[str, Any]:
-    """Single-query latencies over ``rounds`` rounds of the same queries; the fastest round
-    is reported (interference only slows a round), with the spread between rounds."""
-    for i in range(min(warmup, len(q))):
-        idx.search(q[i:i + 1], k, 1)
-    n = min(max_single, len(q))
+    """:func:`_timed_single` of ``idx.search`` with one thread, one query per call."""
+    return _timed_single(lambda i: idx.search(q[i:i + 1], k, 1), len(q), warmup,
+                         max_single, rounds)
+
+
+def _timed_single(search_one: Callable[[int], Any], n_queries: int, warmup: int,
+                  max_single: int, rounds: int = 3) -> dict[str, Any]:
+    """Single-query latencies of ``search_one(i)`` over ``rounds`` rounds of the same
+    queries, after ``warmup`` untimed ones; the fastest round is reported (interference
+    only slows a round), with the spread between rounds."""
+    for i in range(min(warmup, n_queries)):
+        search_one(i)
+    n = min(max_single, n_queries)
     timed: list[tuple[float, float, np.ndarray]] = []  # (wall, cpu, latencies) per round
     for _ in range(max(1, rounds)):
         lat = np.empty(n)
         c0, t_all = time.process_time(), time.perf_counter()
         for i in range(n):
             t0 = time.perf_counter()
-            idx.search(q[i:i + 1], k, 1)
+            search_one(i)
             lat[i] = time.perf_counter() - t0
         timed.append((time.perf_counter() - t_all, time.process_time() - c0, lat))
     walls = [t[0] for t in timed]
     wall, cpu, lat = min(timed, key=lambda t: t[0])  # the first fastest round
     p50, p95, p99 = np.percentile(lat, [50, 95, 99]) * 1e3
     return {"qps_single": n / wall, "single_threads": 1, "single_queries": n,
-            "single_warmup": min(warmup, len(q)), "latency_ms": {"p50": float(p50),
+            "single_warmup": min(warmup, n_queries), "latency_ms": {"p50": float(p50),
             "p95": float(p95), "p99": float(p99)}, "single_wall_s": wall,
             "single_cpu_s": cpu, "single_rounds": len(walls), "qps_single_low": n / max(walls),
             "qps_single_spread": _finite(_spread(walls, len(walls)))}

@@ -104,11 +104,24 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
 @click.option("--relevance/--no-relevance", default=True,
               help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries.")
 @click.option("--output", "-o", type=paths(), default=Path("sweep.json"), help="Sweep JSON.")
+@click.option("--db", "db_url", metavar="URL", help="Sweep your vector database's own search "
+              "parameters instead, e.g. 'usearch://./idx?name=docs' (the collection must "
+              "hold the evaluation set's corpus).")
+@click.option("--filter", "filter_", metavar="EXPR", help="With --db: a filter in the "
+              "store's own syntax; recall is then against its filtered exact search.")
+@click.option("--concurrency", default=4, **_at_least(1), help="With --db: client threads "
+              "for the concurrent QPS and latencies.")
+@click.option("--expect-approximate/--expect-exact", default=None, help="With --db: whether "
+              "the engine should answer approximately (default: when it declares an ANN "
+              "index); exact answers then are flagged as silent exactness.")
 @QUIET_OPTION
-def sweep_command(dataset: str | None, model: str, index: str, param: tuple[str, ...],
-                  metric: str, k: int, vectors: Path | None, queries: Path | None,
-                  gt_path: Path | None, threads: int | None, repeats: int, relevance: bool,
-                  output: Path, quiet: bool) -> None:
+@click.pass_context
+def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: str,
+                  param: tuple[str, ...], metric: str, k: int, vectors: Path | None,
+                  queries: Path | None, gt_path: Path | None, threads: int | None,
+                  repeats: int, relevance: bool, output: Path, db_url: str | None,
+                  filter_: str | None, concurrency: int, expect_approximate: bool | None,
+                  quiet: bool) -> None:
     """Sweep an ANN index: one build per build-parameter set, search parameters looped.
 
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
@@ -120,6 +133,14 @@ def sweep_command(dataset: str | None, model: str, index: str, param: tuple[str,
     from ..knn import GroundTruth
 
     refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
+    if db_url is not None:
+        _db_sweep(ctx, dataset, db_url, param, k, repeats, relevance, output, filter_,
+                  concurrency, expect_approximate, quiet)
+        return
+    if filter_ is not None:
+        from ..errors import ConfigError
+
+        raise ConfigError("--filter applies to a database sweep: add --db URL")
     params = dict(parse_param(p) for p in param or [])
     spec(index).check(list(params))  # unknown names fail before any embedding
     gt = GroundTruth.load(gt_path) if gt_path else None
@@ -131,6 +152,86 @@ def sweep_command(dataset: str | None, model: str, index: str, param: tuple[str,
     result.meta["dataset"] = about
     result.save(output)
     click.echo(str(output))
+
+
+def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[str, ...],
+              k: int, repeats: int, relevance: bool, output: Path, filter_: str | None,
+              concurrency: int, expect: bool | None, quiet: bool) -> None:
+    """``ann sweep --db``: the store's search parameters, through its own client."""
+    from click.core import ParameterSource
+
+    from ..ann.db_sweep import described, parse_db_param, run_db_sweep, search_grid
+    from ..db import connect
+    from ..errors import ConfigError
+
+    given = [n for n in ("index", "vectors", "queries", "gt_path", "threads", "metric")
+             if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
+    if given:
+        flag = "--" + given[0].replace("gt_path", "gt")
+        raise ConfigError(f"{flag} does not apply with --db: the database holds the index, "
+                          "the vectors and the metric")
+    if not dataset:
+        raise ConfigError("--db needs the evaluation set whose corpus the collection holds "
+                          "(pyref, beir:DIR, a folder)")
+    params = dict(parse_db_param(p) for p in param)
+    explicit = ctx.get_parameter_source("model") == ParameterSource.COMMANDLINE
+    say = _say(quiet)
+    with connect(url) as store, reported_warnings(quiet):
+        search_grid(store, params)  # unknown names fail before any embedding
+        info = described(store)
+        if filter_:  # so does a filter the engine rejects
+            import numpy as np
+
+            store.exact_search(np.ones((1, info["dim"]), np.float32), 1, filter=filter_)
+        model = _store_model(info, ctx.params["model"], explicit)
+        emb = _embedded_for(dataset, model, info, quiet)
+        result = run_db_sweep(store, emb.queries, emb.doc_ids, params, base=emb.base, k=k,
+                              filter=filter_, concurrency=concurrency, repeats=repeats,
+                              relevance=emb.relevance() if relevance else None,
+                              expect_approximate=expect, progress=say)
+    result.meta["dataset"] = {"evalset": emb.name, "spec": dataset, "model": emb.model,
+                              "level": "document"}
+    result.save(output)
+    click.echo(str(output))
+
+
+def _store_model(info: dict[str, Any], model: str, explicit: bool) -> str:
+    """--model when given, else the model spec the store's provenance names, else minilm."""
+    prov = info.get("provenance") or {}
+    named = prov.get("model_spec") or prov.get("model")
+    if isinstance(named, dict):
+        named = named.get("spec") or named.get("model")
+    aliases = {"all-MiniLM-L6-v2": "minilm", "model2vec-minilm": "static"}
+    if explicit or not isinstance(named, str):
+        return model
+    return aliases.get(named, named)
+
+
+def _embedded_for(dataset: str, model: str, info: dict[str, Any], quiet: bool) -> Any:
+    """The evaluation set embedded with ``model``; its dimension must be the store's."""
+    from ..ann.embed import embed_evalset
+    from ..errors import ConfigError
+
+    prov = info.get("provenance") or {}
+    loaded = {key: prov.get(key) for key in ("query_prefix", "doc_prefix", "chunker")
+              if prov.get(key)}
+    if loaded or prov.get("with_title") is False:
+        raise ConfigError(f"{info.get('url')}: the collection was loaded with "
+                          f"{loaded or {'with_title': False}}; the sweep embeds whole "
+                          "documents with their titles and no prefixes, so its exact search "
+                          "would not be on the same vectors")
+    emb = embed_evalset(dataset, model, quiet=quiet)
+    identity = prov.get("model_identity")
+    if identity and identity != emb.model.get("identity"):
+        raise ConfigError(f"{info.get('url')}: the collection was loaded with model "
+                          f"{prov.get('model')} ({identity}); {model!r} is "
+                          f"{emb.model.get('identity')}: give the model it was loaded with "
+                          "(--model)")
+    if emb.base.shape[1] != info["dim"]:
+        raise ConfigError(f"{info.get('url')}: the collection holds {info['dim']}-d "
+                          f"vectors, model {model!r} gives {emb.base.shape[1]}-d; give the "
+                          "model it was loaded with (--model)")
+    return emb
 
 
 def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,

@@ -48,6 +48,8 @@ register_engine("duckdb", "searchbench.db.engines.duckdb", "DuckDBStore")
 register_engine("redis", "searchbench.db.engines.redis", "RedisStore")
 register_engine("milvus", "searchbench.db.engines.milvus", "MilvusStore")
 register_engine("milvus-lite", "searchbench.db.engines.milvus", "MilvusLiteStore")
+register_engine("usearch", "searchbench.db.engines.usearch", "USearchStore")
+register_engine("sqlite-vec", "searchbench.db.engines.sqlitevec", "SqliteVecStore")
 
 
 def engine_class(scheme: str) -> type[VectorStore]:

@@ -1,0 +1,318 @@
+"""usearch (an HNSW library by Unum) as a store: ``usearch://./folder?name=docs``.
+
+The folder holds, for collection ``name``:
+
+- ``name.rows/`` — the loaded float32 vectors, one ``.npy`` file per loaded batch named by
+  its first key (the rows the index is built from; a rebuild with another ``dtype`` starts
+  from them, not from the index's quantised copy);
+- ``name.ids.json`` — the :class:`~searchbench.db.IdMap` (string id ↔ usearch's uint64 key);
+- ``name.usearch`` — the HNSW index (``Index.save``), built by :meth:`build_index` over
+  every stored row (a load only adds rows: ``searchbench db load`` calls it once per
+  batch, then builds once);
+- ``name.meta.json`` — dimension, metric, build parameters, rows indexed, build time and
+  the provenance given to :meth:`load`.
+
+Every file is written atomically (a batch file first, then the id map, so an interrupted
+load resumes without duplicates: a batch file beyond the map is an orphan and replaced).
+Distances follow searchbench's convention: usearch's ``cos`` (1 − cos) and ``l2sq``
+(‖q − x‖²) already do; its ``ip`` returns 1 − ⟨q, x⟩, shifted here to −⟨q, x⟩.
+usearch stores no payloads: texts and metadata are not kept and filters are refused.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._util import atomic_path, safe_component, utc_now, write_bytes, write_json
+from ...errors import ConfigError, DataFormatError, require
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..ids import IdMap
+from ._rows import check_queries, check_rows, mismatch
+
+__all__ = ["USearchStore"]
+
+_FORMAT = "searchbench-usearch/1"
+_METRICS = {"cosine": "cos", "ip": "ip", "l2": "l2sq"}  # searchbench → usearch
+_OPTIONS = ("name",)
+
+
+def _usearch_index() -> Any:
+    """``usearch.index``, imported after onnxruntime when that is installed: with usearch
+    2.26 and onnxruntime 1.32 loaded in the other order, importing onnxruntime crashes the
+    process (a segmentation fault, e.g. in a test run that uses both)."""
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("onnxruntime")
+    return require("usearch.index", "usearch")
+
+
+class USearchStore(VectorStore):
+    """One usearch HNSW index in a folder, with its rows, id map and provenance."""
+
+    engine: ClassVar[str] = "usearch"
+    extra: ClassVar[str] = "usearch"
+    summary: ClassVar[str] = "usearch HNSW library (in-process); exact = brute force over " \
+                             "the index's stored vectors"
+    index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
+    params: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("connectivity", int, 16, "HNSW edges per node (M)", "build", low=2),
+        ParamSpec("expansion_add", int, 128, "candidates kept while inserting "
+                  "(efConstruction)", "build", low=1),
+        ParamSpec("dtype", str, "bf16", "scalar type the index stores vectors in (usearch's "
+                  "default bf16 rounds every vector; f32 keeps them)", "build",
+                  choices=("f32", "f16", "bf16", "i8")),
+        ParamSpec("expansion_search", int, 64, "candidates kept while searching (efSearch)",
+                  "search", low=1),
+    )
+
+    def __init__(self, url: StoreURL) -> None:
+        super().__init__(url)
+        unknown = sorted(set(url.options) - set(_OPTIONS))
+        if unknown:
+            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: "
+                              f"{', '.join(_OPTIONS)}")
+        self.name = safe_component(url.options.get("name", "docs"), "usearch collection name")
+        self.folder = Path(url.path or ".")
+        self._index: Any = None
+        self._idmap: IdMap | None = None
+        self._loaded_meta: dict[str, Any] | None = None
+
+    # -- files --------------------------------------------------------------------------
+    def _file(self, suffix: str) -> Path:
+        return self.folder / f"{self.name}{suffix}"
+
+    def _read_meta(self) -> dict[str, Any] | None:
+        path = self._file(".meta.json")
+        if not path.exists():
+            return None
+        import json
+
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DataFormatError(f"{path}: not a searchbench usearch description ({exc})"
+                                  ) from None
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise DataFormatError(f"{path}: expected format {_FORMAT!r}")
+        return meta
+
+    def _meta(self) -> dict[str, Any]:
+        meta = self._read_meta()
+        if meta is None:
+            raise ConfigError(f"{self.url.public}: no usearch collection {self.name!r} in "
+                              f"{self.folder} (no {self._file('.meta.json').name}); load it "
+                              "first (searchbench db load)")
+        return meta
+
+    def _chunks(self) -> list[tuple[int, Path]]:
+        folder = self._file(".rows")
+        if not folder.is_dir():
+            return []
+        return sorted((int(p.stem), p) for p in folder.glob("*.npy") if p.stem.isdigit())
+
+    def _rows(self, n: int, dim: int) -> np.ndarray:
+        """The first ``n`` loaded rows, in key order."""
+        parts = [np.load(p, allow_pickle=False) for start, p in self._chunks() if start < n]
+        rows = np.concatenate(parts) if parts else np.empty((0, dim), np.float32)
+        if rows.shape != (n, dim):
+            raise DataFormatError(f"{self._file('.rows')}: holds {rows.shape[0]} rows of "
+                                  f"{rows.shape[1:]} for {n} ids; the folder is damaged: "
+                                  "load into a new folder")
+        return rows
+
+    # -- writing ------------------------------------------------------------------------
+    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
+             texts: Sequence[str] | None = None,
+             metadata: Sequence[Mapping[str, Any]] | None = None,
+             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
+             ) -> LoadReport:
+        """Write the new rows batch by batch (the index is built by :meth:`build_index`;
+        until then searches are refused). Texts and metadata are not stored."""
+        _usearch_index()
+        t0 = time.perf_counter()
+        ids, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
+        meta = self._read_meta()
+        where = f"usearch collection {self.name!r} in {self.folder}"
+        if meta is not None:
+            if meta["dimension"] != matrix.shape[1]:
+                raise mismatch(where, "dimension", meta["dimension"], matrix.shape[1])
+            if meta["metric"] != metric:
+                raise mismatch(where, "metric", meta["metric"], metric)
+        else:
+            meta = {"format": _FORMAT, "name": self.name, "dimension": int(matrix.shape[1]),
+                    "metric": metric, "created": utc_now(),
+                    "build": {s.name: s.default for s in self.params if s.when == "build"},
+                    "rows_indexed": 0, "build_seconds": None, "provenance": {}}
+        if provenance:
+            meta["provenance"] = {**meta.get("provenance", {}), **dict(provenance)}
+        write_json(self._file(".meta.json"), meta)
+        idmap = self._id_map()
+        self._drop_orphans(len(idmap))
+        new = [i for i, doc_id in enumerate(ids) if doc_id not in idmap]
+        try:
+            for lo in range(0, len(new), max(1, batch_size)):
+                batch = new[lo:lo + max(1, batch_size)]
+                self._write_chunk(len(idmap), matrix[batch])
+                idmap.assign([ids[i] for i in batch])
+                idmap.save()
+        except BaseException:
+            self._idmap = None  # the map on disk is the truth: reread it
+            raise
+        return LoadReport(len(new), len(ids) - len(new), len(idmap),
+                          time.perf_counter() - t0, None)
+
+    def _id_map(self) -> IdMap:
+        """The id map, read from disk once per store object and kept current by loads."""
+        if self._idmap is None:
+            self._idmap = IdMap(self._file(".ids.json"))
+        return self._idmap
+
+    def _drop_orphans(self, n: int) -> None:
+        """Batch files written by an interrupted load after its last saved id map."""
+        for start, path in self._chunks():
+            if start >= n:
+                path.unlink()
+
+    def _write_chunk(self, start: int, rows: np.ndarray) -> None:
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(rows, dtype=np.float32), allow_pickle=False)
+        write_bytes(self._file(".rows") / f"{start:012d}.npy", buf.getvalue())
+
+    def _build(self, meta: dict[str, Any], n: int) -> float:
+        """Build the index over the first ``n`` rows with ``meta['build']``; seconds."""
+        usearch = _usearch_index()
+        build = meta["build"]
+        rows = self._rows(n, meta["dimension"])
+        index = usearch.Index(ndim=meta["dimension"], metric=_METRICS[meta["metric"]],
+                              dtype=build["dtype"], connectivity=build["connectivity"],
+                              expansion_add=build["expansion_add"])
+        t0 = time.perf_counter()
+        if n:
+            index.add(np.arange(n, dtype=np.uint64), rows)
+        seconds = time.perf_counter() - t0
+        with atomic_path(self._file(".usearch")) as tmp:
+            index.save(str(tmp))
+        meta.update(rows_indexed=n, build_seconds=seconds, built=utc_now(),
+                    usearch=require("usearch", "usearch").__version__)
+        write_json(self._file(".meta.json"), meta)
+        self._index, self._loaded_meta = index, dict(meta)
+        return seconds
+
+    def build_index(self, kind: str | None = None, **params: Any) -> float:
+        """Rebuild the HNSW index from the stored rows with ``params`` (unset ones keep
+        their current values); replaces the index file. Seconds taken by ``add``."""
+        if kind not in (None, "hnsw"):
+            raise ConfigError(f"usearch index kind {kind!r}; expected hnsw")
+        given = check_params(self.engine, self.params, params, "build")
+        meta = self._meta()
+        meta["build"] = {**meta["build"], **given}
+        return self._build(meta, len(self._id_map()))
+
+    # -- reading ------------------------------------------------------------------------
+    def _loaded(self) -> tuple[Any, dict[str, Any]]:
+        """The index and its description, read once per store object (the searches of a
+        sweep then touch no file)."""
+        if self._index is not None and self._loaded_meta is not None:
+            return self._index, self._loaded_meta
+        meta = self._meta()
+        n = len(self._id_map())
+        if meta["rows_indexed"] != n or not self._file(".usearch").exists():
+            raise ConfigError(f"{self.url.public}: the index covers {meta['rows_indexed']} of "
+                              f"{n} rows; build it (searchbench db load --index hnsw, or "
+                              "store.build_index() after store.load)")
+        if self._index is None:
+            usearch = _usearch_index()
+            path = self._file(".usearch")
+            self._index = usearch.Index.restore(str(path)) if path.exists() else None
+            if self._index is None:
+                raise DataFormatError(f"{path}: missing or not a usearch index; run the "
+                                      "load again to rebuild it")
+        self._loaded_meta = meta
+        return self._index, meta
+
+    def _search(self, queries: np.ndarray, k: int, exact: bool,
+                expansion: int | None) -> tuple[list[list[str]], list[np.ndarray], dict[str, Any]]:
+        index, meta = self._loaded()
+        q = check_queries(queries, meta["dimension"], k)
+        if expansion is not None and index.expansion_search != expansion:
+            index.expansion_search = expansion
+        found = index.search(q, k, exact=exact)
+        keys = np.atleast_2d(found.keys)
+        dist = np.atleast_2d(np.asarray(found.distances, dtype=np.float64))
+        counts = np.atleast_1d(getattr(found, "counts", len(keys[0])))
+        if meta["metric"] == "ip":
+            dist = dist - 1.0  # usearch ip distance is 1 − ⟨q, x⟩
+        idmap = self._id_map()
+        ids = [idmap.lookup(keys[i, :c]) for i, c in enumerate(counts)]
+        return ids, [dist[i, :c].copy() for i, c in enumerate(counts)], meta
+
+    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
+               filter: str | None = None) -> StoreHits:
+        """HNSW search with ``expansion_search`` (default 64); ``index_used`` is True."""
+        self._no_filter(filter)
+        sp = check_params(self.engine, self.params, params or {}, "search")
+        ef = int(sp.get("expansion_search", 64))
+        ids, dist, meta = self._search(queries, k, False, ef)
+        b = meta["build"]
+        plan = (f"usearch HNSW over {meta['rows_indexed']} indexed rows (connectivity="
+                f"{b['connectivity']}, expansion_add={b['expansion_add']}, dtype={b['dtype']}),"
+                f" expansion_search={ef}, k={k}")
+        return StoreHits(ids, dist, True, plan, {"expansion_search": ef})
+
+    def exact_search(self, queries: np.ndarray, k: int, *,
+                     filter: str | None = None) -> StoreHits:
+        """usearch's brute force (``search(..., exact=True)``) over the index's vectors, in
+        the index's dtype (bf16 by default: its ground truth, not float64's)."""
+        self._no_filter(filter)
+        ids, dist, meta = self._search(queries, k, True, None)
+        plan = (f"usearch exact=True: brute force over {meta['rows_indexed']} rows stored "
+                f"as {meta['build']['dtype']}")
+        return StoreHits(ids, dist, False, plan)
+
+    def _no_filter(self, filter: str | None) -> None:
+        if filter:
+            raise ConfigError("usearch stores no metadata, so it has no filters; drop "
+                              "--filter or use an engine with filters (e.g. sqlite-vec)")
+
+    def count(self) -> int:
+        """Rows stored (0 for a collection not created yet)."""
+        return len(IdMap(self._file(".ids.json")))
+
+    def stored_ids(self) -> list[str]:
+        """Every stored id in load order ([] for a collection not created yet)."""
+        return list(IdMap(self._file(".ids.json")).ids)
+
+    def describe(self) -> dict[str, Any]:
+        """Engine, collection, ``dim``, metric, count, ``index`` (kind, build ``params``,
+        rows indexed, build seconds, size), size on disk and provenance; ``dim`` and
+        ``metric`` None for a collection not created yet."""
+        meta = self._read_meta()
+        if meta is None:
+            return {"engine": self.engine, "url": self.url.public, "collection": self.name,
+                    "dim": None, "metric": None, "count": 0, "index": None,
+                    "provenance": {}}
+        n = len(IdMap(self._file(".ids.json")))
+        index_file = self._file(".usearch")
+        index_bytes = index_file.stat().st_size if index_file.exists() else None
+        rows_bytes = sum(p.stat().st_size for _, p in self._chunks())
+        return {
+            "engine": self.engine, "version": meta.get("usearch"), "url": self.url.public,
+            "collection": self.name, "dim": meta["dimension"], "metric": meta["metric"],
+            "count": n,
+            "index": {"kind": "hnsw", "params": dict(meta["build"]),
+                      "built": meta.get("built"), "rows_indexed": meta["rows_indexed"],
+                      "build_seconds": meta.get("build_seconds"), "size_bytes": index_bytes},
+            "size_bytes": (index_bytes or 0) + rows_bytes,
+            "provenance": dict(meta.get("provenance", {})),
+        }
+
+    def close(self) -> None:
+        self._index = self._idmap = self._loaded_meta = None
