@@ -249,6 +249,10 @@ class DbRetriever(Retriever):
         cls = type(self.store)
         self.params = check_params(cls.engine, cls.params, params or {}, "search")
         self.stored = _stored(self.store)
+        if self.store.count() == 0:  # a typo'd URL reaches an empty, new collection
+            raise ConfigError(f"{self.store.url.public}: the store holds no rows (no such "
+                              "table/collection, or nothing loaded yet); check the URL, or "
+                              "load it first with `searchbench db load URL --evalset SET`")
         recorded = self.stored.get("model")
         chosen = model or recorded
         if not chosen:
