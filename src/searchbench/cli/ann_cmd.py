@@ -176,7 +176,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     params = dict(parse_db_param(p) for p in param)
     explicit = ctx.get_parameter_source("model") == ParameterSource.COMMANDLINE
     say = _say(quiet)
-    with connect(url) as store, reported_warnings(quiet):
+    with connect(url, must_exist=True) as store, reported_warnings(quiet):
         search_grid(store, params)  # unknown names fail before any embedding
         info = described(store)
         if filter_:  # so does a filter the engine rejects

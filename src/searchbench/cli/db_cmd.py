@@ -150,7 +150,7 @@ def describe_command(url: str, as_json: bool) -> None:
     """
     import searchbench as sb
 
-    with sb.db.connect(url) as store:
+    with sb.db.connect(url, must_exist=True) as store:
         info = store.describe()
     if as_json:
         click.echo(json.dumps(info, indent=2, default=str))

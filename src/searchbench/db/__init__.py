@@ -8,10 +8,12 @@ import their client library only when connected (each engine is an optional extr
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from ..errors import ConfigError
 from .base import (
     ENGINES,
+    LOCAL_ENGINES,
     LoadReport,
     ParamSpec,
     StoreHits,
@@ -25,6 +27,7 @@ from .ids import IdMap
 
 __all__ = [
     "ENGINES",
+    "LOCAL_ENGINES",
     "IdMap",
     "LoadReport",
     "ParamSpec",
@@ -40,16 +43,16 @@ __all__ = [
 
 # scheme -> (module, class); one line per adapter, added by the adapter's author.
 register_engine("pgvector", "searchbench.db.engines.pgvector", "PgVectorStore")
-register_engine("qdrant-edge", "searchbench.db.engines.qdrant_edge", "QdrantEdgeStore")
+register_engine("qdrant-edge", "searchbench.db.engines.qdrant_edge", "QdrantEdgeStore", local=True)
 register_engine("qdrant", "searchbench.db.engines.qdrant", "QdrantStore")
-register_engine("lancedb", "searchbench.db.engines.lancedb", "LanceDBStore")
-register_engine("chroma", "searchbench.db.engines.chroma", "ChromaStore")
-register_engine("duckdb", "searchbench.db.engines.duckdb", "DuckDBStore")
+register_engine("lancedb", "searchbench.db.engines.lancedb", "LanceDBStore", local=True)
+register_engine("chroma", "searchbench.db.engines.chroma", "ChromaStore", local=True)
+register_engine("duckdb", "searchbench.db.engines.duckdb", "DuckDBStore", local=True)
 register_engine("redis", "searchbench.db.engines.redis", "RedisStore")
 register_engine("milvus", "searchbench.db.engines.milvus", "MilvusStore")
-register_engine("milvus-lite", "searchbench.db.engines.milvus", "MilvusLiteStore")
-register_engine("usearch", "searchbench.db.engines.usearch", "USearchStore")
-register_engine("sqlite-vec", "searchbench.db.engines.sqlitevec", "SqliteVecStore")
+register_engine("milvus-lite", "searchbench.db.engines.milvus", "MilvusLiteStore", local=True)
+register_engine("usearch", "searchbench.db.engines.usearch", "USearchStore", local=True)
+register_engine("sqlite-vec", "searchbench.db.engines.sqlitevec", "SqliteVecStore", local=True)
 
 
 def engine_class(scheme: str) -> type[VectorStore]:
@@ -62,7 +65,16 @@ def engine_class(scheme: str) -> type[VectorStore]:
     return cls
 
 
-def connect(url: str) -> VectorStore:
-    """A store for ``url`` (e.g. ``'lancedb://./lance?table=docs'``)."""
+def connect(url: str, *, must_exist: bool = False) -> VectorStore:
+    """A store for ``url`` (e.g. ``'lancedb://./lance?table=docs'``).
+
+    ``must_exist=True`` is for reading (search, describe, sweep): an embedded engine's file
+    or folder that does not exist raises :class:`ConfigError` instead of being created
+    empty, so a typo in the path is reported and leaves nothing behind.
+    """
     parsed = parse_store_url(url)
-    return engine_class(parsed.scheme)(parsed)
+    cls = engine_class(parsed.scheme)
+    if must_exist and parsed.scheme in LOCAL_ENGINES and not Path(parsed.path).exists():
+        raise ConfigError(f"{parsed.public}: no store at {parsed.path!r}; check the URL, or "
+                          "load it first with searchbench db load URL --evalset SET")
+    return cls(parsed)

@@ -35,6 +35,7 @@ from ..errors import ConfigError
 
 __all__ = [
     "ENGINES",
+    "LOCAL_ENGINES",
     "LoadReport",
     "ParamSpec",
     "StoreHits",
@@ -292,8 +293,12 @@ class VectorStore(ABC):
 
 
 ENGINES: dict[str, tuple[str, str]] = {}  # scheme -> (module, class name), imported lazily
+LOCAL_ENGINES: set[str] = set()  # schemes whose URL path is a file or folder on this machine
 
 
-def register_engine(scheme: str, module: str, cls: str) -> None:
-    """Declare that ``scheme://`` URLs are served by ``module.cls`` (imported on first use)."""
+def register_engine(scheme: str, module: str, cls: str, *, local: bool = False) -> None:
+    """Declare that ``scheme://`` URLs are served by ``module.cls`` (imported on first use);
+    ``local``: the URL's path is a file or folder the engine creates on first open."""
     ENGINES[scheme] = (module, cls)
+    if local:
+        LOCAL_ENGINES.add(scheme)

@@ -32,10 +32,12 @@ __all__ = ["FORMAT", "DbRetriever", "check_ids", "load_batches", "load_store"]
 FORMAT = "searchbench-store/1"
 
 
-def _store(store_or_url: Any) -> Any:
+def _store(store_or_url: Any, must_exist: bool = False) -> Any:
     from ..db import VectorStore, connect
 
-    return store_or_url if isinstance(store_or_url, VectorStore) else connect(store_or_url)
+    if isinstance(store_or_url, VectorStore):
+        return store_or_url
+    return connect(store_or_url, must_exist=must_exist)
 
 
 def _examples(ids: Iterable[str], n: int = 3) -> str:
@@ -230,7 +232,7 @@ class DbRetriever(Retriever):
                  filter: str | None = None, model: str | None = None, exact: bool = False,
                  quiet: bool | None = None, **encoder_options: Any) -> None:
         super().__init__()
-        self.store = _store(store)
+        self.store = _store(store, must_exist=True)
         try:
             self._setup(params, model, quiet, encoder_options)
         except BaseException:
