@@ -395,8 +395,9 @@ def compact_qrels(qrels: Qrels) -> Qrels:
     a numpy array of Python strings (about 60 bytes less per distinct document: 0.2 GiB for
     the 2.7 M documents of 10⁶ queries' qrels). The other arrays are shared, not copied.
 
-    For streaming evaluation, which reads ``doc_vocab`` only as Arrow strings (the
-    :class:`~searchbench.measures.Evaluator` converts it so anyway) and by its length.
+    For streaming evaluation only, which reads ``doc_vocab`` as Arrow strings (the
+    :class:`~searchbench.measures.Evaluator` converts it so anyway) and by its length;
+    views that index ``doc_vocab`` with numpy (``to_dict``, ``to_frame``) need the original.
     """
     from .ids import as_arrow_strings
 
