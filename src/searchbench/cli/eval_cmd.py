@@ -108,7 +108,12 @@ def eval_command(
     cutoff = judged_cutoff(wanted)
     probe = f"Judged@{cutoff}"
     with reported_warnings(quiet):
-        evaluator = Evaluator(Qrels.from_file(qrels, keep=keep_policy),
+        judgments = Qrels.from_file(qrels, keep=keep_policy)
+        if stream:  # only read as Arrow strings then: no Python string per document
+            from ..data.stream import compact_qrels
+
+            judgments = compact_qrels(judgments)
+        evaluator = Evaluator(judgments,
                               wanted + ([probe] if probe not in wanted else []),
                               missing=missing, depth=depth)
         if stream or engine == "ray":

@@ -66,11 +66,13 @@ def judged_cutoff(measures: Sequence[str]) -> int:
 
 def _chunk_share(ids: Any) -> float:
     """Share of (up to 1000 sampled) ids shaped like chunk ids ``doc#start-end``."""
-    values = np.asarray(ids).astype(str)
-    if not len(values):
+    if not len(ids):
         return 0.0
-    step = max(len(values) // _SAMPLE, 1)
-    sample = values[::step][:_SAMPLE].tolist()
+    # every step-th id, converted alone (not millions of qrels ids for a sample of 1000)
+    at = np.arange(0, len(ids), max(len(ids) // _SAMPLE, 1))[:_SAMPLE]
+    take = getattr(ids, "take", None)  # Arrow ids (compact qrels, streamed runs)
+    sample = [str(i) for i in take(at).to_pylist()] if take is not None and \
+        not isinstance(ids, np.ndarray) else np.asarray(ids)[at].astype(str).tolist()
     return sum(bool(_CHUNK_ID.search(i)) for i in sample) / len(sample)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
@@ -134,8 +135,10 @@ class Evaluator:
         self._ideal_grades = qrels.grades[order].astype(np.int16)
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
-        self._doc_vocab = as_arrow_strings(qrels.doc_vocab).combine_chunks()
+        self._doc_vocab = qrels.doc_vocab if isinstance(qrels.doc_vocab, pa.Array) \
+            else as_arrow_strings(qrels.doc_vocab).combine_chunks()  # (compact qrels: as is)
         self._pairs: IdIndex | None = None  # built for the first run read from a file
+        self._query_vocab: pa.Array | None = None  # qrels query ids as Arrow, for partial()
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -185,7 +188,9 @@ class Evaluator:
         """
         if self.depth is not None:
             run = run.truncate(self.depth)
-        run_to_qrels = lookup(self.qrels.query_ids, run.query_ids)
+        if self._query_vocab is None:  # converted once, not once per part
+            self._query_vocab = as_arrow_strings(self.qrels.query_ids).combine_chunks()
+        run_to_qrels = lookup(self._query_vocab, run.query_ids)
         doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
             else None
         judged_query = run_to_qrels >= 0

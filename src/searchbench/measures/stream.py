@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
-from ..data.stream import BATCH_ENTRIES, iter_run_batches
+from ..data.stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
 from .evaluator import Combiner, EvalResult, Evaluator
 from .spec import Measure
 
@@ -43,6 +43,7 @@ def stream_run(evaluator: Evaluator, path: str | os.PathLike[str], *, name: str 
     from .._util import progress
 
     size = os.path.getsize(path) if os.path.isfile(path) else 0
+    release_free_memory()  # what reading the qrels and building the evaluator left behind
     with progress(size, f"evaluating {os.fspath(path)}", quiet, unit="bytes") as advance:
         batches = iter_run_batches(path, name=name, keep=keep, batch_entries=batch_entries,
                                    on_bytes=advance, read_size=read_size)
@@ -52,6 +53,8 @@ def stream_run(evaluator: Evaluator, path: str | os.PathLike[str], *, name: str 
             if combiner is None:
                 combiner, sample = Combiner(evaluator, batches.name), run
             combiner.add(evaluator.partial(run), os.fspath(path))
+            del run  # the batch's arrays go before the next is read,
+            release_free_memory()  # and the memory they held back to the system
     assert combiner is not None  # an empty file is refused by the reader
     return StreamedRun(combiner.result(), batches.tag, sample)
 
@@ -71,7 +74,7 @@ def evaluate_stream(qrels: Qrels | str | os.PathLike[str], run_path: str | os.Pa
     ``qrels`` is a :class:`Qrels` or a path; ``keep`` applies to both files.
     """
     if not isinstance(qrels, Qrels):
-        qrels = Qrels.from_file(qrels, keep=keep)
+        qrels = compact_qrels(Qrels.from_file(qrels, keep=keep))
     evaluator = Evaluator(qrels, measures, missing=missing, depth=depth)
     return stream_run(evaluator, run_path, name=name, keep=keep, quiet=quiet,
                       batch_entries=batch_entries).result

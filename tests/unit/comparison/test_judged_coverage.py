@@ -10,6 +10,7 @@ import io
 import json
 import warnings
 
+import numpy as np
 import pytest
 
 from searchbench import Qrels, Run, SearchbenchWarning
@@ -120,3 +121,16 @@ def test_every_format_shows_judged():
     render_terminal(cmp, console=Console(file=buf, width=200), decimals=3)
     text = buf.getvalue()
     assert "Judged@10" in text and "0.875" in text and "0.125" in text
+
+
+def test_causes_from_arrow_ids_and_large_vocabularies():
+    import pyarrow as pa  # compact qrels and streamed runs hold their doc ids as Arrow
+
+    docs = [f"d{i}" for i in range(5000)]
+    chunks = [f"d{i}#0-5" for i in range(5000)]
+    assert "look like chunk ids" in unjudged_cause(pa.array(chunks), pa.array(docs))
+    assert "ranks whole documents" in unjudged_cause(np.asarray(docs, dtype=object),
+                                                     pa.chunked_array([chunks]))
+    # 1 in 10 ids a chunk id: sampled evenly, under half, so not called chunk ids
+    mixed = [f"d{i}#0-5" if i % 10 == 0 else f"d{i}" for i in range(5000)]
+    assert "document ids must match" in unjudged_cause(pa.array(mixed), docs)

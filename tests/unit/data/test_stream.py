@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from searchbench.data import Run
 from searchbench.data.stream import iter_run_batches
-from searchbench.errors import DataFormatError
+from searchbench.errors import DataFormatError, SearchbenchWarning
 
 
 def _lines(groups: list[tuple[str, int]]) -> str:
@@ -85,3 +86,44 @@ def test_an_empty_file_is_refused(tmp_path):
     path.write_text("# only a comment\n")
     with pytest.raises(DataFormatError, match="holds no run lines"):
         list(iter_run_batches(path))
+
+
+def test_compact_qrels_hold_the_same_judgments_with_arrow_doc_ids():
+    from searchbench.data import Qrels
+    from searchbench.data.stream import compact_qrels
+
+    judgments = {"q1": {"d3": 2, "d1": 0, "é": 1}, "q2": {"d2": 1, "d3": -1}}
+    qrels = Qrels.from_dict(judgments)
+    compact = compact_qrels(qrels)
+    assert isinstance(compact.doc_vocab, pa.Array)
+    assert compact.doc_vocab.to_pylist() == qrels.doc_vocab.tolist()
+    docs = compact.doc_vocab.take(pa.array(compact.doc_codes)).to_pylist()
+    assert sorted(zip(np.repeat(compact.query_ids, np.diff(compact.offsets)).tolist(), docs,
+                      compact.grades.tolist(), strict=True)) == \
+        sorted((q, d, g) for q, row in judgments.items() for d, g in row.items())
+    for name in ("query_ids", "offsets", "doc_codes", "grades"):
+        assert getattr(compact, name) is getattr(qrels, name)  # shared, not copied
+    assert isinstance(qrels.doc_vocab, np.ndarray)  # the original is left as it was
+    assert compact_qrels(compact).doc_vocab is compact.doc_vocab
+
+
+def test_streaming_with_compact_qrels_gives_the_in_memory_result(tmp_path):
+    from searchbench.data import Qrels, read_run
+    from searchbench.data.stream import compact_qrels, release_free_memory
+    from searchbench.measures import Evaluator, stream_run
+
+    qrels = Qrels.from_dict({"a": {"d1": 1, "d4": 2}, "b": {"d0": 1}, "c": {"d9": 1},
+                             "z": {"d2": 3}})
+    path = tmp_path / "run.trec"
+    path.write_text(_lines([("b", 5), ("a", 3), ("c", 4), ("x", 2)]))
+    measures = ["nDCG@10", "AP", "RR", "R@2", "Judged@3"]
+    with pytest.warns(SearchbenchWarning, match="have no results|not in the qrels"):
+        memory = Evaluator(qrels, measures).evaluate(read_run(path))
+    release_free_memory()  # only hands freed memory back: nothing observable changes
+    with pytest.warns(SearchbenchWarning, match="have no results|not in the qrels"):
+        streamed = stream_run(Evaluator(compact_qrels(qrels), measures), path,
+                              batch_entries=4, quiet=True).result
+    assert streamed.query_ids.tolist() == memory.query_ids.tolist()
+    assert streamed.mean == memory.mean
+    for name in measures:
+        np.testing.assert_array_equal(streamed.scores[name], memory.scores[name])
