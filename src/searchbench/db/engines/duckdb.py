@@ -120,6 +120,7 @@ class DuckDBStore(VectorStore):
         self._local = threading.local()
         self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
+        self._exact_lock = threading.Lock()  # disabled_optimizers is a database-wide setting
 
     def _reader(self) -> Any:
         """This thread's cursor: a DuckDB connection may not be shared between threads
@@ -277,12 +278,13 @@ class DuckDBStore(VectorStore):
         meta = self._require_meta()
         q = check_queries(queries, meta["dim"], k)
         con = self._reader()
-        con.execute("SET SESSION disabled_optimizers = 'extension'")
-        try:
-            rows, latencies, plan = self._run(con, self._sql(meta["metric"], meta["dim"], filter,
-                                                        exact=True), q, k, meta["metric"])
-        finally:
-            con.execute("RESET SESSION disabled_optimizers")
+        sql = self._sql(meta["metric"], meta["dim"], filter, exact=True)
+        with self._exact_lock:  # DuckDB sets this optimizer switch globally, not per cursor
+            con.execute("SET disabled_optimizers = 'extension'")
+            try:
+                rows, latencies, plan = self._run(con, sql, q, k, meta["metric"])
+            finally:
+                con.execute("RESET disabled_optimizers")
         if "HNSW_INDEX_SCAN" in plan:
             raise BackendError(f"{self.url.public}: the exact scan still used the HNSW index "
                                "(duckdb ignored disabled_optimizers)")
