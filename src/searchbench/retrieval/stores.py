@@ -112,8 +112,9 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     metric = check_metric(metric)
     store = _store(store_or_url)
     cls = type(store)
-    kind = None if index in (None, "none") else (cls.index_kinds[0] if index == "default"
-                                                  and cls.index_kinds else index)
+    # "default" on an engine with no ANN index (sqlite-vec): load only, searches are exact
+    kind = (None if index in (None, "none") or (index == "default" and not cls.index_kinds)
+            else cls.index_kinds[0] if index == "default" else index)
     if kind is not None and kind not in cls.index_kinds:
         raise ConfigError(f"--index {index!r}: {cls.engine} builds "
                           f"{', '.join(cls.index_kinds) or 'no index'} (or none)")
