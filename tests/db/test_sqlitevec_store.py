@@ -165,3 +165,17 @@ def test_db_load_with_the_default_index_loads_exact_only(tmp_path, index):
     named = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "--index",
                 "hnsw", "-q")
     assert named.returncode == 1 and named.stderr.startswith("error: --index 'hnsw'")
+
+
+def test_run_on_an_exact_only_engine_does_not_warn_about_the_index(tmp_path):
+    """The 'ANN index did not answer' warning is for engines that have an index."""
+    from ._seeded import cli
+
+    url = f"sqlite-vec://{tmp_path}/vec.db?table=docs"
+    loaded = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "-q")
+    assert loaded.returncode == 0, loaded.stderr
+    out = tmp_path / "db.trec"
+    ran = cli("run", "pyref", "--retriever", "db", "--db", url, "-k", "10", "-o", str(out))
+    assert ran.returncode == 0, ran.stderr
+    assert "did not answer" not in ran.stderr
+    assert len(out.read_text().splitlines()) > 0

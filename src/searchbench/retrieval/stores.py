@@ -378,7 +378,10 @@ class DbRetriever(Retriever):
     def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
         """What the last search did (run provenance); warns when answers were short."""
         first = hits[0]
-        if not self.exact and all(h.index_used is False for h in hits):
+        # an engine with no ANN index (sqlite-vec) scans by design: nothing to warn about
+        # (search.index_used and search.plan in the provenance say so)
+        has_index = bool(type(self.store).index_kinds)
+        if not self.exact and has_index and all(h.index_used is False for h in hits):
             warnings.warn(f"{self.store.url.public}: the ANN index did not answer (the engine "
                           "searched exactly; see search.plan in the run's provenance), so "
                           "this run measures exact search, not the index", SearchbenchWarning,
