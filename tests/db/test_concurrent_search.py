@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,14 @@ from searchbench.errors import MissingDependencyError
 
 from .store_checks import corpus
 
-DATA = corpus(n=1500, dim=16, queries=24)
+DATA = corpus(n=2000, dim=32, queries=24)
+# a narrow and a wide search setting per engine (answers differ on these Gaussian vectors)
+SETTINGS: dict[str, tuple[str, int, int]] = {
+    "duckdb": ("hnsw_ef_search", 10, 200), "usearch": ("expansion_search", 10, 200),
+    "lancedb": ("ef", 10, 200), "chroma": ("ef_search", 10, 200),
+    "qdrant-edge": ("hnsw_ef", 10, 200), "milvus-lite": ("ef", 10, 200),
+    "pgvector": ("hnsw.ef_search", 10, 200), "redis": ("EF_RUNTIME", 10, 200),
+}
 EMBEDDED = {
     "duckdb": ("duckdb_extension_vss", "duckdb://{folder}/vec.duckdb?table=docs"),
     "sqlite-vec": ("sqlite_vec", "sqlite-vec://{folder}/vec.db?table=docs"),
@@ -32,6 +40,8 @@ EMBEDDED = {
     "qdrant-edge": ("qdrant_edge", "qdrant-edge://{folder}/qdrant?shard=docs"),
     "milvus-lite": ("milvus_lite", "milvus-lite://{folder}/milvus.db?collection=docs"),
 }
+BUILD: dict[str, dict[str, int]] = {  # a weak graph, searched even on small data
+    "qdrant-edge": {"m": 4, "ef_construct": 8, "full_scan_threshold": 10}}
 
 
 @contextlib.contextmanager
@@ -81,16 +91,31 @@ def _store_url(engine: str, folder: Path) -> Iterator[str]:
 
 @pytest.mark.parametrize("engine", [*EMBEDDED, "pgvector", "redis"])
 def test_concurrent_searches_equal_sequential_ones(engine: str, tmp_path: Path) -> None:
+    """Four threads, one query per call, alternating a narrow and a wide search setting
+    (the engine's default alone where it has none): each answer equals the sequential
+    answer at the same setting."""
     with _store_url(engine, tmp_path) as url, db.connect(url) as store:
         store.load(DATA.ids, DATA.vectors, metric="cosine")
         if store.index_kinds:
-            store.build_index()
-        q = DATA.queries
-        sequential = [store.search(q[i:i + 1], 10) for i in range(len(q))]
+            store.build_index(**BUILD.get(engine, {}))
+        q, n = DATA.queries, len(DATA.queries)
+        name, *values = SETTINGS.get(engine, ("", 0))
+        grid = [{name: v} if name else {} for v in values]
+        # rounds over the queries; within a round the settings alternate, across rounds each
+        # query meets each setting
+        calls = [(c % n, grid[(c + c // n) % len(grid)]) for c in range(3 * n)]
+
+        def search(call: tuple[int, dict[str, int]]) -> Any:
+            i, params = call
+            return store.search(q[i:i + 1], 10, params=params)
+
+        sequential = {(i, str(p)): search((i, p)) for i, p in calls}
+        if len(grid) > 1:  # the two settings must give different answers somewhere
+            assert any(sequential[(i, str(grid[0]))].ids != sequential[(i, str(grid[1]))].ids
+                       for i in range(n))
         with ThreadPoolExecutor(max_workers=4) as pool:
-            for _ in range(3):  # rounds, so every thread sends several queries
-                concurrent = list(pool.map(lambda i: store.search(q[i:i + 1], 10),
-                                           range(len(q))))
-                for seq, con in zip(sequential, concurrent, strict=True):
-                    assert con.ids == seq.ids
-                    np.testing.assert_allclose(con.distances, seq.distances, rtol=1e-6)
+            concurrent = list(pool.map(search, calls))
+        for (i, p), got in zip(calls, concurrent, strict=True):
+            want = sequential[(i, str(p))]
+            assert got.ids == want.ids, (i, p)
+            np.testing.assert_allclose(got.distances[0], want.distances[0], rtol=1e-6)
