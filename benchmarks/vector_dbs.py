@@ -138,7 +138,8 @@ def rows(scheme: str, result: Any, load_s: float, build_s: float | None) -> list
         out.append([
             scheme, ("default " if i == 0 else "tuned ") + setting, f"{load_s:.2f}",
             "n/a" if build_s is None else f"{build_s:.2f}",
-            f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}",
+            (f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}"
+             if db["knn_recall_vs_engine_exact"] else "n/a (no exact search)"),
             f"{ours['by_id']['mean']:.4f}" if ours else "n/a",
             f"{p['qps_batch']:,.0f}", f"{db['qps_concurrent']:,.0f}",
             f"{p['latency_ms']['p95']:.2f}", f"{rel['ann']:.4f}",
