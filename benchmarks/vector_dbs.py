@@ -45,6 +45,8 @@ TUNED: dict[str, tuple[str, Any]] = {
     "redis": ("EF_RUNTIME", 200),
     "milvus-lite": ("ef", 256),
 }
+# the value an engine uses when the parameter is not sent (its ParamSpec default is None)
+ENGINE_DEFAULTS: dict[str, Any] = {"qdrant-edge": 100}  # hnsw_ef = ef_construct (100)
 Setup = Callable[[Path], contextlib.AbstractContextManager[str]]
 
 
@@ -121,6 +123,8 @@ def run_engine(scheme: str, emb: Any, folder: Path, args: argparse.Namespace
         if scheme in TUNED:
             name, tuned = TUNED[scheme]
             default = next(s.default for s in store.params if s.name == name)
+            if default is None:  # "the engine's own": Qdrant searches with ef = ef_construct
+                default = ENGINE_DEFAULTS[scheme]
             grid = {name: [default, tuned]}
         result = run_db_sweep(store, emb.queries, emb.doc_ids, grid, base=emb.base, k=10,
                               concurrency=args.concurrency, repeats=args.repeats,
@@ -138,7 +142,8 @@ def rows(scheme: str, result: Any, load_s: float, build_s: float | None) -> list
         out.append([
             scheme, ("default " if i == 0 else "tuned ") + setting, f"{load_s:.2f}",
             "n/a" if build_s is None else f"{build_s:.2f}",
-            f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}",
+            (f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}"
+             if db["knn_recall_vs_engine_exact"] else "n/a (no exact search)"),
             f"{ours['by_id']['mean']:.4f}" if ours else "n/a",
             f"{p['qps_batch']:,.0f}", f"{db['qps_concurrent']:,.0f}",
             f"{p['latency_ms']['p95']:.2f}", f"{rel['ann']:.4f}",

@@ -150,3 +150,32 @@ def test_bad_input_names_what_is_valid(tmp_path, data):
         connect(f"sqlite-vec://{tmp_path}/vec.db?table=other").search(queries, 3)
     with pytest.raises(ConfigError, match="expected a SQL name"):
         connect(f"sqlite-vec://{tmp_path}/vec.db?table=x;drop")
+
+
+@pytest.mark.parametrize("index", [[], ["--index", "default"]])
+def test_db_load_with_the_default_index_loads_exact_only(tmp_path, index):
+    """sqlite-vec has no ANN index kinds: the default `db load` must load and say so."""
+    from ._seeded import cli
+
+    url = f"sqlite-vec://{tmp_path}/vec.db?table=docs"
+    done = cli("db", "load", url, "--evalset", "pyref", "--model", "static", *index, "-q")
+    assert done.returncode == 0, done.stderr
+    assert "79 added, 0 already stored, 79 rows" in done.stdout
+    assert "no ANN index (sqlite-vec searches exactly)" in done.stdout
+    named = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "--index",
+                "hnsw", "-q")
+    assert named.returncode == 1 and named.stderr.startswith("error: --index 'hnsw'")
+
+
+def test_run_on_an_exact_only_engine_does_not_warn_about_the_index(tmp_path):
+    """The 'ANN index did not answer' warning is for engines that have an index."""
+    from ._seeded import cli
+
+    url = f"sqlite-vec://{tmp_path}/vec.db?table=docs"
+    loaded = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "-q")
+    assert loaded.returncode == 0, loaded.stderr
+    out = tmp_path / "db.trec"
+    ran = cli("run", "pyref", "--retriever", "db", "--db", url, "-k", "10", "-o", str(out))
+    assert ran.returncode == 0, ran.stderr
+    assert "did not answer" not in ran.stderr
+    assert len(out.read_text().splitlines()) > 0

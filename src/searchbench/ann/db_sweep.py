@@ -135,10 +135,20 @@ def run_db_sweep(
     depth = min(max(k, relevance.depth if relevance is not None else 0), len(doc_ids))
     expect = bool(store.index_kinds) if expect_approximate is None else expect_approximate
     t0 = time.perf_counter()
-    engine_hits = store.exact_search(queries, depth, filter=filter)
-    engine_s = time.perf_counter() - t0
-    engine_gt = _as_truth(engine_hits, position, depth, metric, "engine exact search")
-    ours = None if base is None or filter else exact_knn(base, queries, depth, metric)
+    if store.has_exact:
+        engine_hits = store.exact_search(queries, depth, filter=filter)
+        engine_s = time.perf_counter() - t0
+        engine_gt: GroundTruth | None = _as_truth(engine_hits, position, depth, metric,
+                                                  "engine exact search")
+        ours = None if base is None or filter else exact_knn(base, queries, depth, metric)
+    else:  # Chroma: no exact mode, so searchbench's exact search is the only reference
+        if base is None or filter:
+            raise ConfigError(f"{store.engine} has no exact search, so the sweep needs "
+                              "searchbench's exact search: give the collection's vectors "
+                              "(the evaluation set and model it was loaded with) and no "
+                              "filter")
+        ours = exact_knn(base, queries, depth, metric)
+        engine_s, engine_gt = time.perf_counter() - t0, None
     reference = ours if ours is not None else engine_gt
     say(f"{store.engine} exact search: {len(queries) / engine_s:,.0f} QPS"
         + ("" if ours is None else "; searchbench exact_knn done"))
@@ -151,9 +161,10 @@ def run_db_sweep(
             ids_deep = _id_matrix(deep, position, depth, pad=-1)
             pt["relevance"] = relevance.cost(reference, {k: pt.pop("_ids"), depth: ids_deep})
         pt.pop("_ids", None)
+        vs_engine = pt["db"]["knn_recall_vs_engine_exact"]
         say(f"  {sp or '(defaults)'}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}"
-            f" (vs engine exact {pt['db']['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}),"
-            f" {pt['qps_batch']:,.0f} QPS")
+            + (f" (vs engine exact {vs_engine['by_id']['mean']:.4f})" if vs_engine else "")
+            + f", {pt['qps_batch']:,.0f} QPS")
         points.append(pt)
     _warn_silent(points, store.engine)
     meta = _meta(store, info, queries, metric, k, depth, filter, concurrency, expect,
@@ -230,7 +241,7 @@ def _as_truth(hits: StoreHits, position: Mapping[str, int], depth: int, metric: 
 
 
 def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
-           filter: str | None, position: Mapping[str, int], engine_gt: GroundTruth,
+           filter: str | None, position: Mapping[str, int], engine_gt: GroundTruth | None,
            ours: GroundTruth | None, base: np.ndarray | None, concurrency: int,
            repeats: int, warmup: int, max_single: int, info: Mapping[str, Any],
            expect: bool) -> dict[str, Any]:
@@ -243,26 +254,33 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
                            max_single, min(3, max(1, repeats)))
     conc = _concurrent(search, queries, concurrency, max_single)
     ids = _id_matrix(hits, position, k, pad=-1)
-    vs_engine = knn_recall(engine_gt, ids, k, found_distances=_distance_matrix(hits, k))
-    vs_ours = (knn_recall(ours, ids, k, base=base, queries=queries).summary()
-               if ours is not None and base is not None else None)
+    vs_engine = (knn_recall(engine_gt, ids, k, found_distances=_distance_matrix(hits, k))
+                 if engine_gt is not None else None)
+    ours_recall = (knn_recall(ours, ids, k, base=base, queries=queries)
+                   if ours is not None and base is not None else None)
+    vs_ours = ours_recall.summary() if ours_recall is not None else None
+    recall = vs_engine if vs_engine is not None else ours_recall
+    reference = ours if ours is not None else engine_gt
+    assert recall is not None and reference is not None  # ours whenever no engine_gt
     index = _index_facts(info)
     pt: dict[str, Any] = {
         "index": f"{store.engine} {index.get('kind') or 'scan'}",
         "library": f"{store.engine} {info.get('version') or ''}".strip(),
         "build": dict(index.get("params") or {}), "search": dict(sp), "k": k, "K": k,
-        "knn_recall": vs_ours or vs_engine.summary(),
-        "one_recall_at_1": one_recall_at(ours if ours is not None else engine_gt, ids, 1),
+        "knn_recall": vs_ours or recall.summary(),
+        "one_recall_at_1": one_recall_at(reference, ids, 1),
         "build_wall_s": index.get("build_seconds"), "build_cpu_s": None,
         "index_bytes": index.get("size_bytes", info.get("size_bytes")),
-        "db": {"knn_recall_vs_engine_exact": vs_engine.summary(),
+        "db": {"knn_recall_vs_engine_exact": (vs_engine.summary() if vs_engine is not None
+                                              else None),
                "knn_recall_vs_searchbench_exact": vs_ours,
                "index_used": hits.index_used, "plan": hits.plan, "filter": filter,
                **conc},
     }
     pt.update(batch)
     pt.update(single)
-    pt["exactness"] = _exactness(hits, vs_engine.by_id, expect, index, store.engine)
+    pt["exactness"] = _exactness(hits, recall.by_id, expect, index, store.engine,
+                                 "the engine's" if vs_engine is not None else "searchbench's")
     pt["_ids"] = ids
     return pt
 
@@ -315,13 +333,13 @@ def _concurrent(search: Callable[[np.ndarray], StoreHits], queries: np.ndarray,
 
 
 def _exactness(hits: StoreHits, recall: np.ndarray, expect: bool, index: Mapping[str, Any],
-               engine: str) -> dict[str, Any]:
+               engine: str, whose: str = "the engine's") -> dict[str, Any]:
     """Whether this point was answered exactly while an approximation was expected."""
     reasons = []
     if hits.index_used is False:
         reasons.append("the engine reports that its index was not used")
     if len(recall) and float(np.min(recall)) == 1.0:
-        reasons.append(f"knn_recall against the engine's exact search is 1.0 on all "
+        reasons.append(f"knn_recall against {whose} exact search is 1.0 on all "
                        f"{len(recall)} queries")
     state = {k: v for k, v in index.items() if k in ("kind", "built", "rows_indexed", "note")}
     flagged = expect and bool(reasons)
@@ -356,8 +374,9 @@ def _meta(store: VectorStore, info: Mapping[str, Any], queries: np.ndarray, metr
         "n_base": int(info.get("count") or 0), "n_queries": int(queries.shape[0]),
         "dim": int(info["dim"]),
         "exact": {"qps_batch": len(queries) / engine_s, "wall_s": engine_s,
-                  "library": f"{store.engine} exact_search", "label":
-                  f"exact ({store.engine})"},
+                  "library": f"{store.engine} exact_search" if store.has_exact else
+                  "searchbench exact_knn (the engine has no exact search)", "label":
+                  f"exact ({store.engine})" if store.has_exact else "exact (searchbench)"},
         "ground_truth": {"knn_recall": "searchbench exact_knn (float64)" if ours else
                          "the engine's exact search" + (" under the filter" if filter
                                                         else ""),

@@ -96,7 +96,9 @@ def _db_columns(p: dict[str, Any]) -> dict[str, str]:
                 "p95 ms concurrent": "", "silent exact": ""}
     used = db.get("index_used")
     conc = db.get("latency_concurrent_ms", {})
-    return {"vs engine exact": f"{db['knn_recall_vs_engine_exact']['by_id']['mean']:.4f}",
+    vs_engine = db.get("knn_recall_vs_engine_exact")  # None: the engine has no exact search
+    return {"vs engine exact": (f"{vs_engine['by_id']['mean']:.4f}" if vs_engine
+                                else "n/a (no exact search)"),
             "index used": "unknown" if used is None else ("yes" if used else "no"),
             "QPS concurrent": f"{db['qps_concurrent']:,.0f} ({db['concurrency']} threads)",
             "p95 ms concurrent": f"{conc.get('p95', float('nan')):.3f}",

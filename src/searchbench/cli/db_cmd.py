@@ -39,7 +39,8 @@ def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
               "recursive:MAX_TOKENS (model tokens); ids are doc#start-end.")
 @vocab_option("cosine", "--metric", concept="metric", help="cosine, ip or l2 (squared).")
 @click.option("--index", default="default", help="Index kind (pgvector: hnsw or ivfflat), "
-              "'default' (the engine's first) or none.")
+              "'default' (the engine's first; none for sqlite-vec, which has no ANN "
+              "index) or none.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Index build parameter, e.g. m=16 ef_construction=64 (repeatable; "
               "searchbench db list-params ENGINE).")
@@ -75,7 +76,9 @@ def load_command(url: str, evalset: str, model: str, chunk: str | None, metric: 
                          quiet=quiet or None)
     built = (f"; {got['index']} index built in {got['build_seconds']:.2f}s"
              if got["build_seconds"] is not None else
-             f"; {got['index']} index kept" if got["index"] else "; no index")
+             f"; {got['index']} index kept" if got["index"] else
+             "; no index" if type(store).index_kinds else
+             f"; no ANN index ({type(store).engine} searches exactly)")
     click.echo(f"{store.url.public}: {got['added']} added, {got['skipped']} already stored, "
                f"{got['count']} rows ({got['units']} units of {es.name}) in "
                f"{got['load_seconds']:.2f}s{built}")

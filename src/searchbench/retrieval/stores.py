@@ -114,8 +114,9 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     metric = check_metric(metric)
     store = _store(store_or_url)
     cls = type(store)
-    kind = None if index in (None, "none") else (cls.index_kinds[0] if index == "default"
-                                                  and cls.index_kinds else index)
+    # "default" on an engine with no ANN index (sqlite-vec): load only, searches are exact
+    kind = (None if index in (None, "none") or (index == "default" and not cls.index_kinds)
+            else cls.index_kinds[0] if index == "default" else index)
     if kind is not None and kind not in cls.index_kinds:
         raise ConfigError(f"--index {index!r}: {cls.engine} builds "
                           f"{', '.join(cls.index_kinds) or 'no index'} (or none)")
@@ -383,7 +384,10 @@ class DbRetriever(Retriever):
     def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
         """What the last search did (run provenance); warns when answers were short."""
         first = hits[0]
-        if not self.exact and all(h.index_used is False for h in hits):
+        # an engine with no ANN index (sqlite-vec) scans by design: nothing to warn about
+        # (search.index_used and search.plan in the provenance say so)
+        has_index = bool(type(self.store).index_kinds)
+        if not self.exact and has_index and all(h.index_used is False for h in hits):
             warnings.warn(f"{self.store.url.public}: the ANN index did not answer (the engine "
                           "searched exactly; see search.plan in the run's provenance), so "
                           "this run measures exact search, not the index", SearchbenchWarning,

@@ -154,3 +154,23 @@ def test_bad_input(usearch_store, data):
                      base=base, **FAST)
     with pytest.raises(ConfigError, match="no filters"):
         run_db_sweep(usearch_store, queries, ids, base=base, filter="a = 1", **FAST)
+
+
+def test_an_engine_without_exact_search_is_swept_against_searchbench_exact(tmp_path, data):
+    """Chroma has no exact mode: recall is against searchbench's exact search (first
+    principles here), the engine-exact column is None, and the vectors are required."""
+    pytest.importorskip("chromadb")
+    base, queries, ids = data
+    with connect(f"chroma://{tmp_path}/chroma?collection=docs") as store:
+        store.load(ids, base, metric="cosine")
+        store.build_index(max_neighbors=4, ef_construction=8)  # weak graph: recall below 1
+        result = run_db_sweep(store, queries, ids, {"ef_search": [10]}, base=base, k=10,
+                              **FAST)
+        truth = [[ids[j] for j in row] for row in brute_force(base, queries, 10, "cosine")[0]]
+        found = store.search(queries, 10, params={"ef_search": 10}).ids
+        (pt,) = result.points
+        assert pt["db"]["knn_recall_vs_engine_exact"] is None
+        assert pt["knn_recall"]["by_id"]["mean"] == pytest.approx(_overlap(found, truth, 10))
+        assert "no exact search" in render_markdown(result)
+        with pytest.raises(ConfigError, match="has no exact search"):
+            run_db_sweep(store, queries, ids, {}, k=10, **FAST)

@@ -9,8 +9,10 @@ collection, keeps them in one JSON *sidecar* next to it.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +191,36 @@ def ragged(rows: list[list[str]], dists: list[np.ndarray]) -> tuple[list[list[st
                                                                     list[np.ndarray]]:
     """Per-query id lists and float64 distance arrays, as :class:`StoreHits` holds them."""
     return rows, [np.asarray(d, dtype=np.float64) for d in dists]
+
+
+class SettingGate:
+    """Concurrent searches under one engine-wide search setting (usearch's
+    ``expansion_search``, Chroma's ``ef_search`` live on the index, not on the call).
+
+    Searches asking for the setting in force run together; one asking for another value
+    waits until they are done, then applies it. So a search never runs under a setting it
+    did not ask for, and searches that agree (a sweep's clients) never wait."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._value: Any = None
+
+    @contextmanager
+    def using(self, value: Any, apply: Callable[[Any], None]) -> Iterator[None]:
+        """Run the block with the setting ``value`` (None: the block does not depend on
+        it). ``apply(value)`` is called when no search is running (it should do nothing
+        when the engine already has the value) or when the value differs."""
+        with self._cond:
+            while value is not None and self._active and self._value != value:
+                self._cond.wait()
+            if value is not None and (not self._active or self._value != value):
+                apply(value)
+                self._value = value
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()

@@ -39,6 +39,7 @@ from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, chec
 from ._common import (
     SIDECAR_FORMAT,
     KnownIds,
+    SettingGate,
     Timer,
     absent,
     batches,
@@ -91,6 +92,7 @@ class ChromaStore(KnownIds, VectorStore):
         self._client: Any = None
         self._collection: Any = None
         self._reloaded = False
+        self._gate = SettingGate()  # ef_search is the collection's: one value at a time
 
     # -- opening ----------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -220,16 +222,24 @@ class ChromaStore(KnownIds, VectorStore):
     def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
                filter: str | None = None) -> StoreHits:
         given = check_params(self.engine, self.params, params or {}, "search")
-        record = self._open()
-        q = check_queries(queries, int(record["dim"]), k)
-        note = self._apply_ef_search(given.get("ef_search"))
+        notes: list[str] = []
         where = _where(filter) if filter else None
-        found = self._call("search", self._collection.query, query_embeddings=q,
-                           n_results=k, where=where, include=["distances"])
+
+        def apply(ef: int) -> None:
+            self._open()
+            notes.append(self._apply_ef_search(ef))
+
+        with self._gate.using(given.get("ef_search"), apply):  # no reopen while searching
+            record = self._open()
+            q = check_queries(queries, int(record["dim"]), k)
+            collection = self._collection  # a reopen replaces it: keep the one searched
+            found = self._call("search", collection.query, query_embeddings=q,
+                               n_results=k, where=where, include=["distances"])
+        note = "".join(notes)
         ids = [list(row) for row in found["ids"]]
         shift = 1.0 if record["metric"] == "ip" else 0.0  # Chroma's ip is 1 − ⟨q, x⟩
         dists = [np.asarray(row, dtype=np.float64) - shift for row in found["distances"]]
-        ef = (self._collection.configuration_json.get("hnsw") or {}).get("ef_search")
+        ef = (collection.configuration_json.get("hnsw") or {}).get("ef_search")
         plan = f"HNSW (hnswlib) with ef_search={ef}{note}" + (
             f"; filtered by where={json.dumps(where)}" if where else "")
         return StoreHits(ids, dists, True, plan, params={**given, "ef_search": ef})

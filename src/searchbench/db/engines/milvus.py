@@ -35,6 +35,7 @@ import numpy as np
 
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ._common import SettingGate
 from ._input import batches, check_name, check_queries, check_rows, check_same_layout
 
 __all__ = ["MilvusLiteStore", "MilvusStore"]
@@ -74,6 +75,7 @@ class MilvusStore(VectorStore):
         self.collection = check_name(url.options.get("collection", "docs"), "collection",
                                      url.public)
         self.id_max_length = _id_max_length(url)
+        self._gate = SettingGate()  # concurrent searches: one search setting at a time
         pymilvus = require("pymilvus", self.extra)
         _quiet_client_logs()
         self._pymilvus = pymilvus
@@ -285,8 +287,11 @@ class MilvusStore(VectorStore):
         search = {n: given.get(n, self._spec(n).default) for n in allowed}
         if kind == "hnsw":
             search["ef"] = max(search["ef"], k)  # Milvus refuses ef < k
-        hits = self._search("vector", check_queries(queries, meta["dim"], k), k, filter,
-                            meta["metric"], search)
+        q = check_queries(queries, meta["dim"], k)
+        # Milvus Lite answered some queries at another request's ef when concurrent
+        # requests mixed ef values (seen under load): one setting at a time, like usearch
+        with self._gate.using(tuple(sorted(search.items())), lambda _: None):
+            hits = self._search("vector", q, k, filter, meta["metric"], search)
         state = self._call(self.client.describe_index, self.collection, "vector")
         rows = self.count()
         hits.index_used = bool(index) and meta.get("synced_rows") == rows and \

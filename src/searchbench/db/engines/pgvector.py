@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -111,8 +112,9 @@ class PgVectorStore(VectorStore):
         self.id_column = _ident(url.options.get("id", "id"), "id column", url)
         self.vector_column = _ident(url.options.get("vector", "embedding"), "vector column",
                                     url)
-        self._conn: Any = None
-        self._has_vector_type = False
+        self._local = threading.local()  # a connection per thread, as with a pool
+        self._conns: list[Any] = []
+        self._conns_lock = threading.Lock()
 
     # -- connection ---------------------------------------------------------------------
     def _connect_kwargs(self) -> dict[str, Any]:
@@ -124,20 +126,35 @@ class PgVectorStore(VectorStore):
         return {k: v for k, v in kw.items() if v is not None}
 
     @property
+    def _has_vector_type(self) -> bool:
+        """Whether this thread's connection knows the ``vector`` type."""
+        return bool(getattr(self._local, "vector_type", False))
+
+    @_has_vector_type.setter
+    def _has_vector_type(self, value: bool) -> None:
+        self._local.vector_type = value
+
+    @property
     def conn(self) -> Any:
-        """The open connection (made on first use; autocommit off, never auto-prepared)."""
-        if self._conn is None:
+        """This thread's open connection (made on its first use; autocommit off, never
+        auto-prepared). Threads never share one: a search is a transaction with ``SET
+        LOCAL`` settings, which another thread's statements would run inside."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
             psycopg = require("psycopg", "pgvector")
             try:
-                self._conn = psycopg.connect(**self._connect_kwargs(), prepare_threshold=None,
-                                             connect_timeout=10)
+                conn = psycopg.connect(**self._connect_kwargs(), prepare_threshold=None,
+                                       connect_timeout=10)
             except psycopg.ProgrammingError as exc:
                 raise ConfigError(f"{self.url.public}: {_first_line(exc)}") from None
             except psycopg.Error as exc:
                 raise BackendError(f"cannot connect to PostgreSQL at {self.url.public}: "
                                    f"{_first_line(exc)}; check that the server runs and the "
                                    "socket folder or host:port is right") from None
-        return self._conn
+            with self._conns_lock:
+                self._conns.append(conn)
+            self._local.conn, self._local.vector_type = conn, False
+        return conn
 
     def _vector_ready(self, create: bool) -> None:
         """The ``vector`` extension exists (created if ``create``) and its type is bound."""
@@ -194,10 +211,12 @@ class PgVectorStore(VectorStore):
             conn.rollback()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-            self._has_vector_type = False
+        """Close every thread's connection."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+            self._local = threading.local()
+        for conn in conns:
+            conn.close()
 
     def __del__(self) -> None:  # a store dropped without close(): no ResourceWarning
         with contextlib.suppress(Exception):

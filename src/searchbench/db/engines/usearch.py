@@ -33,6 +33,7 @@ from ..._util import atomic_path, safe_component, utc_now, write_bytes, write_js
 from ...errors import ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ..ids import IdMap
+from ._common import SettingGate
 from ._rows import check_queries, check_rows, mismatch
 
 __all__ = ["USearchStore"]
@@ -84,6 +85,7 @@ class USearchStore(VectorStore):
         self._index: Any = None
         self._idmap: IdMap | None = None
         self._loaded_meta: dict[str, Any] | None = None
+        self._gate = SettingGate()  # concurrent searches, one expansion_search at a time
 
     # -- files --------------------------------------------------------------------------
     def _file(self, suffix: str) -> Path:
@@ -242,9 +244,13 @@ class USearchStore(VectorStore):
                 expansion: int | None) -> tuple[list[list[str]], list[np.ndarray], dict[str, Any]]:
         index, meta = self._loaded()
         q = check_queries(queries, meta["dimension"], k)
-        if expansion is not None and index.expansion_search != expansion:
-            index.expansion_search = expansion
-        found = index.search(q, k, exact=exact)
+
+        def apply(ef: int) -> None:
+            if index.expansion_search != ef:
+                index.expansion_search = ef
+
+        with self._gate.using(expansion, apply):  # expansion_search is the index's
+            found = index.search(q, k, exact=exact)
         keys = np.atleast_2d(found.keys)
         dist = np.atleast_2d(np.asarray(found.distances, dtype=np.float64))
         counts = np.atleast_1d(getattr(found, "counts", len(keys[0])))
