@@ -15,6 +15,7 @@ from .escape import visible_text
 from .files import (
     atomic_path,
     atomic_write,
+    file_lock,
     json_safe,
     output_error,
     public_mode,
@@ -35,6 +36,7 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "file_lock",
     "json_safe",
     "library_versions",
     "machine",
