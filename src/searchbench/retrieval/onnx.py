@@ -103,7 +103,8 @@ def _export(src: Path, target: Path) -> None:
             warnings.filterwarnings("ignore", category=FutureWarning,
                                     message=r".*isinstance\(treespec, LeafSpec\)")
             torch.onnx.export(_Wrapped().eval(), (), str(tmp),
-                              kwargs={n: sample[n] for n in names}, dynamo=True, verbose=False, external_data=False,
+                              kwargs={n: sample[n] for n in names}, dynamo=True, verbose=False,
+                              external_data=False,
                               input_names=names, output_names=["last_hidden_state"],
                               dynamic_shapes=shapes, opset_version=18)
     except SearchbenchError:
