@@ -27,7 +27,7 @@ from .files import (
 )
 from .folders import atomic_folder
 from .markdown import md_table, md_text
-from .paths import safe_component, within
+from .paths import default_cache_dir, safe_component, within
 from .progress import progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
@@ -36,6 +36,7 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "default_cache_dir",
     "file_lock",
     "json_safe",
     "library_versions",
