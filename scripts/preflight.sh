@@ -62,14 +62,19 @@ sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Pyth
     why=$("$PYTHON" - <<'EOF'
 import base64, configparser, os, ssl, sys, urllib.error, urllib.parse, urllib.request
 
-cfg = configparser.ConfigParser()
-cfg.read([os.path.expanduser(p) for p in (
-    "/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.pip/pip.conf", "~/.config/pip/pip.conf",
-    os.environ.get("PIP_CONFIG_FILE", ""))])
+cfg = configparser.ConfigParser(interpolation=None)
+for path in ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.pip/pip.conf",
+             "~/.config/pip/pip.conf", os.environ.get("PIP_CONFIG_FILE", "")):
+    try:
+        cfg.read(os.path.expanduser(path), encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError) as e:
+        print(f"{path} is not a valid pip configuration file ({type(e).__name__}): fix it or "
+              "move it away (pip reads it too)")
+        sys.exit(0)
 
 def setting(key, default=""):
     env = os.environ.get("PIP_" + key.upper().replace("-", "_"))
-    if env is not None:
+    if env:
         return env
     for section in ("install", "global"):
         if cfg.has_option(section, key):
@@ -78,7 +83,7 @@ def setting(key, default=""):
 
 if setting("no-index").strip().lower() in ("1", "true", "yes", "on"):
     sys.exit(0)
-parts = urllib.parse.urlsplit(setting("index-url", "https://pypi.org/simple").split()[0])
+parts = urllib.parse.urlsplit((setting("index-url").split() or ["https://pypi.org/simple"])[0])
 user, password = parts.username, parts.password
 parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])  # credentials go in a header
 url = parts.geturl().rstrip("/") + "/pip/"  # a small page every index has
@@ -98,8 +103,13 @@ request = urllib.request.Request(url)  # the body is not read
 if user is not None:
     token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password or '')}"
     request.add_header("Authorization", "Basic " + base64.b64encode(token.encode()).decode())
+cert = setting("cert") or None
+if cert and not os.path.isfile(cert):
+    print(f"the certificate bundle {cert} (PIP_CERT or cert in pip.conf) does not exist: "
+          "point it at your CA bundle, e.g. /etc/ssl/certs/ca-certificates.crt")
+    sys.exit(0)
 try:
-    ctx = ssl.create_default_context(cafile=setting("cert") or None)
+    ctx = ssl.create_default_context(cafile=cert)
     urllib.request.urlopen(request, timeout=10, context=ctx).close()
 except urllib.error.HTTPError as e:
     if e.code in (401, 403, 407):
