@@ -24,6 +24,7 @@ from .errors import ConfigError
 __all__ = [
     "BACKENDS",
     "BM25_METHODS",
+    "CALLABLE_TYPES",
     "CORRECTIONS",
     "DEFAULT_MEASURES",
     "DEFAULT_STATS",
@@ -103,8 +104,12 @@ BM25_METHODS: tuple[Bm25Method, ...] = ("lucene", "robertson", "atire", "bm25l",
 Backend = Literal["auto", "numpy", "kernel", "faiss"]
 BACKENDS: tuple[Backend, ...] = ("auto", "numpy", "kernel", "faiss")
 
-RetrieverType = Literal["bm25", "dense", "hybrid", "db", "http"]
-RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid", "db", "http")
+RetrieverType = Literal["bm25", "dense", "hybrid", "db", "http", "python", "langchain",
+                        "llamaindex", "haystack"]
+RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid", "db", "http", "python",
+                                              "langchain", "llamaindex", "haystack")
+#: Retriever types that are the user's own object, named by ``target = "module:factory"``.
+CALLABLE_TYPES: tuple[str, ...] = ("python", "langchain", "llamaindex", "haystack")
 
 #: Snowball stemmers of PyStemmer 2.x (``Stemmer.algorithms()``; a test checks they agree).
 STEMMERS: tuple[str, ...] = (

@@ -20,8 +20,9 @@ POSITIVE = click.IntRange(min=1)
 @click.command("run")
 @click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
 @vocab_option("bm25", "--retriever", "-r", concept="retriever type",
-              help="bm25, dense, hybrid (bm25 + dense), db (your vector database, --db) "
-              "or http (a search service).")
+              help="bm25, dense, hybrid (bm25 + dense), db (your vector database, --db), "
+              "http (a search service), or your own retriever: python, langchain, "
+              "llamaindex, haystack (--target).")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, openai:NAME.")
 @vocab_option("cosine", "--metric", concept="metric",
@@ -78,8 +79,23 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--auth-scheme", default="Bearer", show_default=True,
               help="-r http: prefix of the credential ('' for the bare value).")
 @click.option("--concurrency", default=4, type=POSITIVE, metavar="INTEGER",
-              help="-r http: requests in flight at once.")
-@click.option("--timeout", default=10.0, help="-r http: seconds for one request (all of it).")
+              help="-r http, --target: requests or calls in flight at once.")
+@click.option("--timeout", type=float, help="-r http: seconds for one request (default 10); "
+              "your own retriever: seconds for one call (default 60).")
+@click.option("--target", metavar="MODULE:NAME", help="-r python|langchain|llamaindex|haystack: "
+              "your retriever, or a factory returning it (the current folder is importable).")
+@click.option("--kwargs", "target_kwargs", metavar="JSON", help="--target: keyword arguments "
+              "for the factory, as a JSON object.")
+@click.option("--id-from", metavar="WHERE", help="--target: where the evaluation set's "
+              "document id is: id, ref_doc_id or metadata:KEY (default: the framework's "
+              "document id).")
+@click.option("--batch-size", default=16, type=POSITIVE, metavar="INTEGER",
+              help="--target: queries per call of a batch callable.")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
+              show_default=True, help="--target: a call that raises stops the run (fail) or "
+              "leaves its queries empty, counted in a warning (skip).")
+@click.option("--query-input", metavar="COMPONENT.FIELD", help="-r haystack: the pipeline "
+              "input that takes the query (default: its one mandatory text input).")
 @click.option("--db", "db_url", metavar="URL", help="--retriever db: the store, e.g. "
               "'pgvector:///app?host=/run/pg&table=docs' (see searchbench db load).")
 @click.option("--db-param", "db_params", multiple=True, metavar="NAME=VALUE",
@@ -125,7 +141,13 @@ def run_command(
     auth_header: str,
     auth_scheme: str,
     concurrency: int,
-    timeout: float,
+    timeout: float | None,
+    target: str | None,
+    target_kwargs: str | None,
+    id_from: str | None,
+    batch_size: int,
+    on_error: str,
+    query_input: str | None,
     db_url: str | None,
     db_params: tuple[str, ...],
     db_filter: str | None,
@@ -156,7 +178,12 @@ def run_command(
                             "scores": http_scores, "headers": http_headers,
                             "auth_env": auth_env, "auth_header": auth_header,
                             "auth_scheme": auth_scheme, "concurrency": concurrency,
-                            "retries": retries, "timeout": timeout},
+                            "retries": retries, "timeout": 10.0 if timeout is None else timeout},
+                      own={"target": target, "kwargs": _json_object(target_kwargs, "--kwargs"),
+                           "id_from": id_from, "batch_size": batch_size,
+                           "concurrency": concurrency, "on_error": on_error,
+                           "query_input": query_input,
+                           "timeout": 60.0 if timeout is None else timeout},
                       db=_db_settings(retriever, db_url, db_params, db_filter, model))
     chunker = sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
     with reported_warnings(quiet):
@@ -193,7 +220,8 @@ _FLAGS = {"k1": "--k1", "b": "--b", "method": "--bm25-method", "stopwords": "--s
           "metric": "--metric", "backend": "--backend", "query_prefix": "--query-prefix",
           "doc_prefix": "--doc-prefix", "fusion": "--fusion", "rrf_k": "--rrf-k",
           "weights": "--weight", "norm": "--norm", "url": "--db", "params": "--db-param",
-          "filter": "--filter"}
+          "filter": "--filter", "id_from": "--id-from", "batch_size": "--batch-size",
+          "on_error": "--on-error", "query_input": "--query-input"}
 
 
 def _db_settings(kind: str, url: str | None, params: tuple[str, ...], flt: str | None,
@@ -217,12 +245,13 @@ def _db_settings(kind: str, url: str | None, params: tuple[str, ...], flt: str |
 
 def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
              hybrid: dict[str, Any], http: dict[str, Any] | None = None,
-             db: dict[str, Any] | None = None) -> Any:
+             db: dict[str, Any] | None = None, own: dict[str, Any] | None = None) -> Any:
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
+    from searchbench.errors import ConfigError
     from searchbench.retrieval.spec import retriever_spec
-    from searchbench.vocab import canonical_fusion, check_finite
+    from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
 
     def key(name: str) -> str:
         return _FLAGS.get(name, f"--{name.replace('_', '-')}")
@@ -238,7 +267,34 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
         return _http_spec(http or {}, key)
     if kind == "db" and db is not None:
         return retriever_spec("db", db, key=key)
+    own = own or {}
+    if kind in CALLABLE_TYPES:
+        if not own.get("target"):
+            raise ConfigError(f"-r {kind} needs --target MODULE:NAME (your retriever or a "
+                              "factory returning it, e.g. myapp.search:build_retriever)")
+        return retriever_spec(kind, {n: v for n, v in own.items() if v is not None}, key=key)
+    if own.get("target") or own.get("kwargs") or own.get("id_from") or own.get("query_input"):
+        raise ConfigError("--target, --kwargs, --id-from and --query-input need --retriever "
+                          "python, langchain, llamaindex or haystack")
     return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
+
+
+def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object (None when not given)."""
+    import json
+
+    from searchbench.errors import ConfigError
+
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{flag} {text!r} is not JSON ({exc}); expected an object such as "
+                          "'{\"top_k\": 5}'") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} {text!r}: expected a JSON object of keyword arguments")
+    return value
 
 
 def _http_spec(flags: dict[str, Any], key: Any) -> Any:

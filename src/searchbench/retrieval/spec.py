@@ -23,6 +23,7 @@ all-MiniLM-L6-v2)``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -31,6 +32,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..vocab import (
+    CALLABLE_TYPES,
     RETRIEVER_TYPES,
     Backend,
     Bm25Method,
@@ -52,6 +54,7 @@ from .chunking import Chunker, parse_chunker, whitespace_offsets
 __all__ = [
     "SPEC_KEYS",
     "BM25Spec",
+    "CallableSpec",
     "DbSpec",
     "DenseSpec",
     "HttpSpec",
@@ -144,7 +147,7 @@ class HybridSpec:
     ``weights`` is None for RRF; for weighted fusion it holds one weight per part (equal
     weights when not given)."""
 
-    parts: tuple[BM25Spec | DenseSpec | DbSpec | HttpSpec, ...]
+    parts: tuple[BM25Spec | DenseSpec | DbSpec | HttpSpec | CallableSpec, ...]
     fusion: Fusion = "rrf"
     rrf_k: float = 60.0
     weights: tuple[float, ...] | None = None
@@ -153,7 +156,29 @@ class HybridSpec:
     type = "hybrid"
 
 
-RetrieverSpec = BM25Spec | DenseSpec | DbSpec | HttpSpec | HybridSpec
+@dataclass(frozen=True)
+class CallableSpec:
+    """Your own retriever (:class:`~searchbench.retrieval.callable.CallableRetriever`): a
+    Python callable (``kind = "python"``) or a LangChain, LlamaIndex or Haystack object,
+    made by the factory ``target = "module:name"`` called with ``kwargs``."""
+
+    kind: str = "python"
+    target: str = ""
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    id_from: str | None = None
+    batch_size: int = 16
+    concurrency: int = 4
+    timeout: float = 60.0
+    on_error: str = "fail"
+    call: str = "auto"
+    query_input: str | None = None
+
+    @property
+    def type(self) -> str:
+        return self.kind
+
+
+RetrieverSpec = BM25Spec | DenseSpec | DbSpec | HttpSpec | CallableSpec | HybridSpec
 
 #: The settings each retriever type takes (TOML keys = these names; ``normalization`` is
 #: accepted as an old spelling of ``norm``).
@@ -163,6 +188,8 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "http": tuple(f.name for f in fields(HttpSpec)),
     "db": tuple(f.name for f in fields(DbSpec)),
     "hybrid": ("of", "fusion", "rrf_k", "weights", "norm"),
+    **{kind: tuple(f.name for f in fields(CallableSpec) if f.name != "kind")
+       for kind in CALLABLE_TYPES},
 }
 _KEY_ALIASES = {"normalization": "norm", "normalisation": "norm"}
 
@@ -238,6 +265,32 @@ def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
                              strict_min=True))
 
 
+def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> CallableSpec:
+    from .callable import CALLS, ON_ERROR
+
+    d = CallableSpec()
+    kwargs = s.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise ConfigError(f"{key('kwargs')} is {kwargs!r}; expected a table of the factory's "
+                          "keyword arguments")
+    id_from, query_input = s.get("id_from"), s.get("query_input")
+    for name, allowed in (("on_error", ON_ERROR), ("call", CALLS)):
+        if s.get(name, getattr(d, name)) not in allowed:
+            raise ConfigError(f"{key(name)} is {s.get(name)!r}; expected one of "
+                              f"{', '.join(allowed)}")
+    return CallableSpec(
+        kind=kind, target=_text(s.get("target", ""), key("target"), empty=False),
+        kwargs=tuple(sorted(kwargs.items())),
+        id_from=None if id_from is None else _text(id_from, key("id_from"), empty=False),
+        batch_size=check_positive_int(s.get("batch_size", d.batch_size), key("batch_size")),
+        concurrency=check_positive_int(s.get("concurrency", d.concurrency), key("concurrency")),
+        timeout=check_finite(s.get("timeout", d.timeout), key("timeout"), minimum=0,
+                             strict_min=True),
+        on_error=s.get("on_error", d.on_error), call=s.get("call", d.call),
+        query_input=None if query_input is None else _text(query_input, key("query_input"),
+                                                           empty=False))
+
+
 def _db(s: dict[str, Any], key: Callable[[str], str]) -> DbSpec:
     from ..db import ENGINES, check_params, engine_class, parse_store_url
 
@@ -267,7 +320,7 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
             key: Callable[[str], str]) -> HybridSpec:
     leaves = tuple(p for p in parts if not isinstance(p, HybridSpec))
     if len(parts) < 2 or len(leaves) < len(parts):
-        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 bm25/dense/db/http retrievers, "
+        raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 retrievers (not hybrids), "
                           f"got {len(parts)}")
     d = HybridSpec(parts=leaves)
     fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
@@ -312,6 +365,8 @@ def retriever_spec(kind: str, settings: Mapping[str, Any], *,
         return _http(checked, key)
     if kind == "db":
         return _db(checked, key)
+    if kind in CALLABLE_TYPES:
+        return _callable(kind, checked, key)
     return _hybrid(checked, parts, key)
 
 
@@ -340,6 +395,14 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
                              auth_header=spec.auth_header, auth_scheme=spec.auth_scheme,
                              concurrency=spec.concurrency, retries=spec.retries,
                              timeout=spec.timeout)
+    if isinstance(spec, CallableSpec):
+        from .callable import CallableRetriever, load_target
+
+        return CallableRetriever(load_target(spec.target, dict(spec.kwargs)), kind=spec.kind,
+                                 target=spec.target, id_from=spec.id_from,
+                                 batch_size=spec.batch_size, concurrency=spec.concurrency,
+                                 timeout=spec.timeout, on_error=spec.on_error, call=spec.call,
+                                 query_input=spec.query_input)
     if isinstance(spec, DbSpec):
         from .stores import DbRetriever
 
@@ -483,5 +546,10 @@ def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
             from ..db import parse_store_url  # the password never leaves the spec
 
             value = parse_store_url(value).public if f.name == "url" else dict(value)
+        elif isinstance(spec, CallableSpec) and f.name == "kwargs":
+            value = {n: "***" if _SECRET_NAME.search(n) else v for n, v in value}
         out[f.name] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+_SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential", re.IGNORECASE)
