@@ -66,7 +66,9 @@ def reported_warnings(quiet: bool = False) -> Iterator[None]:
         text = str(message)
         if not quiet and text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr, flush=True)
+            from .._util import one_line
+
+            print(f"warning: {one_line(text)}", file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")

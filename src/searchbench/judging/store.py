@@ -12,18 +12,18 @@ serialises the writers; a writer waits up to ``busy_timeout`` for another.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._util import utc_now
+from .._util import check_name, utc_now
 from ..errors import DataFormatError, OutputError
 from .labels import GRADES, AnnotatorKind, Judgment, Quote
 
@@ -191,7 +191,7 @@ class JudgmentStore:
 
         The store keeps only the token's SHA-256; an earlier token of ``name`` stops working.
         """
-        check_annotator_name(name)
+        name = check_annotator_name(name)
         if kind not in ("human", "llm"):
             raise DataFormatError(f"annotator kind {kind!r}; expected 'human' or 'llm'")
         token = secrets.token_urlsafe(24)
@@ -254,6 +254,8 @@ class JudgmentStore:
         key stores nothing and returns the first id. An empty ``created_at`` becomes now.
         """
         _validate(judgment)
+        judgment = dataclasses.replace(judgment,
+                                       annotator=check_annotator_name(judgment.annotator))
         with self._transaction() as db:
             if client_key is not None:
                 row = db.execute("SELECT id FROM judgments WHERE annotator=? AND client_key=?",
@@ -365,13 +367,12 @@ def _damaged(path: Path, exc: sqlite3.DatabaseError) -> DataFormatError:
                            f"file written by searchbench: restore it from a backup")
 
 
-def check_annotator_name(name: object) -> None:
-    """An annotator's name is shown in terminals and pages: one line, no control
-    characters (a newline or an escape sequence could forge the start-up URL list)."""
-    _check_text(name, "annotator name")
-    if isinstance(name, str) and any(unicodedata.category(c) == "Cc" for c in name):
-        raise DataFormatError(f"annotator name {name!r} holds control characters (line "
-                              f"breaks, tabs, escapes); expected a one-line name")
+def check_annotator_name(name: object) -> str:
+    """An annotator's name in NFC form (:func:`~searchbench._util.check_name`): it is shown
+    in terminals and pages, so a name with a line break, a bidi override, a zero-width or
+    another hidden character (which could forge the start-up URL list or pass for another
+    name) is refused."""
+    return check_name(name, "annotator name")
 
 
 def _check_text(value: object, what: str) -> None:

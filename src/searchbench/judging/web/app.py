@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..._util import visible_name
 from ...errors import DataFormatError, SearchbenchError
 from ..labels import GRADES, Judgment, Quote
 from .context import JudgingContext, highlight
@@ -122,6 +123,7 @@ class JudgingApp:
             loader=jinja2.PackageLoader("searchbench.judging.web", "templates"),
             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
             lstrip_blocks=True)
+        self.env.filters["visible"] = visible_name  # ids and names: hidden characters escaped
         self.static = _load_static()
 
     # -- authentication ----------------------------------------------------------------

@@ -87,8 +87,8 @@ def register(store: JudgmentStore, names: tuple[str, ...],
     """Tokens of new annotators (and of all, with ``new_tokens``); ``None`` for an annotator
     kept with the token printed when it was added."""
     known = store.annotators()
-    for name in names:  # all checked before any is added: no token is made and lost
-        check_annotator_name(name)
+    names = tuple(check_annotator_name(name) for name in names)  # NFC; all checked before
+    for name in names:                                           # a token is made and lost
         if known.get(name) == "llm":
             raise ConfigError(f"annotator {name!r} is an LLM judge; choose another name")
     return {name: store.add_annotator(name) if new_tokens or name not in known else None
