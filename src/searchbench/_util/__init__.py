@@ -12,7 +12,15 @@ names that become path components (:mod:`.paths`). Only
 
 from __future__ import annotations
 
-from .escape import NAME_FORM, check_name, is_hidden, normal_name, one_line, visible_name, visible_text
+from .escape import (
+    NAME_FORM,
+    check_name,
+    is_hidden,
+    normal_name,
+    one_line,
+    visible_name,
+    visible_text,
+)
 from .files import (
     atomic_path,
     atomic_write,

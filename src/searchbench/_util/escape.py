@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
 
 from ..errors import DataFormatError
 
 __all__ = ["NAME_FORM", "check_name", "is_hidden", "normal_name", "one_line", "visible_name",
            "visible_text"]
 
-NAME_FORM = "NFC"
+NAME_FORM: Literal["NFC"] = "NFC"
 """The Unicode normalisation form of names and ids (composed: ``é`` is U+00E9)."""
 
 # Default-ignorable and blank characters that str.isprintable() calls printable: Hangul

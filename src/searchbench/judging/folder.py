@@ -155,7 +155,7 @@ def _collision(root: Path, first: str, second: str, doc_id: str) -> None:
     """Two files whose names differ only in their Unicode form (NFC ``é`` and NFD ``e`` +
     U+0301 look the same) would become one id: refused, naming both (as escapes, since
     they print alike)."""
-    raise DataFormatError(f"{visible_name(root)}: files {ascii(first)} and {ascii(second)} "
+    raise DataFormatError(f"{visible_name(root)}: files {first!a} and {second!a} "
                           f"both become document id '{doc_id}' (names are "
                           f"compared in Unicode {NAME_FORM} form, and they print alike); "
                           f"expected distinct names: rename one of them")

@@ -27,8 +27,8 @@ from .._util import check_name, utc_now
 from ..errors import DataFormatError, OutputError
 from .labels import GRADES, AnnotatorKind, Judgment, Quote
 
-__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "check_annotator_name",
-           "hash_token"]
+__all__ = ["SCHEMA_VERSION", "STORE_FILE", "DamagedStoreError", "JudgmentStore",
+           "check_annotator_name", "hash_token"]
 
 STORE_FILE = "judging.sqlite"
 SCHEMA_VERSION = 1
@@ -73,9 +73,22 @@ CREATE TABLE IF NOT EXISTS evidence (
 );
 """
 
+# Added to stores of schema version 1 when opened (an older searchbench ignores it).
+_SIGNIN_LINKS = """
+CREATE TABLE IF NOT EXISTS signin_links (
+    key_sha256 TEXT PRIMARY KEY,
+    annotator TEXT NOT NULL REFERENCES annotators (name) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+)"""
+
 _TABLES = frozenset(("schema_version", "annotators", "judgments", "sessions", "evidence"))
 
 _COLUMNS = "id, query_id, doc_id, annotator, grade, kind, note, source, created_at"
+
+
+class DamagedStoreError(DataFormatError):
+    """The store's file is damaged (SQLite finds malformed pages): nothing more is read
+    from or written to it; the message says how to recover."""
 
 
 def hash_token(token: str) -> str:
@@ -98,6 +111,7 @@ class JudgmentStore:
             raise DataFormatError(f"{self.path.parent}: not a folder; expected the evaluation "
                                   f"set folder that holds {STORE_FILE}")
         self._lock = threading.RLock()
+        self.damaged: DamagedStoreError | None = None  # set on the first malformed page seen
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout,
                                        check_same_thread=False, isolation_level=None)
@@ -131,6 +145,7 @@ class JudgmentStore:
                     f"{self.path}: judging store schema version {version}, this searchbench "
                     f"reads up to version {SCHEMA_VERSION}; upgrade searchbench "
                     f"(pip install -U searchbench) to open it")
+            db.execute(_SIGNIN_LINKS)
 
     def _version(self) -> int | None:
         tables = {r[0] for r in self._db.execute(
@@ -155,12 +170,16 @@ class JudgmentStore:
         with self._lock:
             try:
                 yield self._db
-            except sqlite3.DatabaseError as exc:
-                raise _damaged(self.path, exc) from None
+            except sqlite3.OperationalError as exc:  # locked too long, I/O error
+                raise OutputError(f"cannot read {self.path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:  # a malformed file
+                raise self._mark_damaged(exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self.damaged is not None:  # never write into a file known to be malformed
+                raise self.damaged
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -172,7 +191,22 @@ class JudgmentStore:
             except sqlite3.OperationalError as exc:  # disk full, read-only, locked too long
                 raise OutputError(f"cannot write {self.path}: {exc}") from None
             except sqlite3.DatabaseError as exc:  # a malformed file
-                raise _damaged(self.path, exc) from None
+                raise self._mark_damaged(exc) from None
+
+    def _mark_damaged(self, exc: sqlite3.DatabaseError | str) -> DamagedStoreError:
+        """The error for a malformed file, remembered: every later write is refused."""
+        self.damaged = _damaged(self.path, exc)
+        return self.damaged
+
+    def check_integrity(self) -> None:
+        """SQLite's ``PRAGMA quick_check`` over the whole file (every page, row and index
+        entry, no index-content cross-check); a damaged store raises
+        :class:`DamagedStoreError` (``judge serve``, ``explore`` and ``judge export`` call
+        this first: no label is acknowledged into, or exported from, a malformed file)."""
+        with self._reading() as db:
+            rows = [str(r[0]) for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+        if rows != ["ok"]:
+            raise self._mark_damaged("; ".join(rows)[:300])
 
     def close(self) -> None:
         """Close the connection (a WAL checkpoint happens on the last close)."""
@@ -206,6 +240,31 @@ class JudgmentStore:
                        (name, kind, hash_token(token), utc_now()))
             db.execute("DELETE FROM sessions WHERE annotator=?", (name,))  # old ones end
         return token
+
+    def sign_in_link(self, name: str) -> str:
+        """A fresh sign-in key for a known annotator, good for one sign-in (the store keeps
+        its SHA-256; an earlier unused key of ``name`` stops working). The annotator's token
+        is unchanged: this is how a restarted app says how to sign in again."""
+        key = secrets.token_urlsafe(24)
+        with self._transaction() as db:
+            db.execute("DELETE FROM signin_links WHERE annotator=?", (name,))
+            db.execute("INSERT INTO signin_links VALUES (?, ?, ?)",
+                       (hash_token(key), name, utc_now()))
+        return key
+
+    def redeem(self, secret: str) -> str | None:
+        """The annotator signing in with ``secret``: their token, or a sign-in link's key
+        (used up by this call); ``None`` for anything else."""
+        name = self.annotator(secret)
+        if name is not None or not secret:
+            return name
+        with self._transaction() as db:
+            row = db.execute("SELECT annotator FROM signin_links WHERE key_sha256=?",
+                             (hash_token(secret),)).fetchone()
+            if row is None:
+                return None
+            db.execute("DELETE FROM signin_links WHERE key_sha256=?", (hash_token(secret),))
+        return str(row[0])
 
     def annotator(self, token: str) -> str | None:
         """The name whose token this is, or ``None``."""
@@ -362,9 +421,15 @@ class JudgmentStore:
                                 source=r[7], created_at=r[8])) for r in rows]
 
 
-def _damaged(path: Path, exc: sqlite3.DatabaseError) -> DataFormatError:
-    return DataFormatError(f"{path}: damaged judging store ({exc}); expected an intact SQLite "
-                           f"file written by searchbench: restore it from a backup")
+def _damaged(path: Path, exc: sqlite3.DatabaseError | str) -> DamagedStoreError:
+    folder = path.parent
+    return DamagedStoreError(
+        f"{path}: damaged judging store ({exc}); nothing is read from or written to it. "
+        f"To recover: move it aside, then restore a backup copy of {path.name}, or salvage "
+        f"its readable rows with `sqlite3 {path} .recover | sqlite3 {folder / 'recovered.sqlite'}`"
+        f" and move that into place; the labels of the last export are in "
+        f"{folder / 'qrels.tsv'} and {folder / 'qrels.provenance.jsonl'} (earlier ones in "
+        f"{folder / 'history'})")
 
 
 def check_annotator_name(name: object) -> str:

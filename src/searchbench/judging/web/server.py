@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..._util import visible_name
 from ...errors import ConfigError, require
 from ..labels import read_pool
 from ..store import JudgmentStore, check_annotator_name
@@ -82,17 +83,32 @@ def _url_host(host: str) -> str:
     return f"[{host.strip('[]')}]" if ":" in host else host
 
 
-def register(store: JudgmentStore, names: tuple[str, ...],
-             new_tokens: bool) -> dict[str, str | None]:
-    """Tokens of new annotators (and of all, with ``new_tokens``); ``None`` for an annotator
-    kept with the token printed when it was added."""
+@dataclass(frozen=True)
+class Access:
+    """How the listed annotators sign in: a new token each (``tokens``), or a fresh
+    one-time sign-in link for those who keep theirs (``links``); ``revoked``: the people of
+    the store not listed, whom this app refuses (their tokens and sessions)."""
+
+    tokens: dict[str, str]
+    links: dict[str, str]
+    revoked: list[str]
+
+
+def register(store: JudgmentStore, names: tuple[str, ...], new_tokens: bool) -> Access:
+    """Access for the listed annotators, and only them: new annotators (all, with
+    ``new_tokens``) get a token, the others a fresh one-time sign-in link; every other
+    person of the store is refused by this app (``JudgingContext.annotators``), whatever
+    token or session they hold. Another app on the same store serves its own list."""
     known = store.annotators()
-    names = tuple(check_annotator_name(name) for name in names)  # NFC; all checked before
-    for name in names:                                           # a token is made and lost
+    names = tuple(dict.fromkeys(check_annotator_name(n) for n in names))  # NFC, all checked
+    for name in names:                                                  # before any token
         if known.get(name) == "llm":
             raise ConfigError(f"annotator {name!r} is an LLM judge; choose another name")
-    return {name: store.add_annotator(name) if new_tokens or name not in known else None
-            for name in dict.fromkeys(names)}
+    tokens = {name: store.add_annotator(name) for name in names
+              if new_tokens or name not in known}
+    links = {name: store.sign_in_link(name) for name in names if name not in tokens}
+    revoked = [n for n, kind in known.items() if kind == "human" and n not in names]
+    return Access(tokens, links, revoked)
 
 
 def require_web() -> None:
@@ -116,15 +132,21 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
         check_pool(pool, corpus, queries, str(opts.pool))
         items = judging_order(pool)
     store = JudgmentStore(opts.evalset)
-    tokens = register(store, opts.annotators, opts.new_tokens)
+    try:
+        store.check_integrity()  # refuse to serve (and acknowledge labels) from a bad file
+        access = register(store, opts.annotators, opts.new_tokens)
+    except BaseException:
+        store.close()
+        raise
     sock = bind(opts.host, opts.port)
     port = sock.getsockname()[1]
     allowed = frozenset() if not is_loopback(opts.host) else frozenset(
         f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]", opts.host.lower()))
     ctx = JudgingContext(opts.evalset, corpus, queries, store, items, qrels, explore,
-                         secure=opts.certfile is not None, allowed_hosts=allowed)
+                         secure=opts.certfile is not None, allowed_hosts=allowed,
+                         annotators=frozenset([*access.tokens, *access.links]))
     base = f"{'https' if ctx.secure else 'http'}://{_url_host(opts.host)}:{port}"
-    _announce(opts, ctx, tokens, base)
+    _announce(opts, ctx, access, base)
     config = uvicorn.Config(create_app(ctx), log_level="warning", access_log=False,
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
@@ -136,17 +158,25 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
         store.close()
 
 
-def _announce(opts: ServeOptions, ctx: JudgingContext, tokens: dict[str, str | None],
-              base: str) -> None:
-    what = (f"explore mode ({' vs '.join(ctx.explore.names)}, {ctx.explore.measure})"
-            if ctx.explore else f"{len(ctx.items)} (query, document) pairs to judge")
-    print(f"searchbench judging app for {opts.evalset}: {what}; labels go to "
-          f"{ctx.store.path}")
-    width = max(len(n) for n in tokens)
-    for name, token in tokens.items():
-        where = (f"{base}/login#token={token}" if token is not None else
-                 f"same token as before: {base}/login#token=<the token printed when "
-                 f"{name} was added> (--new-tokens prints new ones)")
-        print(f"  {name:<{width}}  {where}")
+def _announce(opts: ServeOptions, ctx: JudgingContext, access: Access, base: str) -> None:
+    """The start-up lines (``judge serve`` and ``explore`` alike): one sign-in URL per
+    listed annotator, the people revoked, where the labels go."""
+    what = (f"explore mode ({' vs '.join(map(visible_name, ctx.explore.names))}, "
+            f"{ctx.explore.measure})" if ctx.explore
+            else f"{len(ctx.items)} (query, document) pairs to judge")
+    print(f"searchbench judging app for {visible_name(opts.evalset)}: {what}; labels go to "
+          f"{visible_name(ctx.store.path)}")
+    names = [*access.tokens, *access.links]
+    width = max(len(n) for n in names)
+    for name in names:
+        if name in access.tokens:
+            print(f"  {name:<{width}}  {base}/login#token={access.tokens[name]}  (new token)")
+        else:
+            print(f"  {name:<{width}}  {base}/login#token={access.links[name]}  (a fresh "
+                  f"sign-in link, good once; the URL printed when {name} was added still "
+                  f"works; --new-tokens replaces it)")
+    if access.revoked:
+        print(f"Not let in (not listed with --annotator): {', '.join(access.revoked)}: "
+              f"this app refuses their URLs and sessions; their labels are kept.")
     print(f"Each URL signs one annotator in: send it to that person only. Serving at {base}/ "
           f"until Ctrl+C.", flush=True)
