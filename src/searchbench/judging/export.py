@@ -55,8 +55,7 @@ def store_judgments(folder: str | os.PathLike[str]) -> list[Judgment]:
 
     if not (Path(folder) / STORE_FILE).is_file():
         return []
-    with JudgmentStore(folder) as store:
-        store.check_integrity()  # labels from a malformed file would be silently wrong
+    with JudgmentStore(folder, check=True) as store:  # a malformed file: silently wrong
         return store.judgments(latest=True)
 
 

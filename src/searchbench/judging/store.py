@@ -104,7 +104,8 @@ class JudgmentStore:
     A store written by a newer searchbench raises :class:`DataFormatError`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0,
+                 check: bool = False) -> None:
         p = Path(path)
         self.path = p / STORE_FILE if p.is_dir() or not p.suffix else p
         if not self.path.parent.is_dir():
@@ -118,6 +119,8 @@ class JudgmentStore:
         except sqlite3.Error as exc:
             raise DataFormatError(f"{self.path}: cannot open the judging store ({exc})") from None
         try:
+            if check and self.path.stat().st_size:  # before anything is written to it
+                self.check_integrity()
             self._setup()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -199,12 +202,15 @@ class JudgmentStore:
         return self.damaged
 
     def check_integrity(self) -> None:
-        """SQLite's ``PRAGMA quick_check`` over the whole file (every page, row and index
-        entry, no index-content cross-check); a damaged store raises
-        :class:`DamagedStoreError` (``judge serve``, ``explore`` and ``judge export`` call
-        this first: no label is acknowledged into, or exported from, a malformed file)."""
+        """SQLite's ``PRAGMA integrity_check`` over the whole file (every page, record and
+        index entry, each index against its table); a damaged store raises
+        :class:`DamagedStoreError`. ``JudgmentStore(..., check=True)`` runs it before
+        anything is written (``judge serve``, ``explore``, ``judge export`` and
+        ``judge agreement`` do: no label is acknowledged into, or exported from, a
+        malformed file). SQLite keeps no checksums: a flipped byte inside a value that no
+        index holds (a note) cannot be seen by any check."""
         with self._reading() as db:
-            rows = [str(r[0]) for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+            rows = [str(r[0]) for r in db.execute("PRAGMA integrity_check(5)").fetchall()]
         if rows != ["ok"]:
             raise self._mark_damaged("; ".join(rows)[:300])
 

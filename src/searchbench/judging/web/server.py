@@ -131,9 +131,8 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
         pool = read_pool(opts.pool)
         check_pool(pool, corpus, queries, str(opts.pool))
         items = judging_order(pool)
-    store = JudgmentStore(opts.evalset)
+    store = JudgmentStore(opts.evalset, check=True)  # never serve a malformed store
     try:
-        store.check_integrity()  # refuse to serve (and acknowledge labels) from a bad file
         access = register(store, opts.annotators, opts.new_tokens)
     except BaseException:
         store.close()
