@@ -18,7 +18,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,16 @@ CREATE TABLE IF NOT EXISTS signin_links (
     key_sha256 TEXT PRIMARY KEY,
     annotator TEXT NOT NULL REFERENCES annotators (name) ON DELETE CASCADE,
     created_at TEXT NOT NULL
+)"""
+
+# The web apps serving this store now (rows of apps that died are cleaned at the next start).
+_APPS = """
+CREATE TABLE IF NOT EXISTS apps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    annotators TEXT NOT NULL,
+    started_at TEXT NOT NULL
 )"""
 
 _TABLES = frozenset(("schema_version", "annotators", "judgments", "sessions", "evidence"))
@@ -149,6 +159,7 @@ class JudgmentStore:
                     f"reads up to version {SCHEMA_VERSION}; upgrade searchbench "
                     f"(pip install -U searchbench) to open it")
             db.execute(_SIGNIN_LINKS)
+            db.execute(_APPS)
 
     def _version(self) -> int | None:
         tables = {r[0] for r in self._db.execute(
@@ -271,6 +282,49 @@ class JudgmentStore:
                 return None
             db.execute("DELETE FROM signin_links WHERE key_sha256=?", (hash_token(secret),))
         return str(row[0])
+
+    def open_app(self, names: Iterable[str]) -> tuple[int, list[str]]:
+        """Register a web app serving ``names`` and end the access of every other person no
+        running app on this machine serves: their token (NULL), browser sessions and sign-in
+        links stop working; their labels stay; listing them again gives a new token.
+        Returns ``(app id, names revoked now)``; :meth:`close_app` when the app stops."""
+        import json
+        import socket
+
+        host, keep = socket.gethostname(), set(names)
+        with self._transaction() as db:
+            for app_id, pid, served in db.execute(
+                    "SELECT id, pid, annotators FROM apps WHERE host=?", (host,)).fetchall():
+                if _alive(int(pid)):
+                    keep.update(json.loads(served))
+                else:  # an app killed without closing
+                    db.execute("DELETE FROM apps WHERE id=?", (app_id,))
+            rows = db.execute(
+                "SELECT name FROM annotators a WHERE kind='human' AND (token_sha256 IS NOT "
+                "NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.annotator=a.name) OR "
+                "EXISTS (SELECT 1 FROM signin_links k WHERE k.annotator=a.name)) "
+                "ORDER BY name").fetchall()
+            revoked = [str(r[0]) for r in rows if r[0] not in keep]
+            for name in revoked:
+                db.execute("UPDATE annotators SET token_sha256=NULL WHERE name=?", (name,))
+                db.execute("DELETE FROM sessions WHERE annotator=?", (name,))
+                db.execute("DELETE FROM signin_links WHERE annotator=?", (name,))
+            cur = db.execute("INSERT INTO apps (host, pid, annotators, started_at) VALUES "
+                             "(?, ?, ?, ?)", (host, os.getpid(), json.dumps(sorted(set(names))),
+                                              utc_now()))
+        return int(cur.lastrowid or 0), revoked
+
+    def close_app(self, app_id: int) -> None:
+        """The app ``app_id`` stopped: its annotators no longer keep others' access alive."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM apps WHERE id=?", (app_id,))
+
+    def has_token(self, name: str) -> bool:
+        """Whether ``name`` has a working token (not revoked)."""
+        with self._reading():
+            row = self._db.execute("SELECT token_sha256 IS NOT NULL FROM annotators WHERE "
+                                   "name=?", (name,)).fetchone()
+        return bool(row and row[0])
 
     def annotator(self, token: str) -> str | None:
         """The name whose token this is, or ``None``."""
@@ -425,6 +479,17 @@ class JudgmentStore:
         return [(r[0], Judgment(query_id=r[1], doc_id=r[2], annotator=r[3], grade=r[4],
                                 kind=r[5], evidence=tuple(quotes.get(r[0], ())), note=r[6],
                                 source=r[7], created_at=r[8])) for r in rows]
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (signal 0 probes without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _damaged(path: Path, exc: sqlite3.DatabaseError | str) -> DamagedStoreError:
