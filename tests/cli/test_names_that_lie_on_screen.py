@@ -69,9 +69,9 @@ def test_names_that_lie_on_screen_annotators_are_one_name_in_nfc(tmp_path: Path)
 
 def test_names_that_lie_on_screen_visible_text_keeps_lines_escapes_the_rest() -> None:
     text = "row 1\trow\n2 \u202eabc\u2028def\u200b \x1b \ud800 é\u00a0x"
-    assert visible_text(text) == ("row 1\trow\n2 \\u202eabc\\u2028def\\u200b \\x1b \\ud800 "
+    assert visible_text(text) == ("row 1\trow\n2 \\u202eabc\\u2028def\\u200b \\u001b \\ud800 "
                                   "é\u00a0x")
-    assert visible_name("a\nb\u202e") == "a\\x0ab\\u202e"
+    assert visible_name("a\nb\u202e") == "a\\u000ab\\u202e"
     assert one_line("first\nerror: forged\u2028second\rthird") == (
         "first error: forged second third")
 

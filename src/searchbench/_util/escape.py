@@ -14,7 +14,8 @@ and two spellings of one letter (``é`` as U+00E9 or as ``e`` + U+0301).
   is refused; :func:`is_hidden` is the one predicate of what "hidden" means.
 - :func:`visible_name`, :func:`visible_text`, :func:`one_line`: names and texts that are
   not ours to refuse are shown with every hidden character as a Python-style escape
-  (``a\\u202eb``), so the value stays readable and distinct, on one line where it must be.
+  (``a\\u202eb``, ``\\u001b``), so the value stays readable and distinct, on one line
+  where it must be.
 """
 
 from __future__ import annotations
@@ -60,14 +61,13 @@ def normal_name(name: str) -> str:
 
 def _escape(ch: str) -> str:
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else (
-        f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible_name(value: object) -> str:
     """``str(value)`` on one line with every hidden character (:func:`is_hidden`: newline,
     tab, bidi overrides, zero-width characters, lone surrogates…) as an escape
-    (``\\x0a``, ``\\u202e``)."""
+    (``\\u000a``, ``\\u202e``): one line, one TSV field, no terminal escape."""
     text = str(value)
     if text.isprintable() and (text.isascii() or not any(c in _INVISIBLE for c in text)):
         return text
@@ -75,9 +75,9 @@ def visible_name(value: object) -> str:
 
 
 def visible_text(value: object) -> str:
-    """``str(value)`` with every hidden character but tab, newline and spaces as an escape:
-    control characters as ``\\xNN``, bidi controls, zero-width characters, U+2028/9 and
-    lone surrogates as ``\\uXXXX`` (text, no longer the characters themselves)."""
+    """``str(value)`` with every hidden character but tab, newline and spaces (control
+    characters, bidi controls, zero-width characters, U+2028/9, lone surrogates) as a
+    ``\\uXXXX`` escape (text, no longer the characters themselves)."""
     return _TEXT_HIDDEN.sub(lambda m: _escape(m.group()), str(value))
 
 
