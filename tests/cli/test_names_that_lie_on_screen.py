@@ -140,3 +140,32 @@ def test_names_that_lie_on_screen_query_ids_chosen_by_a_person_are_refused(
     stored = [json.loads(x)["_id" if "_id" in x else "id"]
               for x in (folder / "queries.jsonl").read_text().splitlines()]
     assert stored == ["qé"] and unicodedata.is_normalized("NFC", stored[0])
+
+
+@pytest.mark.parametrize("name", ["bm25\u202e.trec", "a\u2028error: forged.trec",
+                                  "z\u200bw.trec", "\u3164.trec", "nb\u00a0sp.trec"])
+def test_names_that_lie_on_screen_run_names_in_tables_are_escaped(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    plain, odd = tmp_path / "plain.trec", tmp_path / name
+    for run in (plain, odd):
+        run.write_text("q1 Q0 d1 1 1.0 x\nq2 Q0 d3 1 1.0 x\n")
+    for fmt in ("table", "tsv"):
+        assert main(["eval", str(qrels), str(plain), str(odd), "-m", "P@1", "-f", fmt]) == 0
+        out = capsys.readouterr().out
+        assert visible_name(name) in out
+        assert all(not is_hidden(c) for line in out.splitlines() for c in line
+                   if c not in " \t"), out
+
+
+@pytest.mark.parametrize("name", ["x\nerror: forged", "y\u2028error: forged",
+                                  "z\u0085error: forged", "w\rerror: forged"])
+def test_names_that_lie_on_screen_cannot_forge_error_lines(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / name).write_text("a file, not a folder")
+    assert main(["evalset", "init", str(tmp_path / "set"), "--docs",
+                 str(tmp_path / name)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("error: --docs "), err
+    assert "not a folder" in err and all(not is_hidden(c) for c in err.rstrip("\n")), err
