@@ -30,6 +30,7 @@ def intact(tmp_path_factory) -> tuple[Path, Path]:
     commit each, as the app writes them), and its pool."""
     root = tmp_path_factory.mktemp("damaged-store")
     folder, pool = make_evalset(root)
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n")  # as evalset init
     with JudgmentStore(folder) as store:
         for i in range(3000):
             store.record(Judgment(f"q{i % 2 + 1}", f"doc-{i}", f"ann{i % 20}", i % 4,
@@ -72,7 +73,11 @@ def test_damaged_judging_store_is_refused_at_start(intact, tmp_path: Path, seed:
                   "--new-tokens"],
                  ["explore", str(folder), "--runs", str(run), str(run)],
                  ["judge", "export", str(folder)],
-                 ["judge", "agreement", str(folder)]):
+                 ["judge", "agreement", str(folder)],
+                 ["pool", str(folder), "--runs", str(run), "-o", str(tmp_path / "p.jsonl")],
+                 ["judge", "llm", str(folder), "--pool", str(pool), "--endpoint",
+                  "http://127.0.0.1:9/v1", "--model", "m", "--cache",
+                  str(tmp_path / "llm.sqlite")]):
         done = _run(*args)
         assert done.returncode == 1, (args, done.stdout, done.stderr)
         lines = done.stderr.strip().splitlines()
@@ -82,6 +87,7 @@ def test_damaged_judging_store_is_refused_at_start(intact, tmp_path: Path, seed:
         assert "Traceback" not in done.stderr and "login#token" not in done.stdout
         assert (folder / STORE_FILE).read_bytes() == damaged  # nothing written into it
     assert not (folder / "qrels.provenance.jsonl").exists()
+    assert not (tmp_path / "p.jsonl").exists()
 
 
 def test_damaged_judging_store_intact_one_serves(intact, tmp_path: Path) -> None:
