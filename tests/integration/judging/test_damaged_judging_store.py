@@ -176,3 +176,17 @@ def served(tmp_path_factory):
     server = start(["judge", "serve", str(folder), "--pool", str(pool), "--annotator", "alice"])
     yield server, {"Authorization": f"Bearer {server.tokens['alice']}"}
     server.stop()
+
+
+def test_damaged_judging_store_large_stores_get_the_quick_check(intact, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    # over FULL_CHECK_BYTES the faster quick_check runs: damaged pages are still found
+    from searchbench.judging import store as store_module
+
+    monkeypatch.setattr(store_module, "FULL_CHECK_BYTES", 0)
+    folder, _, damaged = _damaged_copy(intact, tmp_path, 5, 0x0D)
+    with pytest.raises(DamagedStoreError, match="To recover"):
+        JudgmentStore(folder, check=True)
+    assert (folder / STORE_FILE).read_bytes() == damaged
+    with JudgmentStore(intact[0], check=True) as store:  # an intact one opens
+        assert store.count() == 3000
