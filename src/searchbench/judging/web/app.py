@@ -208,7 +208,7 @@ class JudgingApp:
     async def static_file(self, request: Request) -> Response:
         found = self.static.get(request.path_params["name"])
         if found is None:
-            return _plain(404, "not found")
+            return self.message("No such page here.", 404)
         content, media_type = found
         return Response(content, media_type=media_type,
                         headers={"cache-control": "no-cache"})
