@@ -190,3 +190,21 @@ def test_damaged_judging_store_large_stores_get_the_quick_check(intact, tmp_path
     assert (folder / STORE_FILE).read_bytes() == damaged
     with JudgmentStore(intact[0], check=True) as store:  # an intact one opens
         assert store.count() == 3000
+
+
+@pytest.mark.parametrize("query", ["", "q=", "q=q1&q=q2", "q=" + "q" * 5000])
+def test_damaged_judging_store_malformed_explore_parameters_are_400(tmp_path, query) -> None:
+    folder, _ = make_evalset(tmp_path)
+    run = tmp_path / "a.trec"
+    run.write_text("q1 Q0 d1 1 1.0 A\n")
+    server = start(["explore", str(folder), "--runs", str(run), str(run), "--annotator", "eve"])
+    try:
+        with httpx.Client(base_url=server.base) as c:
+            auth = {"Authorization": f"Bearer {server.tokens['eve']}"}
+            r = c.get(f"/explore/query?{query}", headers=auth)
+            assert r.status_code == 400 and "Bad request" in r.text, (query, r.status_code)
+            assert c.get("/explore/query?q=nope", headers=auth).status_code == 404
+            assert c.get("/explore/query?q=q1", headers=auth).status_code == 200
+    finally:
+        server.stop()
+    assert not any("Traceback" in line for line in server.output)

@@ -377,13 +377,19 @@ class BadRequest(SearchbenchError):
     """A malformed request parameter (a 400 with the app's own page)."""
 
 
+def one_param(request: Request, name: str, what: str) -> str:
+    """The query parameter ``name``, given exactly once and non-empty, else
+    :class:`BadRequest` naming ``what`` was expected."""
+    values = request.query_params.getlist(name)
+    if len(values) != 1 or not values[0] or len(values[0]) > 4096:
+        raise BadRequest(f"Bad request: expected one {what} (?{name}=…).")
+    return values[0]
+
+
 def item_number(request: Request, n_items: int) -> int:
     """The ``i`` parameter: a decimal item number (at most 12 digits; ``i`` given once), else
     :class:`BadRequest` — never an ``int()`` of a 5,000-digit string."""
-    values = request.query_params.getlist("i")
-    if len(values) != 1:
-        raise BadRequest("Bad request: expected one item number ?i=N.")
-    value = values[0]
+    value = one_param(request, "i", "item number")
     if not (value.isascii() and value.isdigit() and len(value) <= 12):
         raise BadRequest(f"Bad request: the item number must be 0 to {max(n_items - 1, 0)} "
                          f"(decimal digits).")
