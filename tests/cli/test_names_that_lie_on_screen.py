@@ -169,3 +169,16 @@ def test_names_that_lie_on_screen_cannot_forge_error_lines(
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith("error: --docs "), err
     assert "not a folder" in err and all(not is_hidden(c) for c in err.rstrip("\n")), err
+
+
+def test_names_that_lie_on_screen_an_nfd_name_finds_its_annotator_at_export(
+        tmp_path: Path) -> None:
+    from searchbench.judging import Judgment, adjudicate
+
+    nfd = unicodedata.normalize("NFD", "José")
+    with JudgmentStore(tmp_path) as store:
+        store.record(Judgment("q1", "d1", nfd, 2))  # stored as NFC
+        labels = store.judgments()
+    assert [j.annotator for j in labels] == ["José"]
+    items, _ = adjudicate(labels, f"annotator:{nfd}")
+    assert [a.rule for a in items] == ["annotator:José"]

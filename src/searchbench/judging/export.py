@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import atomic_folder, utc_now, write_text
+from .._util import atomic_folder, normal_name, utc_now, write_text
 from ..errors import ConfigError, DataFormatError
 from .labels import Judgment, Quote
 
@@ -81,7 +81,7 @@ def _parse_policy(policy: str, judgments: Sequence[Judgment]) -> tuple[str, str 
     if policy in ("majority", "mean", "humans-over-llm"):
         return policy, None
     if policy.startswith("annotator:") and policy[len("annotator:"):]:
-        name = policy[len("annotator:"):]
+        name = normal_name(policy[len("annotator:"):])  # names are stored in NFC
         known = sorted({j.annotator for j in judgments})
         if name not in known:
             raise ConfigError(f"--adjudicate {policy}: no annotator {name!r} in the store; "
