@@ -66,7 +66,9 @@ def reported_warnings(quiet: bool = False) -> Iterator[None]:
         text = str(message)
         if not quiet and text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr, flush=True)
+            from .._util import one_line
+
+            print(f"warning: {one_line(text)}", file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -128,8 +130,11 @@ def _cells(text: str) -> int:
 
 
 def _printable(text: str) -> str:
-    """Control and format characters (ANSI escapes, bidi overrides…) shown as ``\\uXXXX``."""
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    """Hidden characters (ANSI escapes, bidi overrides, zero-width…) shown as ``\\uXXXX``:
+    the one rule of :func:`searchbench._util.visible_name`."""
+    from .._util import visible_name
+
+    return visible_name(text)
 
 
 def box_table(header: list[str], rows: list[list[str]], right: list[bool],

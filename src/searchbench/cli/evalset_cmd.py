@@ -81,7 +81,9 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
     if as_json:
         print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
-        click.echo(report.to_text())
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))  # ids from the set are untrusted
         if judged is not None:
             click.echo(f"judge agreement: {judged.summary()}")
     if not report.ok:

@@ -202,5 +202,7 @@ def list_command(store: tuple[Path, ...]) -> None:
 def _plain(text: str) -> str:
     """``text`` safe for one TSV field on a terminal: control and format characters (tab,
     newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
-    names were validated may hold them."""
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    names were validated may hold them (:func:`searchbench._util.visible_name`)."""
+    from .._util import visible_name
+
+    return visible_name(text)

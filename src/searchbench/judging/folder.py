@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._util import utc_now, visible_text, write_text
+from .._util import NAME_FORM, check_name, utc_now, visible_name, write_text
 from ..data import Corpus, Document, Queries, Query
 from ..errors import ConfigError, DataFormatError
 from .files import FORMATS, convert_file, doc_id_for, sha256
@@ -56,13 +56,13 @@ class InitReport:
                     "kept in the corpus (no longer found under the docs folder or not matched by "
                     "the glob; --prune drops them)")
             lines.append(f"removed files, {what}: {_examples(self.removed)}")
-        lines += [f"skipped {visible_text(path)}: {why}" for path, why in self.skipped]
+        lines += [f"skipped {visible_name(path)}: {why}" for path, why in self.skipped]
         return "\n".join(lines)
 
 
 def _examples(items: Sequence[str], n: int = 5) -> str:
     more = f", … {len(items) - n} more" if len(items) > n else ""
-    return ", ".join(items[:n]) + more
+    return ", ".join(visible_name(item) for item in items[:n]) + more
 
 
 def native_file(folder: Path, stem: str) -> Path | None:
@@ -144,9 +144,21 @@ def _documents(root: Path, glob: str | None, report: InitReport,
             report.skipped.append((rel, converted.skipped))
             continue
         doc_id = doc_id_for(rel)
+        if doc_id in out:
+            _collision(root, out[doc_id].metadata["path"], rel, doc_id)
         out[doc_id] = Document(doc_id, converted.text, converted.title,
                                {"path": rel, "format": fmt, "sha256": sha256(data)})
     return out
+
+
+def _collision(root: Path, first: str, second: str, doc_id: str) -> None:
+    """Two files whose names differ only in their Unicode form (NFC ``é`` and NFD ``e`` +
+    U+0301 look the same) would become one id: refused, naming both (as escapes, since
+    they print alike)."""
+    raise DataFormatError(f"{visible_name(root)}: files {first!a} and {second!a} "
+                          f"both become document id '{doc_id}' (names are "
+                          f"compared in Unicode {NAME_FORM} form, and they print alike); "
+                          f"expected distinct names: rename one of them")
 
 
 def _walk(root: Path, glob: str | None) -> list[tuple[Path, str]]:
@@ -361,8 +373,8 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
     rec: dict[str, Any] = {"text": obj["text"].strip()}
     qid = obj.get("id", obj.get("_id"))
     if qid is not None:
-        qid = str(qid)
-        if not qid or any(ch.isspace() for ch in qid):
+        qid = check_name(str(qid), f"{where}: query id")  # NFC, nothing hidden
+        if any(ch.isspace() for ch in qid):
             raise DataFormatError(f"{where}: id {qid!r}; expected a non-empty id without "
                                   "white space")
         rec["id"] = qid

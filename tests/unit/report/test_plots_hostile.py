@@ -54,4 +54,4 @@ def test_svg_is_well_formed_and_shows_names_literally(plot):
 
 
 def test_visible_text_keeps_text_and_shows_controls():
-    assert visible_text("a\x00b\x1b\ud800 é\tz\n") == "a\\x00b\\x1b\\ud800 é\tz\n"
+    assert visible_text("a\x00b\x1b\ud800 é\tz\n") == "a\\u0000b\\u001b\\ud800 é\tz\n"
