@@ -42,7 +42,7 @@ from ...errors import (
     require,
     user_stacklevel,
 )
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._input import (
     as_hits_arrays,
     batches,
@@ -116,7 +116,9 @@ class DuckDBStore(VectorStore):
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {_META} "
                              "(name VARCHAR PRIMARY KEY, info VARCHAR)")
         except self._duckdb.Error as exc:
-            raise BackendError(f"cannot open {url.public}: {exc}") from None
+            kind, hint = advice(exc, self.engine, self.path)
+            raise kind(f"cannot open {url.public}: {str(exc).strip().splitlines()[0]}; "
+                       f"{hint}") from None
         self._local = threading.local()
         self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
@@ -294,6 +296,13 @@ class DuckDBStore(VectorStore):
                                "(duckdb ignored disabled_optimizers)")
         ids, dists = as_hits_arrays(rows)
         return StoreHits(ids, dists, False, plan, {}, latencies)
+
+    def exists(self) -> bool:
+        """The database file records the table."""
+        return self._meta() is not None
+
+    def location(self) -> str:
+        return f"table {self.table} in {self.path}"
 
     def count(self) -> int:
         """Rows in the table (0 before the first load)."""

@@ -261,6 +261,10 @@ class QdrantEdgeStore(KnownIds, VectorStore):
                             threshold=qm.threshold_points(kb, int(record["dim"])),
                             matching=matching)
 
+    def exists(self) -> bool:
+        """The shard's folder is there and not empty."""
+        return self._shard is not None or (self._path.is_dir() and any(self._path.iterdir()))
+
     def count(self) -> int:
         self._open()
         return int(self._shard.info().points_count)
