@@ -75,12 +75,15 @@ def _cli_error(capsys, *args: str) -> str:
 
 
 @contextlib.contextmanager
-def _immutable(folder: Path) -> Iterator[None]:
+def _immutable(folder: Path, recursive: bool = False) -> Iterator[None]:
     """``folder`` with the immutable flag: nothing can be created, renamed or removed in it,
-    even by root. Skips where ``chattr`` or the file system does not allow it."""
+    even by root (``recursive``: nor can its files be changed). Skips where ``chattr`` or
+    the file system does not allow it."""
     if shutil.which("chattr") is None:
         pytest.skip("chattr is not installed")
-    done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+    flags = ["-R"] if recursive else []
+    done = subprocess.run(["chattr", *flags, "+i", str(folder)], capture_output=True,
+                          check=False)
     if done.returncode != 0:
         pytest.skip(f"chattr +i is not allowed here ({done.stderr.decode().strip()})")
     try:
@@ -91,7 +94,7 @@ def _immutable(folder: Path) -> Iterator[None]:
             pytest.skip("the immutable flag does not stop writes here")
         yield
     finally:
-        subprocess.run(["chattr", "-i", str(folder)], check=False)
+        subprocess.run(["chattr", *flags, "-i", str(folder)], check=False)
 
 
 def test_a_non_database_file_is_one_error_line(engine, tmp_path, capsys):
@@ -140,6 +143,25 @@ def test_a_store_made_read_only_after_loading_never_leaks_an_engine_error(engine
         except SearchbenchError as exc:
             assert str(path) in str(exc) or str(folder) in str(exc), exc
             assert "\n" not in str(exc)
+
+
+def test_an_immutable_store_is_searched_or_says_it_cannot_be_written(engine, tmp_path):
+    """Every file of a loaded store immutable, then an index build and a search (Qdrant
+    Edge cannot even open such a shard: it maps its files writable)."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    path = folder / ENGINES[engine][1]
+    url = _url(engine, path)
+    _load(url)
+    with _immutable(folder, recursive=True):
+        try:
+            with connect(url) as store:
+                store.build_index()
+                hits = store.search(VECTORS[:2], 3)
+            assert [h[0] for h in hits.ids] == IDS[:2]
+        except SearchbenchError as exc:
+            assert str(folder) in str(exc), exc
+            assert "cannot be written" in str(exc) or "cannot be opened for writing" in str(exc)
 
 
 def test_describe_of_a_mistyped_collection_is_no_store(engine, tmp_path, capsys):

@@ -242,7 +242,9 @@ class LanceDBStore(KnownIds, VectorStore):
             try:
                 self._table.create_index("vector", config=config, replace=True)
             except (ValueError, RuntimeError, OSError) as exc:
-                raise BackendError(f"{self.where}: building {kind} failed: {exc}") from None
+                error, hint = advice(exc, self.engine, str(self.root))
+                raise error(f"{self.where}: building {kind} failed: {_line(exc)}; "
+                            f"{hint}") from None
         effective = {s.name: given.get(s.name, s.default) for s in self.params
                      if s.name in _KIND_PARAMS[kind]}
         record["store"]["index"] = index_provenance(kind, effective, timer.seconds)

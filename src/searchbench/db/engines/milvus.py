@@ -108,8 +108,11 @@ class MilvusStore(VectorStore):
         try:
             return fn(*args, **kwargs)
         except self._pymilvus.MilvusException as exc:
-            raise BackendError(f"{self.url.public}: Milvus answered: "
-                               f"{_short(str(exc.message))}") from None
+            text = _short(str(exc.message))
+            kind, hint = advice(text, self.engine, self.location())
+            if kind is BackendError:
+                raise BackendError(f"{self.url.public}: Milvus answered: {text}") from None
+            raise kind(f"{self.url.public}: Milvus answered: {text}; {hint}") from None
 
     # -- stored settings ----------------------------------------------------------------
     def _meta(self) -> dict[str, Any] | None:
