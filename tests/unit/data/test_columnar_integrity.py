@@ -152,3 +152,24 @@ def test_memory_and_stream_agree_on_degenerate_columnar_runs(tmp_path, fmt, case
     for extra in ([], ["--stream"]):
         done = _cli(str(qrels), str(path), *extra)
         assert (done.returncode, done.stderr.splitlines()) == (1, [f"error: {expected}"])
+
+
+@pytest.mark.parametrize("case", ["checksum", "zero-rows"])
+def test_ray_partitions_refuse_what_the_whole_file_reader_refuses(tmp_path, case):
+    """``--engine ray`` reads query ranges of a columnar run through pyarrow.dataset: the
+    same refusals as the whole-file and streamed readers, as one error line."""
+    pytest.importorskip("ray")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{q:03d} 0 d{q * 50} 1\n" for q in range(40)))
+    path = tmp_path / "r.parquet"
+    if case == "checksum":
+        write_columnar_run(_run(), path, "parquet")
+        _flip(path, _middle_of_column(path, "score"))
+        expected = "a page fails its checksum"
+    else:
+        _zero_rows(path, "parquet")
+        expected = f"{path}: the file holds no rows; expected at least one run row"
+    done = _cli(str(qrels), str(path), "--engine", "ray", "--partitions", "4")
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: ") and expected in line and str(path) in line
