@@ -23,6 +23,7 @@ from .base import (
     engine_failure,
     parse_store_url,
     register_engine,
+    without_secrets,
 )
 from .ids import IdMap
 
@@ -90,7 +91,7 @@ def connect(url: str, *, must_exist: bool = False) -> VectorStore:
         raise
     except Exception as exc:  # the engine's own, while opening
         text = str(exc).strip().splitlines()
-        first = (text[0] if text else type(exc).__name__).replace(parsed.password or "\0", "***")
+        first = without_secrets(text[0] if text else type(exc).__name__, parsed)
         raise BackendError(f"{parsed.public}: {parsed.scheme} cannot open the store "
                            f"({first[:300]}); check the URL and the path") from None
     if must_exist:

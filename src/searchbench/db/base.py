@@ -345,12 +345,21 @@ def engine_failure(store: VectorStore, action: str, exc: BaseException) -> Searc
     """One error for an engine's exception during ``action``: the store's public URL,
     what failed, the engine's first line (passwords removed) and what to do."""
     text = str(exc).strip().splitlines()
-    first = text[0] if text else type(exc).__name__
-    if store.url.password:
-        first = first.replace(store.url.password, "***")
+    first = without_secrets(text[0] if text else type(exc).__name__, store.url)
     where = f"{store.url.public}: {store.engine} {action} failed ({first[:300]})"
     kind, hint = advice(exc, store.engine, store.location())
     return kind(f"{where}; {hint}")
+
+
+def without_secrets(text: str, url: StoreURL) -> str:
+    """``text`` (an engine's message) with the URL's password and the values of its
+    credential-like options (``api_key=``, ``token=``…) replaced by ``***``, before any
+    cut."""
+    secrets = [url.password or ""] + [v for k, v in url.options.items()
+                                       if _SECRET_OPTION.search(k)]
+    for secret in sorted((x for x in secrets if len(x) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def advice(exc: BaseException | str, engine: str, location: str
