@@ -273,3 +273,16 @@ def test_engine_messages_lose_the_url_secrets_before_they_are_cut():
     url = parse_store_url("qdrant://me:Pg5ecret@host:6333/x?api_key=KEY-123456&collection=c")
     text = "auth failed for me:Pg5ecret with api-key KEY-123456 at host"
     assert without_secrets(text, url) == "auth failed for me:*** with api-key *** at host"
+
+
+def test_describing_a_duckdb_file_of_someone_else_writes_nothing_into_it(tmp_path, capsys):
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb_extension_vss")
+    path = tmp_path / "theirs.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE sales (id INTEGER)")
+    line = _cli_error(capsys, "db", "describe", f"duckdb://{path}?table=docs")
+    assert "no store at 'table docs in" in line
+    with duckdb.connect(str(path)) as con:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    assert tables == ["sales"]
