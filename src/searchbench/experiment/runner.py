@@ -141,6 +141,7 @@ class _Workspace:
         self.indexes: dict[tuple[str, str, Any], Any] = {}
         self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
         self.qrels: dict[tuple[str, str, Any], Qrels] = {}
+        self.unit_tokens: dict[tuple[str, str, Any], float] = {}
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
@@ -345,6 +346,7 @@ class _Workspace:
         units = self.cell_index(cell).units
         words = [len(t.split()) for t in units.texts]
         extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
+                  "mean_unit_tokens": self.mean_unit_tokens(cell),
                   "recall_curve": [result.mean[m] for m in curve],
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
@@ -352,6 +354,18 @@ class _Workspace:
                   "judged_units": len(self.judgments(cell)),
                   "judged": {"k": cutoff, "mean": result.mean[probe]}}
         return scores, extras
+
+    def mean_unit_tokens(self, cell: Cell) -> float:
+        """Mean size of the indexed units of ``cell`` in its own token unit (model tokens
+        for a retriever with a model, whitespace words for BM25), counted once per index."""
+        unit = self.unit(cell.retriever)
+        key = (self._any_base(cell).name, cell.chunker, unit)
+        if key not in self.unit_tokens:
+            texts = self.cell_index(cell).units.texts
+            named = {str(i): t for i, t in enumerate(texts)}
+            counts = context_token_counts(named, list(named), encoder=self.encoder(unit))
+            self.unit_tokens[key] = float(np.mean(list(counts.values()))) if counts else 0.0
+        return self.unit_tokens[key]
 
     def _any_base(self, cell: Cell) -> RetrieverSpec:
         spec = cell.retriever
