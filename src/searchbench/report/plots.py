@@ -68,7 +68,7 @@ def recall_svg(group: Any) -> str:
     fig = _figure(7.5, 4.2)
     ax = fig.add_subplot()
     for c in group.cells:
-        curve = c.extras.get("recall_curve", [])
+        curve = group.recall_curve(c)
         style = "--" if "/" in c.system and c.chunker != group.cells[0].chunker else "-"
         ax.plot(range(1, len(curve) + 1), curve, style, color=colours[c.system],
                 label=visible_text(c.system), linewidth=1.4)
