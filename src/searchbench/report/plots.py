@@ -60,6 +60,13 @@ def main_measure_svg(group: Any) -> str:
     return _svg(fig, f"{group.main} per system")
 
 
+def _recall_curve(group: Any, c: Any) -> list[float]:
+    """The cell's Recall@K curve over the group's queries (``Group.recall_curve``: without
+    the queries marked no_answer when the group leaves them out)."""
+    curve = getattr(group, "recall_curve", None)
+    return list(curve(c)) if callable(curve) else list(c.extras.get("recall_curve", []))
+
+
 @plain_text
 def recall_svg(group: Any) -> str:
     """Recall@K for K = 1…100, one line per system."""
@@ -68,7 +75,7 @@ def recall_svg(group: Any) -> str:
     fig = _figure(7.5, 4.2)
     ax = fig.add_subplot()
     for c in group.cells:
-        curve = group.recall_curve(c)
+        curve = _recall_curve(group, c)
         style = "--" if "/" in c.system and c.chunker != group.cells[0].chunker else "-"
         ax.plot(range(1, len(curve) + 1), curve, style, color=colours[c.system],
                 label=visible_text(c.system), linewidth=1.4)
