@@ -219,3 +219,47 @@ def test_a_bad_unanswerable_in_the_config_is_one_error_line(files, capsys):
     assert main(["experiment", "run", str(config), "--quiet"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "key 'unanswerable': unknown unanswerable policy 'ignore'" in err[0]
+
+
+def test_no_answer_survives_add_queries_convert_and_changes_the_hash_only_when_set(
+        files, tmp_path, capsys):
+    from searchbench.collections.registry import load_evalset
+    from searchbench.data import read_queries_jsonl
+
+    folder = Path(files["set"])
+    before = load_evalset(str(folder)).content_hash()
+    new = tmp_path / "more.jsonl"
+    new.write_text('{"text": "nothing on this", "no_answer": true}\n'
+                   '{"text": "an ordinary one"}\n', encoding="utf-8")
+    assert main(["evalset", "add-queries", str(folder), str(new)]) == 0
+    marked = read_queries_jsonl(folder / "queries.jsonl").no_answer_ids()
+    assert marked == ["q7", "q8", "q9"]  # the new marked query got the next free id
+    lines = (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '"no_answer"' not in lines[-1] and '"no_answer":true' in lines[-2]
+    for fmt in ("beir", "native"):
+        out = tmp_path / fmt
+        assert main(["evalset", "convert", str(folder), "--to", str(out), "--format",
+                     fmt]) == 0
+        spec = f"beir:{out}" if fmt == "beir" else str(out)
+        # a BEIR split keeps its judged queries only: q8 and q9 have no judgments
+        assert load_evalset(spec).queries.no_answer_ids() == (["q7"] if fmt == "beir"
+                                                              else marked)
+    es = load_evalset(str(folder))
+    assert es.content_hash() != before
+    from dataclasses import replace
+
+    from searchbench.data import Queries
+
+    unmarked = replace(es, queries=Queries([replace(q, no_answer=False) for q in es.queries]))
+    plain = tmp_path / "plain"
+    unmarked.write(plain)
+    assert '"no_answer"' not in (plain / "queries.jsonl").read_text(encoding="utf-8")
+    capsys.readouterr()
+
+
+def test_add_queries_refuses_a_no_answer_that_is_not_a_boolean(files, tmp_path, capsys):
+    new = tmp_path / "more.jsonl"
+    new.write_text('{"text": "x", "no_answer": "maybe"}\n', encoding="utf-8")
+    assert main(["evalset", "add-queries", files["set"], str(new)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "more.jsonl:1: no_answer is 'maybe'" in err[0]
