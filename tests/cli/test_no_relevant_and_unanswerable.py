@@ -263,3 +263,28 @@ def test_add_queries_refuses_a_no_answer_that_is_not_a_boolean(files, tmp_path, 
     assert main(["evalset", "add-queries", files["set"], str(new)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "more.jsonl:1: no_answer is 'maybe'" in err[0]
+
+
+@pytest.mark.parametrize("policy, left_out", [([], ["q7"]), (["--unanswerable", "zero"], [])])
+def test_run_summary_and_sidecar_say_it(files, tmp_path, capsys, policy, left_out):
+    out = tmp_path / "bm25.trec"
+    assert main(["run", files["set"], "-r", "bm25", "-o", str(out), *policy]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    side = json.loads(out.with_name(out.name + ".json").read_text(encoding="utf-8"))
+    info = next(v["queries"] for v in _dicts(side) if "queries" in v
+                and isinstance(v["queries"], dict) and "no_answer" in v["queries"])
+    assert info["no_answer"]["query_ids"] == ["q7"]
+    assert info["no_answer"]["policy"] == ("zero" if not left_out else "skip")
+    assert info["scored"] == 5 - len(left_out)
+    assert (NO_REL if left_out else NO_REL_ZERO) in printed
+
+
+def _dicts(obj):
+    """Every dict nested in ``obj``."""
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _dicts(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _dicts(v)
