@@ -116,6 +116,11 @@ _AXES = """([artefact, tolerance]) => {
   const out = {axes: 0, labels: 0, problems: [], seen: []};
   document.querySelectorAll('svg').forEach((svg, n) => {
     const plot = svg.getAttribute('aria-label') || ('plot ' + (n + 1));
+    svg.querySelectorAll('text').forEach((t) => {  // titles, legends, annotations too
+      if (!t.closest('g[id^="matplotlib.axis"]') && bad.test(t.textContent)) {
+        out.problems.push(plot + ': text ' + JSON.stringify(t.textContent));
+      }
+    });
     svg.querySelectorAll('g[id^="matplotlib.axis"]').forEach((axis) => {
       out.axes += 1;
       const texts = Array.from(axis.querySelectorAll('text'))
@@ -151,9 +156,9 @@ _AXES = """([artefact, tolerance]) => {
 def plot_axes(html: Path, width: int = 1280, tolerance: float = 0.5) -> dict:
     """The axes of every SVG plot of ``html`` as headless Chromium draws them (Playwright
     driving Debian's chromium): ``{"axes": n, "labels": n tick labels, "seen": [text of
-    every axis and tick label], "problems": [...]}``; a problem is a label showing TeX or
-    an escaped entity, or two tick labels of one axis whose boxes overlap (by more than
-    ``tolerance`` CSS pixels)."""
+    every axis and tick label], "problems": [...]}``; a problem is a text of a plot (axis
+    label, tick label, title, legend, annotation) showing TeX or an escaped entity, or two
+    tick labels of one axis whose boxes overlap (by more than ``tolerance`` CSS pixels)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=FLAGS,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from searchbench._util import write_text
@@ -145,10 +146,30 @@ def test_the_check_fails_on_tex_entities_and_overlapping_labels(tmp_path):
         <g id="xtick_2"><text x="52" y="20">200</text></g>
         <g id="text_1"><text x="50" y="60">K &amp;amp; size</text></g>
       </g><g id="matplotlib.axis_2"><g id="ytick_1"><text x="5" y="90">0.5</text></g>
-      <g id="ytick_2"><text x="5" y="150">1.0</text></g></g></svg>"""
+      <g id="ytick_2"><text x="5" y="150">1.0</text></g></g>
+      <g id="legend_1"><text x="200" y="100">run &amp;lt;b&amp;gt;</text></g></svg>"""
     found = plot_axes(write_text(tmp_path / "bad.html", f"<html><body>{svg}</body></html>"))
     problems = " ".join(found["problems"])
     assert "mathdefault" in problems and "&amp; size" in problems
     assert "overlap" in problems and '"200"' in problems
+    assert 'text "run &lt;b&gt;"' in problems  # a legend shows an entity escaped twice
     assert not [p for p in found["problems"] if "axis_2" in p]  # y labels are apart
     assert re.search(TEXT_ARTEFACT, "$") and not re.search(TEXT_ARTEFACT, "1e+06 & 60")
+
+
+def test_a_real_ann_sweep_report_has_plain_separate_tick_labels(tmp_path):
+    """``ann sweep`` then ``ann report`` on random vectors (hnswlib), drawn in Chromium."""
+    pytest.importorskip("hnswlib")
+    pytest.importorskip("matplotlib")
+    from searchbench.cli.main import main
+
+    rng = np.random.default_rng(7)
+    np.save(tmp_path / "b.npy", rng.standard_normal((400, 16)).astype(np.float32))
+    np.save(tmp_path / "q.npy", rng.standard_normal((20, 16)).astype(np.float32))
+    assert main(["ann", "sweep", "--vectors", str(tmp_path / "b.npy"), "--queries",
+                 str(tmp_path / "q.npy"), "--index", "hnswlib", "--param", "M=4,8",
+                 "--param", "efSearch=2,8,64", "--repeats", "1", "--threads", "1", "-q",
+                 "-o", str(tmp_path / "s.json")]) == 0
+    assert main(["ann", "report", str(tmp_path / "s.json"), "-o",
+                 str(tmp_path / "r.html")]) == 0
+    _check(plot_axes(tmp_path / "r.html"), plots=2)
