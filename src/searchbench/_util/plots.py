@@ -147,6 +147,7 @@ def plain_ticks(fig: Any) -> None:
                 elif isinstance(found, ScalarFormatter):
                     found.set_useMathText(False)
 
+
 def thin_tick_labels(fig: Any, gap: float = LABEL_GAP) -> None:
     """Hide the tick labels of ``fig`` that would overlap another label of their axis
     (drawn once with Agg to measure them): major labels are kept first, in axis order, then
@@ -162,7 +163,7 @@ def thin_tick_labels(fig: Any, gap: float = LABEL_GAP) -> None:
             kept: list[Any] = []
             for ticks in (axis.get_major_ticks(), axis.get_minor_ticks()):
                 for label in _shown_labels(axis, ticks):
-                    box = label.get_window_extent(renderer).expanded(1, 1).padded(pad / 2)
+                    box = label.get_window_extent(renderer).padded(pad / 2)
                     if any(box.overlaps(other) for other in kept):
                         label.set_visible(False)
                     else:
