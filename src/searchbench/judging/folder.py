@@ -369,7 +369,8 @@ def add_queries(folder: str | os.PathLike[str], source_file: str | os.PathLike[s
         if qid is None:
             counter, qid = _next_id(counter, ids)
         query = Query(qid, text, rec.get("source", src), rec.get("generator", generator),
-                      rec.get("verified", False), rec.get("metadata") or {})
+                      rec.get("verified", False), rec.get("metadata") or {},
+                      rec.get("no_answer", False))
         ids[qid] = query
         seen[_norm(text)] = qid
         new.append(query)
@@ -441,7 +442,12 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
         rec["generator"] = None if obj["generator"] is None else str(obj["generator"])
     if isinstance(obj.get("verified"), bool):
         rec["verified"] = obj["verified"]
-    known = {"id", "_id", "text", "source", "generator", "verified", "metadata"}
+    if "no_answer" in obj:
+        if not isinstance(obj["no_answer"], bool):
+            raise DataFormatError(f"{where}: no_answer is {obj['no_answer']!r}; expected true "
+                                  "(no document answers this query) or false")
+        rec["no_answer"] = obj["no_answer"]
+    known = {"id", "_id", "text", "source", "generator", "verified", "no_answer", "metadata"}
     meta = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
     meta.update({k: v for k, v in obj.items() if k not in known})
     if meta:
