@@ -39,6 +39,7 @@ __all__ = [
     "STEMMERS",
     "STOPWORDS",
     "TESTS",
+    "UNANSWERABLE_POLICIES",
     "Backend",
     "Bm25Method",
     "Correction",
@@ -51,6 +52,7 @@ __all__ = [
     "RetrieverType",
     "StatsSettings",
     "TestName",
+    "UnanswerablePolicy",
     "canonical",
     "canonical_backend",
     "canonical_bm25_method",
@@ -65,6 +67,7 @@ __all__ = [
     "canonical_stemmer",
     "canonical_stopwords",
     "canonical_test",
+    "canonical_unanswerable",
     "check_finite",
     "check_positive_int",
     "check_probability",
@@ -85,6 +88,12 @@ CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
 
 MissingPolicy = Literal["zero", "skip"]
 MISSING_POLICIES: tuple[MissingPolicy, ...] = ("zero", "skip")
+
+#: Queries an evaluation set marks ``"no_answer": true`` (ARCHITECTURE §4.4): ``skip`` leaves
+#: them out of every measure (the default), ``zero`` scores them as trec_eval does (0 where
+#: the qrels hold no relevant document).
+UnanswerablePolicy = Literal["skip", "zero"]
+UNANSWERABLE_POLICIES: tuple[UnanswerablePolicy, ...] = ("skip", "zero")
 
 KeepPolicy = Literal["max", "first"]
 KEEP_POLICIES: tuple[KeepPolicy, ...] = ("max", "first")
@@ -139,6 +148,8 @@ _ALIASES: dict[str, dict[str, str]] = {
     "correction": {"benjamini-hochberg": "bh", "benjamini_hochberg": "bh", "fdr": "bh",
                    "fdr_bh": "bh"},
     "missing policy": {},
+    "unanswerable policy": {"exclude": "skip", "drop": "skip", "score": "zero",
+                            "trec_eval": "zero"},
     "keep policy": {},
     "level": {"document": "doc", "passage": "chunk"},
     "fusion": {"reciprocal-rank": "rrf", "linear": "weighted"},
@@ -155,7 +166,8 @@ _ALIASES: dict[str, dict[str, str]] = {
 }
 _VALUES: dict[str, tuple[str, ...]] = {
     "metric": METRICS, "test": TESTS, "correction": CORRECTIONS,
-    "missing policy": MISSING_POLICIES, "keep policy": KEEP_POLICIES, "level": LEVELS,
+    "missing policy": MISSING_POLICIES, "unanswerable policy": UNANSWERABLE_POLICIES,
+    "keep policy": KEEP_POLICIES, "level": LEVELS,
     "fusion": FUSIONS, "normalisation": NORMS, "BM25 method": BM25_METHODS,
     "backend": BACKENDS, "retriever type": RETRIEVER_TYPES, "stemmer": STEMMERS,
     "stop words": STOPWORDS,
@@ -224,6 +236,12 @@ def canonical_correction(value: Any, key: str | None = None) -> Correction:
 def canonical_missing(value: Any, key: str | None = None) -> MissingPolicy:
     """Qrels queries absent from a run: ``zero`` (trec_eval -c) or ``skip``."""
     return _one_of(MISSING_POLICIES, canonical("missing policy", value, key))
+
+
+def canonical_unanswerable(value: Any, key: str | None = None) -> UnanswerablePolicy:
+    """Queries marked ``no_answer``: ``skip`` (left out of the measures) or ``zero``
+    (scored as trec_eval scores them)."""
+    return _one_of(UNANSWERABLE_POLICIES, canonical("unanswerable policy", value, key))
 
 
 def canonical_keep(value: Any, key: str | None = None) -> KeepPolicy | None:

@@ -114,5 +114,5 @@ def test_names_from_files_reach_the_terminal_inert(tmp_path: Path, capsys) -> No
                           "--glob", "*")
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out
-    assert "skipped \\x1b]0;title\\x07.bin: unknown kind of file" in out
+    assert "skipped \\u001b]0;title\\u0007.bin: unknown kind of file" in out
     assert '"id":"%1B[31mred.md"' in (tmp_path / "set" / "corpus.jsonl").read_text()

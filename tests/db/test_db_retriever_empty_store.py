@@ -25,17 +25,17 @@ _LOCAL = {
 
 
 def test_every_local_engine_is_covered_here():
-    assert set(_LOCAL) == LOCAL_ENGINES
+    assert set(_LOCAL) == set(LOCAL_ENGINES)
 
 
 @pytest.mark.parametrize("model", [None, "static"])
-def test_an_empty_store_says_it_holds_no_rows(tmp_path, model):
+def test_a_missing_table_in_an_existing_file_is_no_store(tmp_path, model):
     pytest.importorskip("duckdb_extension_vss")
     from searchbench.retrieval.stores import DbRetriever
 
     url = f"duckdb://{tmp_path}/empty.duckdb?table=docs"
     connect(url).close()  # the file exists, the table does not
-    with pytest.raises(ConfigError, match=r"holds no rows.*searchbench db load"):
+    with pytest.raises(ConfigError, match=r"no store at 'table docs in .*searchbench db load"):
         DbRetriever(url, model=model)
 
 

@@ -105,3 +105,67 @@ def screenshot(html: Path, out: Path, width: int = 1200, height: int = 2400) -> 
                         "--hide-scrollbars", f"--window-size={width},{height}",
                         f"--screenshot={out}", html.resolve().as_uri()],
                        capture_output=True, timeout=60, check=True)
+
+
+#: What a tick or axis label must never show: TeX that mathtext-off left as written, or an
+#: HTML/XML entity escaped twice (``&amp;lt;`` shows as ``&lt;``).
+TEXT_ARTEFACT = r"\$|\\mathdefault|\\times|\^\{|&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);"
+
+_AXES = """([artefact, tolerance]) => {
+  const bad = new RegExp(artefact);
+  const out = {axes: 0, labels: 0, problems: [], seen: []};
+  document.querySelectorAll('svg').forEach((svg, n) => {
+    const plot = svg.getAttribute('aria-label') || ('plot ' + (n + 1));
+    svg.querySelectorAll('text').forEach((t) => {  // titles, legends, annotations too
+      if (!t.closest('g[id^="matplotlib.axis"]') && bad.test(t.textContent)) {
+        out.problems.push(plot + ': text ' + JSON.stringify(t.textContent));
+      }
+    });
+    svg.querySelectorAll('g[id^="matplotlib.axis"]').forEach((axis) => {
+      out.axes += 1;
+      const texts = Array.from(axis.querySelectorAll('text'))
+        .filter((t) => t.textContent.trim() && t.getBBox().width > 0);
+      const ticks = [];
+      texts.forEach((t) => {
+        out.seen.push(t.textContent);
+        if (bad.test(t.textContent)) {
+          out.problems.push(plot + ' / ' + axis.id + ': label ' + JSON.stringify(t.textContent));
+        }
+        if (t.closest('g[id^="xtick"], g[id^="ytick"]')) {
+          ticks.push({text: t.textContent, box: t.getBoundingClientRect()});
+        }
+      });
+      out.labels += ticks.length;
+      for (let i = 0; i < ticks.length; i++) {
+        for (let j = i + 1; j < ticks.length; j++) {
+          const a = ticks[i].box, b = ticks[j].box;
+          if (a.left < b.right - tolerance && b.left < a.right - tolerance &&
+              a.top < b.bottom - tolerance && b.top < a.bottom - tolerance) {
+            out.problems.push(plot + ' / ' + axis.id + ': tick labels ' +
+              JSON.stringify(ticks[i].text) + ' and ' + JSON.stringify(ticks[j].text) +
+              ' overlap');
+          }
+        }
+      }
+    });
+  });
+  return out;
+}"""
+
+
+def plot_axes(html: Path, width: int = 1280, tolerance: float = 0.5) -> dict:
+    """The axes of every SVG plot of ``html`` as headless Chromium draws them (Playwright
+    driving Debian's chromium): ``{"axes": n, "labels": n tick labels, "seen": [text of
+    every axis and tick label], "problems": [...]}``; a problem is a text of a plot (axis
+    label, tick label, title, legend, annotation) showing TeX or an escaped entity, or two
+    tick labels of one axis whose boxes overlap (by more than ``tolerance`` CSS pixels)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=FLAGS,
+                                     headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(html.resolve().as_uri())
+            return page.evaluate(_AXES, [TEXT_ARTEFACT, tolerance])
+        finally:
+            browser.close()

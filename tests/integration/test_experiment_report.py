@@ -15,7 +15,7 @@ import pytest
 from searchbench.cli.main import main
 from searchbench.report.html import SECTIONS
 
-from ._chromium import chromium_path, load_page
+from ._chromium import chromium_path, load_page, plot_axes
 
 CONFIG = """name = "small"
 evalset = "pyref"
@@ -93,6 +93,21 @@ def test_markdown_and_json_agree_with_the_store(report_files):
     assert "## Evaluation set and provenance" in markdown
     assert data["provenance"]["evalsets"]["pyref"]["summary"]["content_hash"].startswith(
         "sha256:")
+
+
+@pytest.mark.slow  # report_files runs an experiment (tens of seconds)
+def test_every_plot_has_plain_separate_tick_labels_in_chromium(report_files):
+    """No TeX (mathtext is off), no escaped entity, no two tick labels of an axis on top of
+    each other; BM25 (words) and the static model (its tokens) get a chunking panel each."""
+    found = plot_axes(report_files[".html"])
+    assert found["problems"] == [], found["problems"]
+    assert found["axes"] >= 20 and found["labels"] >= 2 * found["axes"]
+    seen = " ".join(found["seen"])
+    assert "chunk size: whitespace-separated words per indexed chunk" in seen
+    assert "chunk size: model tokens of " in seen and "context size: model tokens of " in seen
+    data = json.loads(report_files[".json"].read_text(encoding="utf-8"))
+    for cell in data["groups"][0]["cells"]:
+        assert cell["extras"]["mean_unit_tokens"] > 0
 
 
 def test_missing_chromium_fails_in_ci_and_skips_elsewhere(monkeypatch):

@@ -1,6 +1,7 @@
 """The Ray engine (distributed/, ARCHITECTURE §13): results equal the single-process ones.
 
-One local Ray (2 CPUs, no dashboard) is started for the module and shut down at its end.
+One local Ray (2 CPUs, no dashboard, on 127.0.0.1) is started for the module by
+``ray_cluster`` and shut down at its end.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ MEASURES = ["nDCG@10", "AP", "RR", "R@5", "Bpref", "NumRet", "NumRelRet"]
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+    """searchbench's own local Ray (loopback only, quiet), shared by the module's tests."""
+    from searchbench.distributed import ray_cluster
+
+    with ray_cluster(num_cpus=2) as started:
+        yield started
 
 
 def _data(tmp_path, rng):

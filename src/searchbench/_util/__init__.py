@@ -4,14 +4,23 @@ One home each for: atomic writes with the right permissions (:mod:`.files`), lib
 versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
-(:mod:`.folders`), visible escapes of control characters (:mod:`.escape`) and the check of
+(:mod:`.folders`), the rule for names and ids shown to a person (NFC, hidden
+characters refused or shown as escapes: :mod:`.escape`) and the check of
 names that become path components (:mod:`.paths`). Only
 :mod:`searchbench.errors` lies beneath.
 """
 
 from __future__ import annotations
 
-from .escape import visible_text
+from .escape import (
+    NAME_FORM,
+    check_name,
+    is_hidden,
+    normal_name,
+    one_line,
+    visible_name,
+    visible_text,
+)
 from .files import (
     atomic_path,
     atomic_write,
@@ -33,16 +42,21 @@ from .versions import LIBRARIES, library_versions, machine, package_version, utc
 
 __all__ = [
     "LIBRARIES",
+    "NAME_FORM",
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "check_name",
     "default_cache_dir",
     "file_lock",
+    "is_hidden",
     "json_safe",
     "library_versions",
     "machine",
     "md_table",
     "md_text",
+    "normal_name",
+    "one_line",
     "output_error",
     "package_version",
     "progress",
@@ -52,6 +66,7 @@ __all__ = [
     "replace",
     "safe_component",
     "utc_now",
+    "visible_name",
     "visible_text",
     "within",
     "write_bytes",

@@ -66,7 +66,9 @@ def reported_warnings(quiet: bool = False) -> Iterator[None]:
         text = str(message)
         if not quiet and text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr, flush=True)
+            from .._util import one_line
+
+            print(f"warning: {one_line(text)}", file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -107,6 +109,49 @@ def vocab_option(default: str | None, *names: str, concept: str, help: str) -> A
                         help=help, show_default=default is not None)
 
 
+def load_queries(path: Path | None) -> Any:
+    """The queries (provenance and ``no_answer`` marks) of a queries.jsonl or a native set
+    folder given to ``--queries``; None without one."""
+    if path is None:
+        return None
+    from ..data import read_queries_jsonl
+    from ..errors import ConfigError
+
+    if path.is_dir():
+        found = [path / n for n in ("queries.jsonl", "queries.jsonl.gz") if (path / n).is_file()]
+        if not found:
+            raise ConfigError(f"--queries {path}: the folder holds no queries.jsonl; expected "
+                              "a native evaluation set folder or a queries.jsonl file")
+        path = found[0]
+    return read_queries_jsonl(path)
+
+
+UNANSWERABLE_OPTION = vocab_option(
+    None, "--unanswerable", concept="unanswerable policy",
+    help="Queries marked \"no_answer\": true in --queries: 'skip' leaves them out of every "
+         "measure (default), 'zero' scores them as trec_eval does (0 where no document is "
+         "relevant). The count is printed either way.")
+
+
+def unanswerable_marks(queries: Any, policy: str | None) -> tuple[list[str], str]:
+    """``(ids marked no_answer, policy)`` of ``--queries`` and ``--unanswerable``; the
+    policy without a queries file is an error (nothing would be marked)."""
+    from ..errors import ConfigError
+    from ..measures import no_answer_ids
+
+    if queries is None and policy is not None:
+        raise ConfigError("--unanswerable needs --queries: the queries.jsonl (or native set "
+                          "folder) whose \"no_answer\": true marks say which queries have no "
+                          "answer")
+    return no_answer_ids(queries), policy or "skip"
+
+
+def print_notes(notes: Sequence[str], *, stderr: bool) -> None:
+    """``note: …`` lines, once each, on stdout (below a table) or stderr (beside data)."""
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}", file=sys.stderr if stderr else sys.stdout)
+
+
 def run_name(path: Path, runs: Sequence[Path]) -> str:
     """Runs are named by file name (by path when two share a name)."""
     same = [p for p in runs if p.name == path.name]
@@ -128,8 +173,11 @@ def _cells(text: str) -> int:
 
 
 def _printable(text: str) -> str:
-    """Control and format characters (ANSI escapes, bidi overrides…) shown as ``\\uXXXX``."""
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    """Hidden characters (ANSI escapes, bidi overrides, zero-width…) shown as ``\\uXXXX``:
+    the one rule of :func:`searchbench._util.visible_name`."""
+    from .._util import visible_name
+
+    return visible_name(text)
 
 
 def box_table(header: list[str], rows: list[list[str]], right: list[bool],

@@ -14,12 +14,15 @@ from ..vocab import DEFAULT_MEASURES, DEFAULT_STATS, MAX_RESAMPLES
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
+    UNANSWERABLE_OPTION,
     choice,
     console,
+    load_queries,
     paths,
     print_json,
     reported_warnings,
     run_name,
+    unanswerable_marks,
     vocab_option,
 )
 
@@ -90,7 +93,7 @@ def _check_coverage(qrels, runs, missing: str | None) -> None:
 
 def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
              missing: str | None, keep: str | None, quiet: bool,
-             queries: Path | None = None, **settings):
+             queries: Path | None = None, unanswerable: str | None = None, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
     from ..comparison import compare
     from ..data.qrels import Qrels
@@ -98,26 +101,13 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
 
     policy = keep
     with reported_warnings(quiet):
+        found = load_queries(queries)
+        unanswerable_marks(found, unanswerable)  # --unanswerable needs --queries
         judged = Qrels.from_file(qrels, keep=policy)
         loaded = {n: Run.from_file(p, name=n, keep=policy) for n, p in files.items()}
         _check_coverage(judged, loaded, missing)
-        return compare(judged, loaded, measures, missing=missing or "zero",
-                       queries=_queries(queries), **settings)
-
-
-def _queries(path: Path | None):
-    """The queries (with their provenance) of a queries.jsonl or a native set folder."""
-    if path is None:
-        return None
-    from ..data import read_queries_jsonl
-
-    if path.is_dir():
-        found = [path / n for n in ("queries.jsonl", "queries.jsonl.gz") if (path / n).is_file()]
-        if not found:
-            raise ConfigError(f"--queries {path}: the folder holds no queries.jsonl; expected "
-                              "a native evaluation set folder or a queries.jsonl file")
-        path = found[0]
-    return read_queries_jsonl(path)
+        return compare(judged, loaded, measures, missing=missing or "zero", queries=found,
+                       unanswerable=unanswerable or "skip", **settings)
 
 
 def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
@@ -203,7 +193,8 @@ PER_QUERY_OPTION = click.option(
 QUERIES_OPTION = click.option(
     "--queries", type=paths(must_exist=True), default=None,
     help="queries.jsonl (or a native set folder): show the shares of real, synthetic and "
-         "verified queries and the first measure split by them.")
+         "verified queries and the first measure split by them; queries marked "
+         "\"no_answer\": true are left out of the measures (see --unanswerable).")
 FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(CompareFormat),
                              default=CompareFormat.table, help="Output format.")
 
@@ -225,6 +216,7 @@ FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(Comp
 @MIN_DELTA_OPTION
 @PER_QUERY_OPTION
 @QUERIES_OPTION
+@UNANSWERABLE_OPTION
 @FORMAT_OPTION
 @DECIMALS_OPTION
 @QUIET_OPTION
@@ -245,6 +237,7 @@ def compare_command(
     min_delta: float,
     per_query: bool,
     queries: Path | None,
+    unanswerable: str | None,
     output_format: CompareFormat,
     decimals: int,
     quiet: bool,
@@ -262,7 +255,7 @@ def compare_command(
     files = list(runs)
     names = _run_names(files)
     cmp = _compare(qrels, dict(zip(names, files, strict=True)), measures, missing=missing,
-                   keep=keep, quiet=quiet, queries=queries,
+                   keep=keep, quiet=quiet, queries=queries, unanswerable=unanswerable,
                    baseline=_baseline_name(baseline, files, names),
                    test=test, correction=correction, alpha=alpha, seed=seed,
                    n_permutations=permutations, depth=depth)

@@ -12,17 +12,21 @@ from ..vocab import DEFAULT_MEASURES as _DEFAULTS
 from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
+    UNANSWERABLE_OPTION,
     Format,
     _printable,
     box_table,
     choice,
     console,
     fmt,
+    load_queries,
     paths,
     print_json,
+    print_notes,
     reported_warnings,
     run_name,
     stdout_is_terminal,
+    unanswerable_marks,
     vocab_option,
 )
 
@@ -64,6 +68,10 @@ DEFAULT_MEASURES = list(_DEFAULTS)
                    "default: a local Ray started for this command.")
 @click.option("--partitions", type=click.IntRange(min=1), metavar="INTEGER",
               help="With --engine ray: query partitions per run (default: twice the CPUs).")
+@click.option("--queries", type=paths(must_exist=True), default=None,
+              help="queries.jsonl (or a native set folder): queries marked \"no_answer\": "
+                   "true are left out of the measures (see --unanswerable).")
+@UNANSWERABLE_OPTION
 @DECIMALS_OPTION
 @QUIET_OPTION
 def eval_command(
@@ -80,13 +88,18 @@ def eval_command(
     engine: str,
     address: str | None,
     partitions: int | None,
+    queries: Path | None,
+    unanswerable: str | None,
     decimals: int,
     quiet: bool,
 ) -> None:
     """Evaluate runs against qrels, exactly as trec_eval computes the measures.
 
     Warns when a run's top k (k: the first measure's cutoff, else 10) is almost entirely
-    unjudged (mean Judged@k below 0.1), naming the likely cause (e.g. chunk ids).
+    unjudged (mean Judged@k below 0.1), naming the likely cause (e.g. chunk ids), and says
+    how many scored queries have no relevant document (scored 0, as trec_eval does).
+    Queries marked "no_answer": true in --queries are left out (--unanswerable zero keeps
+    them).
 
     Example: searchbench eval qrels.txt bm25.trec dense.trec -m nDCG@10 -m RR@10 -m R@100
 
@@ -96,8 +109,10 @@ def eval_command(
     from ..data.run import Run
     from ..measures import (
         Evaluator,
+        apply_unanswerable,
         judged_cutoff,
         parse_measures,
+        scored_queries,
         trec_name,
         warn_unjudged,
         without_measure,
@@ -124,17 +139,22 @@ def eval_command(
                       for path in runs]
             results = [_evaluate(evaluator, run, path, qrels)
                        for run, path in zip(loaded, runs, strict=True)]
+        marked, policy = unanswerable_marks(load_queries(queries), unanswerable)
+        kept = [res.query_ids for res in results]
+        results = [apply_unanswerable(res, marked, policy) for res in results]
         for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
             warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
     if probe not in wanted:
         results = [without_measure(res, probe) for res in results]
+    scored = [scored_queries(evaluator.qrels, res.query_ids, wanted, marked, policy, kept=k)
+              for res, k in zip(results, kept, strict=True)]
     out = _Output(
         label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
         counts={m.name for m in evaluator.measures if m.is_count and m.name in wanted},
         per_query=per_query, decimals=decimals,
     )
     if output_format is Format.json:
-        _print_json(results, out)
+        _print_json(results, out, scored)
     elif output_format is Format.trec:
         tags = [run.metadata.get("tag") or run.name for run in loaded]
         _print_trec(results, tags, out)
@@ -144,6 +164,19 @@ def eval_command(
         _print_tsv(results, out)
     else:
         _print_table(results, out)
+    if output_format is not Format.json and not (quiet and output_format is not Format.table):
+        print_notes(_scored_notes(results, scored), stderr=output_format is not Format.table)
+
+
+def _scored_notes(results, scored) -> list[str]:
+    """The notes of :class:`~searchbench.measures.ScoredQueries`: once when every run has
+    the same, else per run."""
+    per_run = [s.notes() for s in scored]
+    if all(n == per_run[0] for n in per_run):
+        return per_run[0]
+    return [f"run {_printable(r.run_name)}: {n}" for r, notes in zip(results, per_run,
+                                                                      strict=True)
+            for n in notes]
 
 
 def _evaluate(evaluator, run, run_path: Path, qrels_path: Path):
@@ -211,9 +244,10 @@ class _Output:
         return fmt(value, self.decimals, name in self.counts)
 
 
-def _print_json(results, out: _Output) -> None:
-    for res in results:
+def _print_json(results, out: _Output, scored) -> None:
+    for res, queries in zip(results, scored, strict=True):
         obj = res.to_dict(per_query=out.per_query)
+        obj["queries"] = queries.to_dict()
         obj["measures"] = {out.label[k]: v for k, v in obj["measures"].items()}
         if out.per_query:
             obj["per_query"] = {out.label[k]: v for k, v in obj["per_query"].items()}

@@ -81,7 +81,9 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
     if as_json:
         print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
-        click.echo(report.to_text())
+        from .._util import visible_text
+
+        click.echo(visible_text(report.to_text()))  # ids from the set are untrusted
         if judged is not None:
             click.echo(f"judge agreement: {judged.summary()}")
     if not report.ok:
@@ -113,9 +115,13 @@ def _judge_agreement(es: Any) -> Any:
 @click.option("--prune", is_flag=True,
               help="Drop documents whose file is no longer found (default: keep them and "
                    "say so).")
+@click.option("--max-file-size", "max_file_size", default="50MiB", show_default=True,
+              metavar="SIZE",
+              help="Skip (and report) files larger than this, e.g. 50MB, 200MiB, 1G; no "
+                   "file is read past it.")
 @JSON_OPTION
 def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
-                 as_json: bool) -> None:
+                 max_file_size: str, as_json: bool) -> None:
     """Create or refresh FOLDER/corpus.jsonl from a folder of documents.
 
     Ids are the files' relative paths (white space and '%' percent-encoded), titles the
@@ -125,9 +131,10 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
     """
-    from ..judging.folder import init_evalset
+    from ..judging.folder import init_evalset, parse_size
 
-    report = init_evalset(folder, docs, glob=pattern, prune=prune)
+    report = init_evalset(folder, docs, glob=pattern, prune=prune,
+                          max_file_bytes=parse_size(max_file_size, "--max-file-size"))
     if as_json:
         print_json({"folder": str(folder), "documents": report.documents,
                     "added": report.added, "updated": report.updated,

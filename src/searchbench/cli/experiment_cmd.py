@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ConfigError
-from ._output import DECIMALS_OPTION, QUIET_OPTION, choice, paths, reported_warnings
+from ._output import (
+    DECIMALS_OPTION,
+    QUIET_OPTION,
+    choice,
+    paths,
+    reported_warnings,
+    vocab_option,
+)
 
 if TYPE_CHECKING:
     from ..report import ExperimentReport
@@ -118,10 +125,13 @@ def print_means_tables(report, decimals: int) -> None:
     for group in report.groups:
         if group.comparison is not None:
             means_table(group, decimals)
+        else:
+            for note in group.notes:
+                print(f"note: {group.title}: {note}")
 
 
 def build_report(config: Path, store: Path | None, out: Path | None,
-                 output_format: ReportFormat, decimals: int
+                 output_format: ReportFormat, decimals: int, unanswerable: str | None = None
                  ) -> tuple[ExperimentReport, dict[str, Path]]:
     """Read the results of ``config`` from the store and write the report files."""
     from ..experiment import default_store, load_config
@@ -132,7 +142,7 @@ def build_report(config: Path, store: Path | None, out: Path | None,
     if not path.is_file():
         raise ConfigError(f"{path}: no results store; run 'searchbench experiment run "
                           f"{config}' first (or pass --store)")
-    report = experiment_report(path, config=cfg)
+    report = experiment_report(path, config=cfg, unanswerable=unanswerable)
     folder = out or cfg.base_dir / "report"
     formats = (("html", "markdown", "json") if output_format is ReportFormat.all
                else (output_format.value,))
@@ -149,14 +159,19 @@ def build_report(config: Path, store: Path | None, out: Path | None,
               default=ReportFormat.all, help="Which files to write.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the HTML report.")
 @click.option("--tables/--no-tables", default=True, help="Print the comparison tables.")
+@vocab_option(None, "--unanswerable", concept="unanswerable policy",
+              help="Queries the evaluation set marks \"no_answer\": true: 'skip' leaves them "
+                   "out of every measure, 'zero' scores them as trec_eval does (default: the "
+                   "config's 'unanswerable', else skip). The count is printed either way.")
 @DECIMALS_OPTION
 @QUIET_OPTION
 def report_command(config: Path, store: Path | None, out: Path | None,
                    output_format: ReportFormat, open_browser: bool, tables: bool,
-                   decimals: int, quiet: bool) -> None:
+                   unanswerable: str | None, decimals: int, quiet: bool) -> None:
     """Write the HTML, Markdown and JSON report of an experiment from its store."""
     with reported_warnings(quiet):
-        report, written = build_report(config, store, out, output_format, decimals)
+        report, written = build_report(config, store, out, output_format, decimals,
+                                       unanswerable)
     if tables:
         print_means_tables(report, decimals)
     if report.missing:
@@ -202,5 +217,7 @@ def list_command(store: tuple[Path, ...]) -> None:
 def _plain(text: str) -> str:
     """``text`` safe for one TSV field on a terminal: control and format characters (tab,
     newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
-    names were validated may hold them."""
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    names were validated may hold them (:func:`searchbench._util.visible_name`)."""
+    from .._util import visible_name
+
+    return visible_name(text)

@@ -74,7 +74,7 @@ def llm_command(evalset: Path, pool_path: Path, endpoint: str, model: str, api_k
     cache = LlmCache(cache_path or Path(evalset) / "llm_cache.sqlite")
     judge = LlmJudge(client, prompt, cache, concurrency=concurrency)
     try:
-        with JudgmentStore(evalset) as store, progress(
+        with JudgmentStore(evalset, check=True) as store, progress(
                 min(len(items), max_items or len(items)), "judging", quiet) as advance:
             report = judge_pool(es, items, judge, store, max_items=max_items, batch=batch,
                                 progress=advance)

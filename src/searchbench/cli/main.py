@@ -166,7 +166,9 @@ def _guard(command: click.Command) -> None:
 
 
 def _fail(message: str) -> int:
-    click.echo("error: " + " ".join(message.split("\n")), err=True)
+    from .._util import one_line
+
+    click.echo("error: " + one_line(message), err=True)  # names in it cannot forge a line
     return 1
 
 

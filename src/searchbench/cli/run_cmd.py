@@ -105,6 +105,10 @@ POSITIVE = click.IntRange(min=1)
               "engine's own syntax (pgvector: an SQL WHERE fragment on your table).")
 @click.option("--tune-weight", is_flag=True, help="Weighted hybrid: pick BM25's weight on "
               "half the judged queries (nDCG@10), report it on both halves.")
+@vocab_option("skip", "--unanswerable", concept="unanswerable policy",
+              help="The summary scores: queries the set marks \"no_answer\": true are left "
+                   "out ('skip') or scored as trec_eval does ('zero'); the count is printed "
+                   "either way.")
 @QUIET_OPTION
 def run_command(
     spec: str,
@@ -152,6 +156,7 @@ def run_command(
     db_params: tuple[str, ...],
     db_filter: str | None,
     tune_weight: bool,
+    unanswerable: str,
     quiet: bool,
 ) -> None:
     """Retrieve for every query of SPEC and write a TREC run with a provenance sidecar.
@@ -204,15 +209,20 @@ def run_command(
         if token_budget:
             run = sb.retrieval.budget_run(run, counts, token_budget)
             context["within_budget"] = sb.retrieval.context_tokens(run, counts, k, queries.ids)
-        scores = _score(es, r, run, level, k)
+        scores, scored = _score(es, r, run, level, k, unanswerable)
     run.metadata["context_tokens"] = context
     run.metadata["token_unit"] = token_unit(r)
     extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
+    if scored is not None:
+        extra["queries"] = scored.to_dict()
     if sweep is not None:
         extra["weight_sweep"] = dataclasses.asdict(sweep)
         if not quiet:
             click.echo(f"weight sweep: {sweep}")
     _write(run, output, prov.provenance(run, es, spec, extra), scores, context, quiet)
+    if scored is not None and output is not None and not quiet:
+        for note in scored.notes():
+            click.echo(f"note: {note}")
 
 
 _FLAGS = {"k1": "--k1", "b": "--b", "method": "--bm25-method", "stopwords": "--stopwords",
@@ -340,14 +350,24 @@ def summary_measures(k: int) -> list[str]:
     return [f"nDCG@{min(10, k)}", f"R@{min(100, k)}"]
 
 
-def _score(es: Any, r: Any, run: Any, level: str, k: int) -> dict[str, float]:
+def _score(es: Any, r: Any, run: Any, level: str, k: int,
+           unanswerable: str = "skip") -> tuple[dict[str, float], Any]:
     """:func:`summary_measures` at the run's level (chunk level: judged by evidence
-    overlap)."""
+    overlap), the queries the set marks ``no_answer`` left out (``unanswerable="skip"``)
+    or kept (``"zero"``), and what was scored
+    (:class:`~searchbench.measures.ScoredQueries`; None without judgments)."""
     import searchbench as sb
+    from searchbench.measures import apply_unanswerable, no_answer_ids, scored_queries
 
     if not len(es.qrels):
-        return {}
-    return dict(sb.evaluate(_qrels(es, r, level), run, summary_measures(k)).mean)
+        return {}, None
+    qrels, measures = _qrels(es, r, level), summary_measures(k)
+    result = sb.evaluate(qrels, run, measures)
+    marked = no_answer_ids(es.queries)
+    kept = result.query_ids
+    result = apply_unanswerable(result, marked, unanswerable)
+    return dict(result.mean), scored_queries(qrels, result.query_ids, measures, marked,
+                                             unanswerable, kept=kept)
 
 
 def _qrels(es: Any, r: Any, level: str) -> Any:

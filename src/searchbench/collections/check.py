@@ -1,18 +1,21 @@
 """Validate an evaluation set (``check_evalset``) and describe it (``evalset_stats``).
 
 Errors (``evalset check`` exits 1): judgments for documents not in the corpus, judgments
-for unknown queries, queries without judgments, duplicate ids or judgments, empty texts,
-evidence quotes not found in their document. An anomaly that a loader declares part of
-the published collection (``provenance["known_issues"]``, e.g. CISI's unjudged queries,
-which are excluded from evaluation) is reported as a warning instead.
+for unknown queries, queries without judgments (unless marked ``no_answer``), duplicate
+ids or judgments, empty texts, evidence quotes not found in their document. An anomaly
+that a loader declares part of the published collection (``provenance["known_issues"]``,
+e.g. CISI's unjudged queries, which are excluded from evaluation) is reported as a
+warning instead.
 
-Warnings: every query synthetic; exactly one relevant document for every query (P@k can
-then never exceed 1/k); fewer than 50 judged queries, with the smallest nDCG@10
-difference such a set can detect (paired t-test, see :func:`detectable_difference`; a
-single judged query can show no difference at all);
-evidence quotes for unjudged pairs or with another grade than the judgment; *partial
-evidence*, a query with quotes for some relevant documents but not others (chunk-level
-judgments then leave the unquoted ones unjudged, see
+Warnings: judged queries without any relevant document (every rank measure scores them
+0, as trec_eval does; mark them ``"no_answer": true`` if no document answers them);
+queries marked ``no_answer`` that have relevant judgments; every query synthetic;
+exactly one relevant document for every query (P@k can then never exceed 1/k); fewer
+than 50 judged queries, with the smallest nDCG@10 difference such a set can detect
+(paired t-test, see :func:`detectable_difference`; a single judged query can show no
+difference at all); evidence quotes for unjudged pairs or with another grade than the
+judgment; *partial evidence*, a query with quotes for some relevant documents but not
+others (chunk-level judgments then leave the unquoted ones unjudged, see
 :func:`searchbench.retrieval.chunk_qrels`).
 """
 
@@ -66,6 +69,9 @@ class CheckReport:
                  f"queries: real {s['real_share']:.0%}, synthetic {s['synthetic_share']:.0%}, "
                  f"verified {s['verified_share']:.0%} ({src})",
                  f"content hash: {s['content_hash']}"]
+        if s.get("no_answer_queries"):
+            lines.insert(2, f"no_answer: {s['no_answer_queries']} queries marked (left out of "
+                            "the measures; --unanswerable zero scores them)")
         lines += [f"error [{f.kind}]: {f.message}" for f in self.errors]
         lines += [f"warning [{f.kind}]: {f.message}" for f in self.warnings]
         verdict = "OK" if self.ok else "FAILED"
@@ -132,7 +138,8 @@ def _judgment_errors(es: EvalSet, report: CheckReport, known: dict[str, str]) ->
         _add(report, known, "unknown-query",
              f"judgments for {len(unknown)} queries that are not in the queries file: "
              f"{_examples(unknown)}")
-    unjudged = es.unjudged_query_ids
+    marked = set(es.queries.no_answer_ids())
+    unjudged = [q for q in es.unjudged_query_ids if q not in marked]  # marked: none expected
     if unjudged:
         _add(report, known, "query-without-judgments",
              f"{len(unjudged)} of {len(es.queries)} queries have no judgments: "
@@ -175,6 +182,34 @@ def _warnings(es: EvalSet, report: CheckReport, sd: float) -> None:
             f"detects only nDCG@10 differences of about {delta:.3f} or more, assuming the "
             f"per-query differences between two systems have SD {sd:.2f}; "
             f"{_needed(sd)} queries would detect 0.05"))
+
+
+def _relevance_warnings(es: EvalSet, report: CheckReport) -> None:
+    """Judged queries without any relevant document (scored 0 by every rank measure, as
+    trec_eval does) and queries marked ``no_answer`` that have one (a contradiction)."""
+    from ..measures import no_relevant_ids
+
+    marked = set(es.queries.no_answer_ids())
+    judged = es.judged_query_ids
+    none = [q for q in no_relevant_ids(es.qrels, judged) if q not in marked]
+    if none:
+        report.warnings.append(Finding(
+            "no-relevant-document", f"{len(none)} of {len(judged)} judged queries have no "
+            f"relevant document (no grade ≥ 1): {_listed(none)}; every rank measure scores "
+            "them 0, as trec_eval does, which lowers every mean; judge their relevant "
+            "documents, or mark them \"no_answer\": true in queries.jsonl if no document "
+            "answers them (left out of the measures, --unanswerable zero keeps them)"))
+    answered = sorted(marked - set(no_relevant_ids(es.qrels, judged)) & set(judged))
+    if answered:
+        report.warnings.append(Finding(
+            "no-answer-with-relevant", f"{len(answered)} queries marked \"no_answer\": true "
+            f"have relevant judgments: {_listed(answered)}; remove the mark or the judgments "
+            "(marked queries are left out of the measures)"))
+
+
+def _listed(ids: list[str], limit: int = 50) -> str:
+    """Every id (up to ``limit``), quoted."""
+    return _examples(ids, limit)
 
 
 def _evidence_warnings(es: EvalSet, report: CheckReport) -> None:
@@ -233,6 +268,7 @@ def check_evalset(es: EvalSet, *, sd: float = ASSUMED_SD) -> CheckReport:
     _judgment_errors(es, report, known)
     _text_errors(es, report, known)
     _warnings(es, report, sd)
+    _relevance_warnings(es, report)
     _evidence_warnings(es, report)
     return report
 

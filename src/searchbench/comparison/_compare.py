@@ -36,6 +36,7 @@ import numpy as np
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
 from ..measures.coverage import judged_cutoff, judged_notes, warn_unjudged, without_measure
+from ..measures.scored import ScoredQueries, apply_unanswerable, no_answer_ids, scored_queries
 from ..stats import (
     correct,
     effect_size,
@@ -111,6 +112,7 @@ class Comparison:
     judged: dict[str, float] = field(default_factory=dict)
     judged_k: int | None = None
     query_provenance: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    scored: ScoredQueries | None = None
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -207,7 +209,8 @@ class Comparison:
                 "query_provenance": ({"shares": self.provenance_shares(), "split": [
                     {"group": r.group, "queries": r.queries, "measure": self.measures[0],
                      "means": {k: json_safe(v) for k, v in r.means.items()}}
-                    for r in self.provenance_split()]} if self.query_provenance else None)}
+                    for r in self.provenance_split()]} if self.query_provenance else None),
+                "queries": self.scored.to_dict() if self.scored else None}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -388,6 +391,7 @@ def compare(
     missing: str = "zero",
     depth: int | None = None,
     queries: Any = None,
+    unanswerable: str = "skip",
 ) -> Comparison:
     """Evaluate ``runs`` on ``qrels`` and test every candidate against ``baseline``.
 
@@ -395,7 +399,11 @@ def compare(
     name or one of the runs (default: the first). See the module docstring for the
     statistics; ``missing`` and ``depth`` go to the measures engine. ``queries`` (the
     set's :class:`~searchbench.data.Queries`, or ``{query_id: (source, verified)}``) adds
-    the query provenance: shares and the main measure split by it.
+    the query provenance: shares and the main measure split by it; queries it marks
+    ``no_answer`` are left out of every measure under ``unanswerable="skip"`` (the default)
+    and scored as trec_eval does under ``"zero"``. The notes say how many compared queries
+    have no relevant document (scored 0, as trec_eval does) and how many were marked
+    (:mod:`searchbench.measures.scored`).
 
     Judged coverage (mean ``Judged@k`` at the main cutoff, see
     :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
@@ -417,6 +425,9 @@ def compare(
     evaluator = Evaluator(qrels, [*wanted, probe] if probe not in wanted else wanted,
                           missing=missing, **extra)
     results = {name: evaluator.evaluate(_renamed(run, name)) for name, run in named.items()}
+    marked = no_answer_ids(queries)
+    kept = _common_queries(results)
+    results = {name: apply_unanswerable(r, marked, unanswerable) for name, r in results.items()}
     judged = {name: float(r.mean[probe]) for name, r in results.items()}
     for name, run in named.items():
         warn_unjudged(name, judged[name], k, run, qrels)
@@ -426,8 +437,15 @@ def compare(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
         notes=_coverage_notes(named, qrels, missing), judged=judged, judged_k=k,
-        queries=queries,
+        queries=queries, scored=scored_queries(qrels, _common_queries(results), wanted, marked,
+                                               unanswerable, kept=kept),
     )
+
+
+def _common_queries(results: Mapping[str, Any]) -> list[str]:
+    """The query ids every result scored (sorted): the queries a comparison compares."""
+    return sorted(set.intersection(*(set(np.asarray(r.query_ids).tolist())
+                                     for r in results.values())))
 
 
 def compare_results(
@@ -445,11 +463,13 @@ def compare_results(
     judged: Mapping[str, float] | None = None,
     judged_k: int | None = None,
     queries: Any = None,
+    scored: ScoredQueries | None = None,
 ) -> Comparison:
     """Compare already evaluated systems: ``{name: EvalResult}`` (same measures, same
     queries), see :func:`compare`. ``judged`` is each system's mean Judged@``judged_k``
     (shown beside the means; a note when it is mostly unjudged), when known; ``queries``
-    as in :func:`compare`."""
+    as in :func:`compare`; ``scored`` (queries without a relevant document, queries marked
+    ``no_answer``) adds its notes and its counts to the export."""
     from .provenance import provenance_of
 
     settings = StatsSettings(canonical_test(test), canonical_correction(correction), alpha,
@@ -470,9 +490,10 @@ def compare_results(
         systems=list(named), baseline=base, measures=measures, query_ids=query_ids,
         means=means, scores=scores, stats=stats, test=test, correction=correction,
         alpha=alpha, confidence=confidence, seed=seed, n_permutations=n_permutations,
-        missing=missing, notes=[*notes, *judged_notes(judged or {}, judged_k or 0)],
+        missing=missing, notes=[*notes, *judged_notes(judged or {}, judged_k or 0),
+                                *(scored.notes() if scored else [])],
         judged=dict(judged or {}) if judged_k else {}, judged_k=judged_k if judged else None,
-        query_provenance=provenance_of(queries),
+        query_provenance=provenance_of(queries), scored=scored,
     )
 
 

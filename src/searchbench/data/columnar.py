@@ -19,7 +19,15 @@ Files are recognised by their magic bytes, whatever their names: ``PAR1`` (Parqu
 ``ARROW1`` (Arrow IPC file, also called Feather v2) or an IPC stream's ``FF FF FF FF``.
 Every value goes through the same checks as a TREC file's (``Qrels.from_columns``,
 ``Run.from_columns``): ids, grades, non-finite scores, duplicate pairs; a message names the
-file, the column and the row.
+file, the column and the row. A column name given twice and a run without rows are
+refused (in memory and streamed alike: an empty text run is refused too).
+
+Integrity: Parquet pages carry an optional CRC-32. searchbench writes it for every page
+(``write_page_checksum``) and verifies it on every read (``page_checksum_verification``):
+a page whose bytes changed is refused, never scored. Pages written without a checksum
+(pyarrow's default) cannot be verified. Arrow IPC has no checksums at all: its batches are
+validated in full (offsets, UTF-8, bounds), which catches damage to ids and structure but
+not a changed byte inside a number.
 """
 
 from __future__ import annotations
@@ -39,8 +47,8 @@ if TYPE_CHECKING:
     from .qrels import Qrels
     from .run import Run
 
-__all__ = ["ColumnarFormat", "columnar_format", "read_columnar_qrels", "read_columnar_run",
-           "run_from_table", "write_columnar_qrels", "write_columnar_run"]
+__all__ = ["ColumnarFormat", "check_run_file", "columnar_format", "read_columnar_qrels",
+           "read_columnar_run", "run_from_table", "write_columnar_qrels", "write_columnar_run"]
 
 ColumnarFormat = Literal["parquet", "arrow"]
 PARQUET_MAGIC = b"PAR1"
@@ -80,25 +88,59 @@ def columnar_format(source: str | os.PathLike[str] | IO[Any]) -> ColumnarFormat 
 
 
 def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The whole table of a Parquet or Arrow IPC file; damage is one DataFormatError."""
+    """The whole table of a Parquet or Arrow IPC file; damage (a failed page checksum,
+    an invalid batch, a truncated file) and a column name given twice are one
+    DataFormatError."""
     src = os.fspath(path)
     fmt = columnar_format(path)
     what = "Parquet" if fmt == "parquet" else "Arrow IPC"
     try:
         if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            return pq.read_table(src)
+            with parquet_file(src) as pf:
+                check_column_names(pf.schema_arrow, src)
+                return pf.read()
         with pa.OSFile(src, "rb") as fh:
             if fh.read(4) == ARROW_STREAM_MAGIC:
                 fh.seek(0)
-                return pa.ipc.open_stream(fh).read_all()
-            fh.seek(0)
-            return pa.ipc.open_file(fh).read_all()
+                table = pa.ipc.open_stream(fh).read_all()
+            else:
+                fh.seek(0)
+                table = pa.ipc.open_file(fh).read_all()
+        check_column_names(table.schema, src)
+        table.validate(full=True)
+        return table
+    except DataFormatError:
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataFormatError(f"{src}: cannot read this {what} file ({reason}); expected a "
-                              f"complete {what} file (truncated or damaged?)") from None
+        raise unreadable(src, what, exc) from None
+
+
+def parquet_file(src: str) -> Any:
+    """``pq.ParquetFile`` that verifies the CRC of every page that has one."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(src, page_checksum_verification=True)
+
+
+def check_column_names(schema: pa.Schema, src: str) -> None:
+    """Refuse a schema naming a column twice (which of the two would be read?)."""
+    names = schema.names
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise DataFormatError(f"{src}: column {twice!r} appears {names.count(twice)} times; "
+                              "expected each column once")
+
+
+def unreadable(src: str, what: str, exc: BaseException) -> DataFormatError:
+    """The one error for a columnar file that cannot be read (``what``: Parquet, Arrow
+    IPC): a failed page checksum says the values were refused."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "checksum" in reason.lower():
+        return DataFormatError(f"{src}: a page fails its checksum ({reason}); the file is "
+                               "damaged and none of its values are used: restore it or write "
+                               "it again")
+    return DataFormatError(f"{src}: cannot read this {what} file ({reason}); expected a "
+                           f"complete {what} file (truncated or damaged?)")
 
 
 def _column(table: pa.Table, name: str, src: str, schema: str, *, kinds: tuple[str, ...],
@@ -138,8 +180,41 @@ def read_columnar_run(path: str | os.PathLike[str], *, name: str | None = None,
                       keep: str | None = None) -> Run:
     """A run from a Parquet or Arrow IPC file (schema in the module docstring)."""
     src = os.fspath(path)
-    return run_from_table(read_table(path), src, name=name or None, keep=keep,
+    table = read_table(path)
+    if table.num_rows == 0:
+        raise DataFormatError(no_rows(src))
+    return run_from_table(table, src, name=name or None, keep=keep,
                           default_name=Path(src).name)
+
+
+def check_run_file(path: str | os.PathLike[str]) -> None:
+    """Refuse a Parquet or Arrow IPC run file that names a column twice or holds no rows,
+    from its footer alone (Ray checks a file this way before cutting it into partitions,
+    so it answers as :func:`read_columnar_run` and the streamed reader do)."""
+    src = os.fspath(path)
+    fmt = columnar_format(path)
+    what = "Parquet" if fmt == "parquet" else "Arrow IPC"
+    try:
+        if fmt == "parquet":
+            with parquet_file(src) as pf:
+                schema, rows = pf.schema_arrow, pf.metadata.num_rows
+        else:
+            with pa.memory_map(src) as fh:
+                reader = pa.ipc.open_file(fh)
+                schema = reader.schema
+                rows = sum(reader.get_batch(i).num_rows
+                           for i in range(reader.num_record_batches))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise unreadable(src, what, exc) from None
+    check_column_names(schema, src)
+    if rows == 0:
+        raise DataFormatError(no_rows(src))
+
+
+def no_rows(src: str) -> str:
+    """The refusal of a run file without rows (the same in memory, streamed and on Ray,
+    as for an empty text run)."""
+    return f"{src}: the file holds no rows; expected at least one run row"
 
 
 def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
@@ -209,7 +284,8 @@ def qrels_table(qrels: Qrels) -> pa.Table:
 
 
 def write_table(table: pa.Table, path: str | os.PathLike[str], format: ColumnarFormat) -> None:
-    """Write ``table`` as Parquet or an Arrow IPC file, atomically (never gzipped)."""
+    """Write ``table`` as Parquet (a CRC-32 on every page) or an Arrow IPC file,
+    atomically (never gzipped)."""
     if format not in ("parquet", "arrow"):
         raise DataFormatError(f"columnar format {format!r} is unknown; expected 'parquet' or "
                               "'arrow'")
@@ -217,7 +293,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str], format: ColumnarF
         if format == "parquet":
             import pyarrow.parquet as pq
 
-            pq.write_table(table, out)
+            pq.write_table(table, out, write_page_checksum=True)
         else:
             with pa.ipc.new_file(out, table.schema) as writer:
                 writer.write_table(table)

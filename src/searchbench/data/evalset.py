@@ -3,7 +3,7 @@
 The native format is a folder::
 
     corpus.jsonl[.gz]  {"id", "title", "text", "metadata"}
-    queries.jsonl      {"id", "text", "source", "generator", "verified"}
+    queries.jsonl      {"id", "text", "source", "generator", "verified", "no_answer"}
     qrels.tsv          query-id  doc-id  grade   (BEIR header accepted; TREC qrels too)
     evidence.jsonl     {"query_id", "doc_id", "grade", "quote"}   (optional)
     provenance.json    written by searchbench: where the set came from, loader notes and
@@ -150,6 +150,7 @@ class EvalSet:
             "real_share": _share(n_q - sources.get("synthetic", 0), n_q),
             "synthetic_share": _share(sources.get("synthetic", 0), n_q),
             "verified_share": _share(self.queries.n_verified(), n_q),
+            "no_answer_queries": len(self.queries.no_answer_ids()),
             "exclude_unjudged": self.exclude_unjudged,
             "ignore_identical_ids": self.ignore_identical_ids,
             "notes": list(self.provenance.get("notes", [])),
@@ -173,8 +174,9 @@ def _hash_chunks(es: EvalSet) -> Iterator[bytes]:
     for d in es.corpus:
         yield f"D\0{d.id}\0{d.title}\0{d.text}\0{meta(d.metadata)}\n".encode()
     for q in es.queries:
+        marked = "\0no_answer" if q.no_answer else ""  # unmarked sets keep their hash
         yield (f"Q\0{q.id}\0{q.text}\0{q.source}\0{q.generator}\0{q.verified}\0"
-               f"{meta(q.metadata)}\n").encode()
+               f"{meta(q.metadata)}{marked}\n").encode()
     qids = es.qrels.query_ids[es.qrels.query_codes()]
     dids = es.qrels.doc_vocab[es.qrels.doc_codes]
     for q, d, g in zip(qids.tolist(), dids.tolist(), es.qrels.grades.tolist(), strict=True):

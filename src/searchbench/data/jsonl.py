@@ -31,7 +31,8 @@ __all__ = [
 
 QUERY_SOURCES = ("human", "logs", "curated", "synthetic")
 _DOC_KEYS = frozenset({"id", "_id", "title", "text", "metadata"})
-_QUERY_KEYS = frozenset({"id", "_id", "text", "source", "generator", "verified", "metadata"})
+_QUERY_KEYS = frozenset({"id", "_id", "text", "source", "generator", "verified", "no_answer",
+                         "metadata"})
 
 
 _decode = json.JSONDecoder().decode
@@ -172,14 +173,19 @@ def _query(obj: dict[str, Any], where: object) -> Query:
     verified = obj.get("verified", False)
     if not isinstance(verified, bool):
         raise DataFormatError(f"{where}: verified is {verified!r}; expected true or false")
+    no_answer = obj.get("no_answer", False)
+    if not isinstance(no_answer, bool):
+        raise DataFormatError(f"{where}: no_answer is {no_answer!r}; expected true (no "
+                              "document answers this query) or false")
     gen = obj.get("generator")
     return Query(_get_id(obj, where), _get_str(obj, "text", where), src,
                  None if gen is None else str(gen), verified,
-                 _metadata(obj, _QUERY_KEYS, where))
+                 _metadata(obj, _QUERY_KEYS, where), no_answer)
 
 
 def read_queries_jsonl(source: PathOrFile, *, issues: Issues | None = None) -> Queries:
-    """Read ``{"id", "text", "source", "generator", "verified"}`` lines (BEIR ``_id`` ok)."""
+    """Read ``{"id", "text", "source", "generator", "verified", "no_answer"}`` lines (BEIR
+    ``_id`` ok); ``no_answer: true`` marks a query no document answers (ARCHITECTURE §5.1)."""
     name = describe(source)
     pairs = ((n, _query(obj, f"{name}:{n}")) for n, obj in _objects(source, name))
     return build_texts(Queries, pairs, issues, name)
@@ -211,8 +217,11 @@ def query_record(q: Query, *, beir: bool = False) -> dict[str, Any]:
         prov["generator"] = q.generator
     if beir:
         meta = {**q.metadata, **prov}
-        return {"_id": q.id, "text": q.text, "metadata": meta}
+        return {"_id": q.id, "text": q.text, "metadata": meta,
+                **({"no_answer": True} if q.no_answer else {})}
     rec: dict[str, Any] = {"id": q.id, "text": q.text, **prov}
+    if q.no_answer:
+        rec["no_answer"] = True
     if q.metadata:
         rec["metadata"] = dict(q.metadata)
     return rec

@@ -148,7 +148,7 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
 
 def _columnar_pieces(batches: RunBatches) -> Iterator[Piece]:
     """Record batches of a Parquet or Arrow IPC run, checked as ``read_columnar_run``."""
-    from .columnar import RUN_SCHEMA, _column
+    from .columnar import RUN_SCHEMA, _column, no_rows
 
     src = batches.src
     row_base, first = 0, True
@@ -176,14 +176,20 @@ def _columnar_pieces(batches: RunBatches) -> Iterator[Piece]:
         row_base += len(table)
         batches.on_bytes(n_bytes)
     if row_base == 0:
-        raise DataFormatError(f"{src}: the file holds no rows; expected at least one run row")
+        raise DataFormatError(no_rows(src))
 
 
 def _record_batches(path: str | os.PathLike[str], rows: int
                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
     """``(record batch, bytes of the file it stands for)``: Parquet row group by row
     group (``rows`` at a time), Arrow IPC batch by batch; damage is one error."""
-    from .columnar import ARROW_STREAM_MAGIC, columnar_format
+    from .columnar import (
+        ARROW_STREAM_MAGIC,
+        check_column_names,
+        columnar_format,
+        parquet_file,
+        unreadable,
+    )
 
     src = os.fspath(path)
     fmt = columnar_format(path)
@@ -191,9 +197,8 @@ def _record_batches(path: str | os.PathLike[str], rows: int
     size = os.path.getsize(src)
     try:
         if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            with pq.ParquetFile(src) as pf:
+            with parquet_file(src) as pf:
+                check_column_names(pf.schema_arrow, src)
                 total = max(pf.metadata.num_rows, 1)
                 for batch in pf.iter_batches(batch_size=rows):
                     yield batch, size * len(batch) // total
@@ -203,17 +208,21 @@ def _record_batches(path: str | os.PathLike[str], rows: int
             fh.seek(0)
             if is_stream:
                 reader = pa.ipc.open_stream(fh)
+                check_column_names(reader.schema, src)
                 for batch in reader:
+                    batch.validate(full=True)
                     yield batch, batch.nbytes
                 return
             ipc = pa.ipc.open_file(fh)
+            check_column_names(ipc.schema, src)
             for i in range(ipc.num_record_batches):
                 batch = ipc.get_batch(i)
+                batch.validate(full=True)
                 yield batch, size // max(ipc.num_record_batches, 1)
+    except DataFormatError:
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataFormatError(f"{src}: cannot read this {what} file ({reason}); expected a "
-                              f"complete {what} file (truncated or damaged?)") from None
+        raise unreadable(src, what, exc) from None
 
 
 def _renumbered(exc: DataFormatError, src: str, row_base: int) -> DataFormatError:

@@ -32,7 +32,8 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One query with its provenance: who wrote it, which model if synthetic, verified?"""
+    """One query with its provenance: who wrote it, which model if synthetic, verified?
+    ``no_answer``: the set's authors expect no document to answer it (ARCHITECTURE §4.4)."""
 
     id: str
     text: str
@@ -40,6 +41,7 @@ class Query:
     generator: str | None = None
     verified: bool = False
     metadata: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    no_answer: bool = False
 
 
 class _Texts:
@@ -127,6 +129,10 @@ class Queries(_Texts):
 
     def n_verified(self) -> int:
         return sum(1 for q in self if q.verified)
+
+    def no_answer_ids(self) -> list[str]:
+        """Ids of the queries marked ``no_answer`` (in query order)."""
+        return [q.id for q in self if q.no_answer]
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,18 @@ imported lazily by :func:`searchbench.db.connect` (each engine is an optional ex
 
 from __future__ import annotations
 
+import errno
+import functools
 import re
 import urllib.parse
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import BackendError, ConfigError, OutputError, SearchbenchError
 
 __all__ = [
     "ENGINES",
@@ -41,7 +43,9 @@ __all__ = [
     "StoreHits",
     "StoreURL",
     "VectorStore",
+    "advice",
     "check_params",
+    "engine_failure",
     "parse_store_url",
     "register_engine",
 ]
@@ -236,6 +240,27 @@ class VectorStore(ABC):
     def __init__(self, url: StoreURL) -> None:
         self.url = url
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every public method of an adapter reports its engine's own exceptions as one
+        :class:`SearchbenchError` naming the store (:func:`engine_failure`): a client
+        library's traceback never reaches the user, whatever the engine."""
+        super().__init_subclass__(**kwargs)
+        for name in _GUARDED:
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_guarded", False):
+                setattr(cls, name, _guarded(method, name))
+
+    def exists(self) -> bool:
+        """Whether the collection (table, index, shard…) is there: read-only commands
+        refuse a store that is not (:func:`searchbench.db.connect` with ``must_exist``).
+        The default says a collection without rows is absent; adapters that can tell an
+        empty collection from a missing one override it."""
+        return self.count() > 0
+
+    def location(self) -> str:
+        """Where the collection would be, for messages (default: the URL's path)."""
+        return str(getattr(self, "where", None) or self.url.path or self.url.public)
+
     # -- writing ----------------------------------------------------------------------
     @abstractmethod
     def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
@@ -292,13 +317,87 @@ class VectorStore(ABC):
         self.close()
 
 
+_GUARDED = ("load", "build_index", "search", "exact_search", "count", "stored_ids",
+            "describe", "exists", "close")
+
+
+def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except SearchbenchError:
+            raise
+        except Exception as exc:  # the engine's own: one error naming the store
+            raise engine_failure(self, name, exc) from None
+
+    call._guarded = True  # type: ignore[attr-defined]
+    return call
+
+
+_ACCESS = (errno.EACCES, errno.EPERM, errno.EROFS)
+_NOT_A_FOLDER = (errno.ENOTDIR, errno.EEXIST, errno.EISDIR)
+_ACCESS_WORDS = ("permission denied", "operation not permitted", "read-only file system",
+                 "readonly database", "attempt to write a readonly")
+
+
+def engine_failure(store: VectorStore, action: str, exc: BaseException) -> SearchbenchError:
+    """One error for an engine's exception during ``action``: the store's public URL,
+    what failed, the engine's first line (passwords removed) and what to do."""
+    text = str(exc).strip().splitlines()
+    first = without_secrets(text[0] if text else type(exc).__name__, store.url)
+    where = f"{store.url.public}: {store.engine} {action} failed ({first[:300]})"
+    kind, hint = advice(exc, store.engine, store.location())
+    return kind(f"{where}; {hint}")
+
+
+def without_secrets(text: str, url: StoreURL) -> str:
+    """``text`` (an engine's message) with the URL's password and the values of its
+    credential-like options (``api_key=``, ``token=``…) replaced by ``***``, before any
+    cut."""
+    secrets = [url.password or ""] + [v for k, v in url.options.items()
+                                       if _SECRET_OPTION.search(k)]
+    for secret in sorted((x for x in secrets if len(x) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def advice(exc: BaseException | str, engine: str, location: str
+           ) -> tuple[type[SearchbenchError], str]:
+    """The error class and what to do for an engine's failure to open or write a store,
+    from the errno or the words of its message (engines word these differently)."""
+    code = getattr(exc, "errno", None)
+    lowered = str(exc).lower()
+    if code in _ACCESS or any(w in lowered for w in _ACCESS_WORDS):
+        return OutputError, (f"{location} cannot be written: choose a folder you can write "
+                             "to, or fix its permissions")
+    if code in _NOT_A_FOLDER or any(w in lowered for w in ("not a directory", "file exists",
+                                                           "is a directory")):
+        return ConfigError, (f"a file is where {engine} expects a folder (or the other way "
+                             "round): check the path in the URL")
+    if "unable to open database" in lowered:  # SQLite's CANTOPEN: missing or unwritable
+        return OutputError, (f"{location} cannot be opened for writing: check that its "
+                             "folder exists and can be written (permissions, a read-only "
+                             "file system)")
+    if any(w in lowered for w in ("not a database", "not a valid",
+                                  "no such file or directory", "does not exist")):
+        return ConfigError, (f"{location} is not a {engine} store, or its folder is missing: "
+                             "check the path, or give a new one for searchbench db load to "
+                             "create")
+    return BackendError, (f"check the URL, that the store was made by {engine} "
+                          "(searchbench db load creates one) and that its folder can be "
+                          "written")
+
+
 ENGINES: dict[str, tuple[str, str]] = {}  # scheme -> (module, class name), imported lazily
-LOCAL_ENGINES: set[str] = set()  # schemes whose URL path is a file or folder on this machine
+LOCAL_ENGINES: dict[str, str] = {}  # scheme -> "file" or "folder": what its URL path names
 
 
-def register_engine(scheme: str, module: str, cls: str, *, local: bool = False) -> None:
+def register_engine(scheme: str, module: str, cls: str, *,
+                    local: Literal["file", "folder"] | None = None) -> None:
     """Declare that ``scheme://`` URLs are served by ``module.cls`` (imported on first use);
-    ``local``: the URL's path is a file or folder the engine creates on first open."""
+    ``local``: the URL's path is a file or a folder on this machine that the engine creates
+    on first open."""
     ENGINES[scheme] = (module, cls)
     if local:
-        LOCAL_ENGINES.add(scheme)
+        LOCAL_ENGINES[scheme] = local

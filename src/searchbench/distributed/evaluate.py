@@ -108,13 +108,15 @@ def _boundaries(query_ids: np.ndarray, n_parts: int) -> list[str]:
 
 
 def _partitions(run: int, path: str | os.PathLike[str], bounds: list[str]) -> list[_Partition]:
-    from ..data.columnar import ARROW_STREAM_MAGIC, columnar_format
+    from ..data.columnar import ARROW_STREAM_MAGIC, check_run_file, columnar_format
 
     src = os.fspath(path)
     fmt = columnar_format(src)
     if fmt == "arrow":
         with open(src, "rb") as fh:
             fmt = None if fh.read(4) == ARROW_STREAM_MAGIC else fmt
+    if fmt is not None:
+        check_run_file(src)  # a column named twice, no rows: refused as when read whole
     if fmt is None or not bounds:
         return [_Partition(run, src, None, None)]
     edges: list[str | None] = [None, *bounds, None]
@@ -142,10 +144,14 @@ def _read_partition(part: _Partition, name: str | None, keep: str | None) -> Any
     import pyarrow as pa
     import pyarrow.dataset as pds
 
-    from ..data.columnar import columnar_format, run_from_table
+    from ..data.columnar import columnar_format, run_from_table, unreadable
     from ..errors import DataFormatError
 
-    kind = "parquet" if columnar_format(part.path) == "parquet" else "ipc"
+    parquet = columnar_format(part.path) == "parquet"
+    kind: Any = pds.ParquetFileFormat(default_fragment_scan_options=pds.
+                                      ParquetFragmentScanOptions(
+                                          page_checksum_verification=True)) \
+        if parquet else "ipc"
     key = pds.field("query_id")
     where = None
     if part.lo is not None:
@@ -154,7 +160,11 @@ def _read_partition(part: _Partition, name: str | None, keep: str | None) -> Any
         where = key < part.hi if where is None else where & (key < part.hi)
     try:
         table = pds.dataset(part.path, format=kind).to_table(filter=where)
+        if not parquet:  # Arrow IPC has no checksums: validate what can be
+            table.validate(full=True)
     except (pa.ArrowException, OSError) as exc:
+        if "checksum" in str(exc).lower():
+            raise unreadable(part.label, "Parquet", exc) from None
         raise DataFormatError(f"{part.label}: cannot read it ({exc}); expected a complete "
                               "run file with a string column 'query_id'") from None
     if table.num_rows == 0:

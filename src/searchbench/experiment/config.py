@@ -24,8 +24,10 @@ from ..vocab import (
     Correction,
     StatsSettings,
     TestName,
+    UnanswerablePolicy,
     canonical_level,
     canonical_retriever_type,
+    canonical_unanswerable,
     check_positive_int,
 )
 from .naming import check_name
@@ -37,7 +39,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "evalset": (str, list), "k": int, "levels": list, "measures": list,
     "chunkers": list, "baseline": str, "test": str, "correction": str, "seed": int,
     "alpha": float, "confidence": float, "n_permutations": int, "runs_dir": str,
-    "retrievers": list,
+    "retrievers": list, "unanswerable": str,
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list",
                bool: "true or false"}
@@ -114,6 +116,7 @@ class ExperimentConfig:
     n_permutations: int = DEFAULT_STATS.n_permutations
     confidence: float = DEFAULT_STATS.confidence
     runs_dir: str = "runs"
+    unanswerable: UnanswerablePolicy = "skip"  # queries marked no_answer (report time)
     path: Path | None = None
     text: str = ""
 
@@ -211,7 +214,9 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
         measures=_measures(data.get("measures", list(DEFAULT_MEASURES)), where),
         baseline=data.get("baseline"), seed=stats.seed, test=stats.test,
         correction=stats.correction, alpha=stats.alpha, confidence=stats.confidence,
-        n_permutations=stats.n_permutations, runs_dir=_runs_dir(data, where))
+        n_permutations=stats.n_permutations, runs_dir=_runs_dir(data, where),
+        unanswerable=canonical_unanswerable(data.get("unanswerable", "skip"),
+                                            f"{where}: key 'unanswerable'"))
     if not cfg.cells():
         raise ConfigError(f"{where}: the grid is empty (retrievers × chunkers × levels gives "
                           "no cell); level 'chunk' needs a chunker other than 'none'")

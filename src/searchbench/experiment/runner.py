@@ -114,7 +114,9 @@ def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
             "warnings": [f.__dict__ for f in report.warnings],
             # the report splits the main measure by query provenance (ARCHITECTURE §12.6)
             "query_groups": {"synthetic": [q.id for q in es.queries if q.source == "synthetic"],
-                             "verified": [q.id for q in es.queries if q.verified]}}
+                             "verified": [q.id for q in es.queries if q.verified],
+                             # left out of the measures under unanswerable = "skip"
+                             "no_answer": es.queries.no_answer_ids()}}
 
 
 def _damaged(db: ResultsStore, exp_id: int, keys: dict[str, Cell], done: set[str],
@@ -141,6 +143,7 @@ class _Workspace:
         self.indexes: dict[tuple[str, str, Any], Any] = {}
         self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
         self.qrels: dict[tuple[str, str, Any], Qrels] = {}
+        self.unit_tokens: dict[tuple[str, str, Any], float] = {}
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
@@ -327,7 +330,11 @@ class _Workspace:
         return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
 
     def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
-        from ..measures import Evaluator, judged_cutoff
+        """Per-query scores of every stored measure and the cell's extras: the Recall@K
+        curve (also without the queries marked ``no_answer``, which the report leaves out
+        under ``unanswerable = "skip"``), context sizes, unit sizes, judged coverage and
+        the scored queries that have no relevant judgment at this cell's level."""
+        from ..measures import Evaluator, judged_cutoff, no_relevant_ids
 
         stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
         curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]
@@ -345,13 +352,32 @@ class _Workspace:
         units = self.cell_index(cell).units
         words = [len(t.split()) for t in units.texts]
         extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
+                  "mean_unit_tokens": self.mean_unit_tokens(cell),
                   "recall_curve": [result.mean[m] for m in curve],
                   "context_tokens": {str(k): float(v) for k, v in ctx.items()},
                   "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
                   "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
                   "judged_units": len(self.judgments(cell)),
-                  "judged": {"k": cutoff, "mean": result.mean[probe]}}
+                  "judged": {"k": cutoff, "mean": result.mean[probe]},
+                  "no_relevant": no_relevant_ids(self.judgments(cell), result.query_ids)}
+        answerable = ~np.isin(result.query_ids.astype(str), self.es.queries.no_answer_ids())
+        if not answerable.all():
+            extras["recall_curve_answerable"] = [
+                float(result.scores[m][answerable].mean()) if answerable.any() else 0.0
+                for m in curve]
         return scores, extras
+
+    def mean_unit_tokens(self, cell: Cell) -> float:
+        """Mean size of the indexed units of ``cell`` in its own token unit (model tokens
+        for a retriever with a model, whitespace words for BM25), counted once per index."""
+        unit = self.unit(cell.retriever)
+        key = (self._any_base(cell).name, cell.chunker, unit)
+        if key not in self.unit_tokens:
+            texts = self.cell_index(cell).units.texts
+            named = {str(i): t for i, t in enumerate(texts)}
+            counts = context_token_counts(named, list(named), encoder=self.encoder(unit))
+            self.unit_tokens[key] = float(np.mean(list(counts.values()))) if counts else 0.0
+        return self.unit_tokens[key]
 
     def _any_base(self, cell: Cell) -> RetrieverSpec:
         spec = cell.retriever

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import atomic_folder, utc_now, write_text
+from .._util import atomic_folder, normal_name, utc_now, write_text
 from ..errors import ConfigError, DataFormatError
 from .labels import Judgment, Quote
 
@@ -55,7 +55,7 @@ def store_judgments(folder: str | os.PathLike[str]) -> list[Judgment]:
 
     if not (Path(folder) / STORE_FILE).is_file():
         return []
-    with JudgmentStore(folder) as store:
+    with JudgmentStore(folder, check=True) as store:  # a malformed file: silently wrong
         return store.judgments(latest=True)
 
 
@@ -81,7 +81,7 @@ def _parse_policy(policy: str, judgments: Sequence[Judgment]) -> tuple[str, str 
     if policy in ("majority", "mean", "humans-over-llm"):
         return policy, None
     if policy.startswith("annotator:") and policy[len("annotator:"):]:
-        name = policy[len("annotator:"):]
+        name = normal_name(policy[len("annotator:"):])  # names are stored in NFC
         known = sorted({j.annotator for j in judgments})
         if name not in known:
             raise ConfigError(f"--adjudicate {policy}: no annotator {name!r} in the store; "
@@ -159,6 +159,7 @@ class ExportReport:
     verified_queries: int
     evidence: int
     grades: dict[int, int] = field(default_factory=dict)
+    unchanged_since: str | None = None  # nothing written: the export of this time stands
 
     def to_dict(self) -> dict[str, Any]:
         return {**{k: v for k, v in self.__dict__.items() if k != "folder"},
@@ -174,6 +175,12 @@ class ExportReport:
             lines.append(f"left out: {self.left_out['too_few_labels']} pairs with too few "
                          f"labels, {self.left_out['llm_only']} pairs labelled only by LLM "
                          "judges (policy humans-over-llm or annotator:NAME exports them)")
+        if self.unchanged_since is not None:
+            lines[0] = lines[0].replace("wrote ", "unchanged ", 1)
+            lines.append(f"nothing changed since the export of {self.unchanged_since} "
+                         f"(content hash {self.content_hash}): nothing written, no history "
+                         f"copy")
+            return "\n".join(lines)
         lines.append(f"content hash: {self.previous_hash or '(none)'} → {self.content_hash}")
         if self.history:
             lines.append(f"previous version kept in {self.history}")
@@ -202,22 +209,58 @@ def export(folder: str | os.PathLike[str], judgments: Sequence[Judgment] | None 
     saved = read_provenance_file(root / "provenance.json")
     now = utc_now()
     kept = _kept_qrels(root, {(a.query_id, a.doc_id) for a in adjudicated})
-    history = _keep_history(root, saved.get("content_hash"), now)
     evidence = _evidence(root, adjudicated, kept)
-    verified = _write_queries(root, adjudicated)
-    _write_qrels(root, adjudicated, kept)
-    _write_jsonl(root / "evidence.jsonl", evidence)
-    _write_jsonl(root / PROVENANCE_FILE, [a.record(policy, now) for a in adjudicated]
-                 + [{"query_id": q, "doc_id": d, "grade": g, "origin": "previous qrels.tsv"}
-                    for (q, d), g in sorted(kept.items())])
-    content_hash = _write_provenance(root, saved, {
-        "at": now, "policy": policy, "min_annotators": min_annotators,
-        "exported": len(adjudicated), "kept": len(kept), "left_out": left}, history)
+    queries, updated = _verified_queries(root, adjudicated)
+    settings = {"policy": policy, "min_annotators": min_annotators,
+                "exported": len(adjudicated), "kept": len(kept), "left_out": left}
     grades: dict[int, int] = {}
     for g in [a.grade for a in adjudicated] + list(kept.values()):
         grades[g] = grades.get(g, 0) + 1
-    return ExportReport(root, policy, len(adjudicated), len(kept), left, content_hash,
-                        saved.get("content_hash"), history, verified, len(evidence), grades)
+    report = ExportReport(root, policy, len(adjudicated), len(kept), left, "",
+                          saved.get("content_hash"), None, sum(q.verified for q in updated),
+                          len(evidence), grades)
+    if updated == queries and (since := _unchanged(root, saved, settings, adjudicated, kept,
+                                                   evidence)):
+        report.content_hash, report.unchanged_since = saved["content_hash"], since
+        return report
+    report.history = _keep_history(root, saved.get("content_hash"), now)
+    if updated != queries:
+        _write_queries(root, updated)
+    _write_qrels(root, adjudicated, kept)
+    _write_jsonl(root / "evidence.jsonl", evidence)
+    _write_jsonl(root / PROVENANCE_FILE, _provenance_records(adjudicated, kept, policy, now))
+    report.content_hash = _write_provenance(root, saved, {"at": now, **settings},
+                                            report.history)
+    return report
+
+
+def _provenance_records(adjudicated: Sequence[Adjudicated], kept: dict[tuple[str, str], int],
+                        policy: str, at: str) -> list[dict[str, Any]]:
+    return ([a.record(policy, at) for a in adjudicated]
+            + [{"query_id": q, "doc_id": d, "grade": g, "origin": "previous qrels.tsv"}
+               for (q, d), g in sorted(kept.items())])
+
+
+def _unchanged(root: Path, saved: dict[str, Any], settings: dict[str, Any],
+               adjudicated: Sequence[Adjudicated], kept: dict[tuple[str, str], int],
+               evidence: list[dict[str, Any]]) -> str | None:
+    """The time of the last export when exporting now would write exactly what it wrote
+    (same settings, labels, evidence and provenance, and the set unchanged since: its
+    content hash), else ``None``."""
+    from ..data import read_native
+
+    last = saved.get("provenance", {}).get("export")
+    if not isinstance(last, dict) or not isinstance(last.get("at"), str) or any(
+            last.get(k) != v for k, v in settings.items()):
+        return None
+    if _read_jsonl(root / PROVENANCE_FILE) != _provenance_records(
+            adjudicated, kept, settings["policy"], last["at"]):
+        return None
+    if _read_jsonl(root / "evidence.jsonl") != evidence:
+        return None
+    if saved.get("content_hash") != read_native(root).content_hash():
+        return None
+    return str(last["at"])
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -267,21 +310,25 @@ def _evidence(root: Path, adjudicated: Sequence[Adjudicated],
     return out
 
 
-def _write_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> int:
-    """Mark queries with a person's label ``verified``; returns the verified count."""
+def _verified_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> tuple[list[Any],
+                                                                               list[Any]]:
+    """The set's queries, and them with every query a person labelled ``verified``."""
     from dataclasses import replace
 
-    from ..data import Queries, write_queries_jsonl
-    from .folder import load_queries, native_file
+    from .folder import load_queries
 
     queries = load_queries(root)
     by_people = {a.query_id for a in adjudicated if any(j.kind == "human" for j in a.labels)}
-    updated = [replace(q, verified=True) if q.id in by_people and not q.verified else q
-               for q in queries]
-    if updated != queries:
-        write_queries_jsonl(native_file(root, "queries.jsonl") or root / "queries.jsonl",
-                            Queries(updated))
-    return sum(q.verified for q in updated)
+    return queries, [replace(q, verified=True) if q.id in by_people and not q.verified else q
+                     for q in queries]
+
+
+def _write_queries(root: Path, updated: list[Any]) -> None:
+    from ..data import Queries, write_queries_jsonl
+    from .folder import native_file
+
+    write_queries_jsonl(native_file(root, "queries.jsonl") or root / "queries.jsonl",
+                        Queries(updated))
 
 
 def _write_qrels(root: Path, adjudicated: Sequence[Adjudicated],

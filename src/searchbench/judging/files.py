@@ -27,17 +27,18 @@ FORMATS: dict[str, str] = {
 }
 def doc_id_for(relative: str) -> str:
     """The document id of a file: its path relative to the docs folder, POSIX separators,
-    with white space, control and format characters (NUL, ESC, U+FEFF, bidi controls…),
-    lone surrogates and ``%`` percent-encoded (UTF-8 bytes): ids cannot hold white space
-    (qrels and runs split on it) and are printed. ``my notes/a b.md`` → ``my%20notes/a%20b.md``."""
-    import unicodedata
+    in Unicode NFC (``é.md`` typed as ``e`` + U+0301 is the id ``é.md`` with U+00E9), with
+    white space, ``%`` and every hidden character (:func:`~searchbench._util.is_hidden`:
+    controls, bidi and zero-width characters, U+2028/9, lone surrogates…) percent-encoded
+    (UTF-8 bytes): ids cannot hold white space (qrels and runs split on it) and are shown to
+    people. ``my notes/a b.md`` → ``my%20notes/a%20b.md``."""
+    from .._util import is_hidden, normal_name
 
     def unsafe(ch: str) -> bool:
-        return ch == "%" or ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Cs",
-                                                                        "Zl", "Zp")
+        return ch == "%" or ch.isspace() or is_hidden(ch)
 
     return "".join("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
-                   if unsafe(ch) else ch for ch in relative)
+                   if unsafe(ch) else ch for ch in normal_name(relative))
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._util import utc_now, visible_text, write_text
+from .._util import NAME_FORM, check_name, utc_now, visible_name, write_text
 from ..data import Corpus, Document, Queries, Query
 from ..errors import ConfigError, DataFormatError
 from .files import FORMATS, convert_file, doc_id_for, sha256
 
-__all__ = ["QUERY_SOURCE_ALIASES", "AddQueriesReport", "InitReport", "add_queries",
-           "init_evalset", "load_queries", "native_file"]
+__all__ = ["MAX_FILE_BYTES", "QUERY_SOURCE_ALIASES", "AddQueriesReport", "InitReport",
+           "add_queries", "init_evalset", "load_queries", "native_file", "parse_size"]
+
+MAX_FILE_BYTES = 50 * 2**20
+"""Files larger than this (50 MiB) are skipped by ``evalset init`` with the reason: one
+document that size is already far past what an annotator reads or a chunker should see
+whole, and reading (and converting) it would hold several times its size in memory.
+``--max-file-size`` / ``max_file_bytes`` changes it."""
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6,
+          "mib": 2**20, "g": 10**9, "gb": 10**9, "gib": 2**30}
 
 QUERY_SOURCE_ALIASES = {"real": "human"}
 """``--source real`` (questions people really asked: search logs, tickets) is stored as
@@ -56,13 +64,13 @@ class InitReport:
                     "kept in the corpus (no longer found under the docs folder or not matched by "
                     "the glob; --prune drops them)")
             lines.append(f"removed files, {what}: {_examples(self.removed)}")
-        lines += [f"skipped {visible_text(path)}: {why}" for path, why in self.skipped]
+        lines += [f"skipped {visible_name(path)}: {why}" for path, why in self.skipped]
         return "\n".join(lines)
 
 
 def _examples(items: Sequence[str], n: int = 5) -> str:
     more = f", … {len(items) - n} more" if len(items) > n else ""
-    return ", ".join(items[:n]) + more
+    return ", ".join(visible_name(item) for item in items[:n]) + more
 
 
 def native_file(folder: Path, stem: str) -> Path | None:
@@ -74,15 +82,41 @@ def native_file(folder: Path, stem: str) -> Path | None:
 
 
 # -- evalset init -------------------------------------------------------------------------
+def parse_size(text: str | int, what: str = "size") -> int:
+    """Bytes from ``"50MB"``, ``"200 MiB"``, ``"1G"`` or a plain number of bytes (k, M, G
+    are powers of 1000; KiB, MiB, GiB of 1024)."""
+    import re
+
+    if isinstance(text, int) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+        if found is None or found.group(2).lower() not in _UNITS:
+            raise ConfigError(f"{what} {text!r}: expected a number of bytes with an optional "
+                              "unit, e.g. 50MB, 200MiB or 1G")
+        value, unit = float(found.group(1)), found.group(2).lower()
+    size = int(value * _UNITS[unit])
+    if size < 1:
+        raise ConfigError(f"{what} {text!r}: expected at least 1 byte")
+    return size
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} bytes"
+
+
 def init_evalset(folder: str | os.PathLike[str], docs: str | os.PathLike[str], *,
-                 glob: str | None = None, prune: bool = False) -> InitReport:
+                 glob: str | None = None, prune: bool = False,
+                 max_file_bytes: int = MAX_FILE_BYTES) -> InitReport:
     """Write (or refresh) ``folder/corpus.jsonl`` from the files under ``docs``.
 
     ``glob`` selects files relative to ``docs`` (``**/*.md``; default: every file with a
     known suffix, :data:`~searchbench.judging.files.FORMATS`). Hidden files and folders
     are left out, symbolic links leading outside ``docs`` are refused (reported as
     skipped). Existing documents keep their place; new ones are appended in path order;
-    documents whose file is gone are reported and kept unless ``prune``.
+    documents whose file is gone are reported and kept unless ``prune``. Files larger
+    than ``max_file_bytes`` (default :data:`MAX_FILE_BYTES`) are skipped with the reason,
+    and no file is read past that size.
     """
     from ..data import read_corpus_jsonl, write_corpus_jsonl
 
@@ -95,7 +129,7 @@ def init_evalset(folder: str | os.PathLike[str], docs: str | os.PathLike[str], *
     report = InitReport(target)
     existing_path = native_file(target, "corpus.jsonl")
     old = list(read_corpus_jsonl(existing_path)) if existing_path else []
-    fresh = _documents(root, glob, report, skip=target)
+    fresh = _documents(root, glob, report, skip=target, limit=max_file_bytes)
     _merge(old, fresh, report, prune)
     docs_out = _ordered(old, fresh, report, prune)
     report.documents = len(docs_out)
@@ -114,7 +148,7 @@ def init_evalset(folder: str | os.PathLike[str], docs: str | os.PathLike[str], *
 
 
 def _documents(root: Path, glob: str | None, report: InitReport,
-               skip: Path) -> dict[str, Document]:
+               skip: Path, limit: int) -> dict[str, Document]:
     real_root = root.resolve()
     real_skip = skip.resolve()
     out: dict[str, Document] = {}
@@ -135,18 +169,49 @@ def _documents(root: Path, glob: str | None, report: InitReport,
                                         "expected a document file"))
             continue
         try:
-            data = real.read_bytes()
+            data = _read_bounded(real, limit)
         except OSError as exc:
             report.skipped.append((rel, f"cannot be read ({exc.strerror or exc})"))
+            continue
+        except MemoryError:
+            report.skipped.append((rel, "too large for the memory available; split it, or "
+                                        "lower --max-file-size"))
+            continue
+        if data is None:
+            report.skipped.append((rel, f"{_size_text(real.stat().st_size)}, over the "
+                                        f"{_size_text(limit)} limit for one document; "
+                                        "split it, or raise the limit (--max-file-size)"))
             continue
         converted = convert_file(path, fmt, data)
         if converted.skipped:
             report.skipped.append((rel, converted.skipped))
             continue
         doc_id = doc_id_for(rel)
+        if doc_id in out:
+            _collision(root, out[doc_id].metadata["path"], rel, doc_id)
         out[doc_id] = Document(doc_id, converted.text, converted.title,
                                {"path": rel, "format": fmt, "sha256": sha256(data)})
     return out
+
+
+def _collision(root: Path, first: str, second: str, doc_id: str) -> None:
+    """Two files whose names differ only in their Unicode form (NFC ``é`` and NFD ``e`` +
+    U+0301 look the same) would become one id: refused, naming both (as escapes, since
+    they print alike)."""
+    raise DataFormatError(f"{visible_name(root)}: files {first!a} and {second!a} "
+                          f"both become document id '{doc_id}' (names are "
+                          f"compared in Unicode {NAME_FORM} form, and they print alike); "
+                          f"expected distinct names: rename one of them")
+
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path``, or None when it holds more than ``limit`` (never reading more
+    than ``limit + 1`` bytes, even from a file that grows meanwhile)."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            return None
+        data = fh.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 def _walk(root: Path, glob: str | None) -> list[tuple[Path, str]]:
@@ -304,7 +369,8 @@ def add_queries(folder: str | os.PathLike[str], source_file: str | os.PathLike[s
         if qid is None:
             counter, qid = _next_id(counter, ids)
         query = Query(qid, text, rec.get("source", src), rec.get("generator", generator),
-                      rec.get("verified", False), rec.get("metadata") or {})
+                      rec.get("verified", False), rec.get("metadata") or {},
+                      rec.get("no_answer", False))
         ids[qid] = query
         seen[_norm(text)] = qid
         new.append(query)
@@ -361,8 +427,8 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
     rec: dict[str, Any] = {"text": obj["text"].strip()}
     qid = obj.get("id", obj.get("_id"))
     if qid is not None:
-        qid = str(qid)
-        if not qid or any(ch.isspace() for ch in qid):
+        qid = check_name(str(qid), f"{where}: query id")  # NFC, nothing hidden
+        if any(ch.isspace() for ch in qid):
             raise DataFormatError(f"{where}: id {qid!r}; expected a non-empty id without "
                                   "white space")
         rec["id"] = qid
@@ -376,7 +442,12 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
         rec["generator"] = None if obj["generator"] is None else str(obj["generator"])
     if isinstance(obj.get("verified"), bool):
         rec["verified"] = obj["verified"]
-    known = {"id", "_id", "text", "source", "generator", "verified", "metadata"}
+    if "no_answer" in obj:
+        if not isinstance(obj["no_answer"], bool):
+            raise DataFormatError(f"{where}: no_answer is {obj['no_answer']!r}; expected true "
+                                  "(no document answers this query) or false")
+        rec["no_answer"] = obj["no_answer"]
+    known = {"id", "_id", "text", "source", "generator", "verified", "no_answer", "metadata"}
     meta = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
     meta.update({k: v for k, v in obj.items() if k not in known})
     if meta:

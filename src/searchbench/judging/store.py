@@ -12,25 +12,28 @@ serialises the writers; a writer waits up to ``busy_timeout`` for another.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
 import sqlite3
 import threading
-import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._util import utc_now
+from .._util import check_name, utc_now
 from ..errors import DataFormatError, OutputError
 from .labels import GRADES, AnnotatorKind, Judgment, Quote
 
-__all__ = ["SCHEMA_VERSION", "STORE_FILE", "JudgmentStore", "check_annotator_name",
-           "hash_token"]
+__all__ = ["FULL_CHECK_BYTES", "SCHEMA_VERSION", "STORE_FILE", "DamagedStoreError", "JudgmentStore",
+           "check_annotator_name", "hash_token"]
 
 STORE_FILE = "judging.sqlite"
+FULL_CHECK_BYTES = 32 * 2**20
+"""Stores up to this size get SQLite's full ``integrity_check`` at start (about 3 s at the
+limit, some 150,000 labels), larger ones its ``quick_check`` (about 0.3 s)."""
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -73,9 +76,32 @@ CREATE TABLE IF NOT EXISTS evidence (
 );
 """
 
+# Added to stores of schema version 1 when opened (an older searchbench ignores it).
+_SIGNIN_LINKS = """
+CREATE TABLE IF NOT EXISTS signin_links (
+    key_sha256 TEXT PRIMARY KEY,
+    annotator TEXT NOT NULL REFERENCES annotators (name) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+)"""
+
+# The web apps serving this store now (rows of apps that died are cleaned at the next start).
+_APPS = """
+CREATE TABLE IF NOT EXISTS apps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    annotators TEXT NOT NULL,
+    started_at TEXT NOT NULL
+)"""
+
 _TABLES = frozenset(("schema_version", "annotators", "judgments", "sessions", "evidence"))
 
 _COLUMNS = "id, query_id, doc_id, annotator, grade, kind, note, source, created_at"
+
+
+class DamagedStoreError(DataFormatError):
+    """The store's file is damaged (SQLite finds malformed pages): nothing more is read
+    from or written to it; the message says how to recover."""
 
 
 def hash_token(token: str) -> str:
@@ -91,19 +117,23 @@ class JudgmentStore:
     A store written by a newer searchbench raises :class:`DataFormatError`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0,
+                 check: bool = False) -> None:
         p = Path(path)
         self.path = p / STORE_FILE if p.is_dir() or not p.suffix else p
         if not self.path.parent.is_dir():
             raise DataFormatError(f"{self.path.parent}: not a folder; expected the evaluation "
                                   f"set folder that holds {STORE_FILE}")
         self._lock = threading.RLock()
+        self.damaged: DamagedStoreError | None = None  # set on the first malformed page seen
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout,
                                        check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:
             raise DataFormatError(f"{self.path}: cannot open the judging store ({exc})") from None
         try:
+            if check and self.path.stat().st_size:  # before anything is written to it
+                self.check_integrity()
             self._setup()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -131,6 +161,8 @@ class JudgmentStore:
                     f"{self.path}: judging store schema version {version}, this searchbench "
                     f"reads up to version {SCHEMA_VERSION}; upgrade searchbench "
                     f"(pip install -U searchbench) to open it")
+            db.execute(_SIGNIN_LINKS)
+            db.execute(_APPS)
 
     def _version(self) -> int | None:
         tables = {r[0] for r in self._db.execute(
@@ -155,12 +187,16 @@ class JudgmentStore:
         with self._lock:
             try:
                 yield self._db
-            except sqlite3.DatabaseError as exc:
-                raise _damaged(self.path, exc) from None
+            except sqlite3.OperationalError as exc:  # locked too long, I/O error
+                raise OutputError(f"cannot read {self.path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:  # a malformed file
+                raise self._mark_damaged(exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self.damaged is not None:  # never write into a file known to be malformed
+                raise self.damaged
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -172,7 +208,29 @@ class JudgmentStore:
             except sqlite3.OperationalError as exc:  # disk full, read-only, locked too long
                 raise OutputError(f"cannot write {self.path}: {exc}") from None
             except sqlite3.DatabaseError as exc:  # a malformed file
-                raise _damaged(self.path, exc) from None
+                raise self._mark_damaged(exc) from None
+
+    def _mark_damaged(self, exc: sqlite3.DatabaseError | str) -> DamagedStoreError:
+        """The error for a malformed file, remembered: every later write is refused."""
+        self.damaged = _damaged(self.path, exc)
+        return self.damaged
+
+    def check_integrity(self) -> None:
+        """SQLite's ``PRAGMA integrity_check`` over the whole file (every page, record and
+        index entry, each index against its table; about 0.1 s per MB) — for a file over
+        :data:`FULL_CHECK_BYTES` its ``quick_check`` (the same without comparing indexes
+        with their tables, ten times faster). A damaged store raises
+        :class:`DamagedStoreError`. ``JudgmentStore(..., check=True)`` runs it before
+        anything is written (``judge serve``, ``explore``, ``judge llm`` and, through
+        ``store_judgments``, every reader: no label is acknowledged into, or exported from,
+        a malformed file). SQLite keeps no checksums: a flipped byte inside a value that no
+        index holds (a note) cannot be seen by any check."""
+        size = self.path.stat().st_size if self.path.is_file() else 0
+        pragma = "integrity_check" if size <= FULL_CHECK_BYTES else "quick_check"
+        with self._reading() as db:
+            rows = [str(r[0]) for r in db.execute(f"PRAGMA {pragma}(5)").fetchall()]
+        if rows != ["ok"]:
+            raise self._mark_damaged("; ".join(rows)[:300])
 
     def close(self) -> None:
         """Close the connection (a WAL checkpoint happens on the last close)."""
@@ -191,7 +249,7 @@ class JudgmentStore:
 
         The store keeps only the token's SHA-256; an earlier token of ``name`` stops working.
         """
-        check_annotator_name(name)
+        name = check_annotator_name(name)
         if kind not in ("human", "llm"):
             raise DataFormatError(f"annotator kind {kind!r}; expected 'human' or 'llm'")
         token = secrets.token_urlsafe(24)
@@ -206,6 +264,74 @@ class JudgmentStore:
                        (name, kind, hash_token(token), utc_now()))
             db.execute("DELETE FROM sessions WHERE annotator=?", (name,))  # old ones end
         return token
+
+    def sign_in_link(self, name: str) -> str:
+        """A fresh sign-in key for a known annotator, good for one sign-in (the store keeps
+        its SHA-256; an earlier unused key of ``name`` stops working). The annotator's token
+        is unchanged: this is how a restarted app says how to sign in again."""
+        key = secrets.token_urlsafe(24)
+        with self._transaction() as db:
+            db.execute("DELETE FROM signin_links WHERE annotator=?", (name,))
+            db.execute("INSERT INTO signin_links VALUES (?, ?, ?)",
+                       (hash_token(key), name, utc_now()))
+        return key
+
+    def redeem(self, secret: str) -> str | None:
+        """The annotator signing in with ``secret``: their token, or a sign-in link's key
+        (used up by this call); ``None`` for anything else."""
+        name = self.annotator(secret)
+        if name is not None or not secret:
+            return name
+        with self._transaction() as db:
+            row = db.execute("SELECT annotator FROM signin_links WHERE key_sha256=?",
+                             (hash_token(secret),)).fetchone()
+            if row is None:
+                return None
+            db.execute("DELETE FROM signin_links WHERE key_sha256=?", (hash_token(secret),))
+        return str(row[0])
+
+    def open_app(self, names: Iterable[str]) -> tuple[int, list[str]]:
+        """Register a web app serving ``names`` and end the access of every other person no
+        running app on this machine serves: their token (NULL), browser sessions and sign-in
+        links stop working; their labels stay; listing them again gives a new token.
+        Returns ``(app id, names revoked now)``; :meth:`close_app` when the app stops."""
+        import json
+        import socket
+
+        host, keep = socket.gethostname(), set(names)
+        with self._transaction() as db:
+            for app_id, pid, served in db.execute(
+                    "SELECT id, pid, annotators FROM apps WHERE host=?", (host,)).fetchall():
+                if _alive(int(pid)):
+                    keep.update(json.loads(served))
+                else:  # an app killed without closing
+                    db.execute("DELETE FROM apps WHERE id=?", (app_id,))
+            rows = db.execute(
+                "SELECT name FROM annotators a WHERE kind='human' AND (token_sha256 IS NOT "
+                "NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.annotator=a.name) OR "
+                "EXISTS (SELECT 1 FROM signin_links k WHERE k.annotator=a.name)) "
+                "ORDER BY name").fetchall()
+            revoked = [str(r[0]) for r in rows if r[0] not in keep]
+            for name in revoked:
+                db.execute("UPDATE annotators SET token_sha256=NULL WHERE name=?", (name,))
+                db.execute("DELETE FROM sessions WHERE annotator=?", (name,))
+                db.execute("DELETE FROM signin_links WHERE annotator=?", (name,))
+            cur = db.execute("INSERT INTO apps (host, pid, annotators, started_at) VALUES "
+                             "(?, ?, ?, ?)", (host, os.getpid(), json.dumps(sorted(set(names))),
+                                              utc_now()))
+        return int(cur.lastrowid or 0), revoked
+
+    def close_app(self, app_id: int) -> None:
+        """The app ``app_id`` stopped: its annotators no longer keep others' access alive."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM apps WHERE id=?", (app_id,))
+
+    def has_token(self, name: str) -> bool:
+        """Whether ``name`` has a working token (not revoked)."""
+        with self._reading():
+            row = self._db.execute("SELECT token_sha256 IS NOT NULL FROM annotators WHERE "
+                                   "name=?", (name,)).fetchone()
+        return bool(row and row[0])
 
     def annotator(self, token: str) -> str | None:
         """The name whose token this is, or ``None``."""
@@ -254,6 +380,8 @@ class JudgmentStore:
         key stores nothing and returns the first id. An empty ``created_at`` becomes now.
         """
         _validate(judgment)
+        judgment = dataclasses.replace(judgment,
+                                       annotator=check_annotator_name(judgment.annotator))
         with self._transaction() as db:
             if client_key is not None:
                 row = db.execute("SELECT id FROM judgments WHERE annotator=? AND client_key=?",
@@ -360,18 +488,34 @@ class JudgmentStore:
                                 source=r[7], created_at=r[8])) for r in rows]
 
 
-def _damaged(path: Path, exc: sqlite3.DatabaseError) -> DataFormatError:
-    return DataFormatError(f"{path}: damaged judging store ({exc}); expected an intact SQLite "
-                           f"file written by searchbench: restore it from a backup")
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (signal 0 probes without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
-def check_annotator_name(name: object) -> None:
-    """An annotator's name is shown in terminals and pages: one line, no control
-    characters (a newline or an escape sequence could forge the start-up URL list)."""
-    _check_text(name, "annotator name")
-    if isinstance(name, str) and any(unicodedata.category(c) == "Cc" for c in name):
-        raise DataFormatError(f"annotator name {name!r} holds control characters (line "
-                              f"breaks, tabs, escapes); expected a one-line name")
+def _damaged(path: Path, exc: sqlite3.DatabaseError | str) -> DamagedStoreError:
+    folder = path.parent
+    return DamagedStoreError(
+        f"{path}: damaged judging store ({exc}); nothing is read from or written to it. "
+        f"To recover: move it aside, then restore a backup copy of {path.name}, or salvage "
+        f"its readable rows with `sqlite3 {path} .recover | sqlite3 {folder / 'recovered.sqlite'}`"
+        f" and move that into place; the labels of the last export are in "
+        f"{folder / 'qrels.tsv'} and {folder / 'qrels.provenance.jsonl'} (earlier ones in "
+        f"{folder / 'history'})")
+
+
+def check_annotator_name(name: object) -> str:
+    """An annotator's name in NFC form (:func:`~searchbench._util.check_name`): it is shown
+    in terminals and pages, so a name with a line break, a bidi override, a zero-width or
+    another hidden character (which could forge the start-up URL list or pass for another
+    name) is refused."""
+    return check_name(name, "annotator name")
 
 
 def _check_text(value: object, what: str) -> None:

@@ -24,6 +24,13 @@ from .evaluator import (
     evaluate,
 )
 from .registry import Family, Param, families
+from .scored import (
+    ScoredQueries,
+    apply_unanswerable,
+    no_answer_ids,
+    no_relevant_ids,
+    scored_queries,
+)
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 from .stream import StreamedRun, evaluate_stream, stream_run
 
@@ -39,15 +46,20 @@ __all__ = [
     "NoSharedQueriesError",
     "Param",
     "PartialResult",
+    "ScoredQueries",
     "SearchbenchWarning",
     "StreamedRun",
+    "apply_unanswerable",
     "evaluate",
     "evaluate_stream",
     "families",
     "judged_cutoff",
     "judged_notes",
+    "no_answer_ids",
+    "no_relevant_ids",
     "parse_measure",
     "parse_measures",
+    "scored_queries",
     "stream_run",
     "trec_name",
     "unjudged_cause",

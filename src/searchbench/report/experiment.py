@@ -22,6 +22,7 @@ import numpy as np
 
 from .._util import json_safe, write_text
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
+from ..vocab import canonical_unanswerable
 
 __all__ = ["ExperimentReport", "Group", "experiment_report"]
 
@@ -40,6 +41,8 @@ class Group:
     query_ids: list[str]
     query_texts: dict[str, str]
     main: str
+    scored: Any = None  # ScoredQueries: no relevant document, marked no_answer
+    notes: list[str] = field(default_factory=list)  # what `scored` says, and more
 
     @property
     def title(self) -> str:
@@ -100,7 +103,17 @@ class Group:
             "cells": [_cell_dict(self, c) for c in self.cells],
             "best_candidate": best,
             "wins_losses": self.wins_losses(best) if best else None,
+            "queries": self.scored.to_dict() if self.scored is not None else None,
+            "notes": list(self.notes),
         }
+
+    def recall_curve(self, cell: Any) -> list[float]:
+        """The cell's mean Recall@K curve over the group's queries: without the queries
+        marked ``no_answer`` when the group leaves them out."""
+        left_out = self.scored is not None and self.scored.policy == "skip" and \
+            self.scored.unanswerable
+        key = "recall_curve_answerable" if left_out else "recall_curve"
+        return list(cell.extras.get(key, cell.extras.get("recall_curve", [])))
 
 
 def _cell_dict(group: Group, c: Any) -> dict[str, Any]:
@@ -199,8 +212,13 @@ def _slug(text: str) -> str:
 
 # -- building ---------------------------------------------------------------------------------
 def experiment_report(store: str | os.PathLike[str], experiment: int | str | None = None,
-                      config: Any = None) -> ExperimentReport:
-    """Build the report of ``experiment`` (id or name; default: the most recent one)."""
+                      config: Any = None, unanswerable: str | None = None) -> ExperimentReport:
+    """Build the report of ``experiment`` (id or name; default: the most recent one).
+
+    Queries the evaluation set marks ``no_answer`` are left out of every measure under
+    ``unanswerable="skip"``, scored as trec_eval does under ``"zero"`` (default: the
+    config's ``unanswerable``, else ``skip``); each level says how many scored queries have
+    no relevant judgment."""
     from ..experiment.store import ResultsStore
 
     expected = _expected_cells(config)
@@ -212,7 +230,9 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
         current = (_latest(cells, exp["config"]) if expected is None
                    else [c for c in cells if c.cell_key in expected])
         _check_run_files(db.run_file_problems(exp_id, {c.cell_key for c in current}), current)
-    cfg = exp["config"]
+    cfg = dict(exp["config"])
+    cfg["unanswerable"] = canonical_unanswerable(unanswerable or cfg.get("unanswerable")
+                                                 or "skip")
     missing = [] if expected is None else sorted(
         set(expected.values()) - {f"{c.level} {c.system}" for c in current})
     groups = _groups(current, cfg, texts, exp.get("provenance", {}).get("evalsets", {}))
@@ -297,11 +317,48 @@ def _groups(cells: list[Any], cfg: dict[str, Any], texts: dict[str, dict[str, st
     for name, digest, level in keys:
         members = _grid_order([c for c in cells if (c.evalset, c.evalset_hash, c.level)
                                == (name, digest, level)], cfg)
-        qids = sorted(members[0].scores[main])
-        cmp = _compare(members, qids, cfg, _query_provenance((evalsets or {}).get(name), qids))
+        scored_ids = sorted(members[0].scores[main])
+        marked = _no_answer((evalsets or {}).get(name))
+        policy = cfg.get("unanswerable", "skip")
+        qids = [q for q in scored_ids if q not in marked] if policy == "skip" else scored_ids
+        scored, notes = _scored(members, qids, scored_ids, marked, policy)
+        cmp = _compare(members, qids, cfg, _query_provenance((evalsets or {}).get(name), qids),
+                       scored, notes)
         groups.append(Group(name, digest, level, members, cmp, qids, texts.get(digest, {}),
-                            main))
+                            main, scored, [*scored.notes(), *notes]))
     return groups
+
+
+def _no_answer(evalset: Any) -> set[str]:
+    """Ids the runner recorded as marked ``no_answer`` (none for older stores)."""
+    groups = evalset.get("query_groups") if isinstance(evalset, dict) else None
+    return set(groups.get("no_answer", [])) if isinstance(groups, dict) else set()
+
+
+def _scored(cells: list[Any], qids: list[str], scored_ids: list[str], marked: set[str],
+            policy: str) -> tuple[Any, list[str]]:
+    """The group's :class:`~searchbench.measures.ScoredQueries` from what the runner stored
+    per cell (``extras["no_relevant"]``), and a note when the cells disagree (chunk
+    judgments differ between chunkers) or predate the count."""
+    from ..measures import ScoredQueries
+
+    shown = set(qids)
+    found = [c.extras.get("no_relevant") for c in cells]
+    known = [set(f) & shown for f in found if f is not None]
+    union = sorted(set().union(*known)) if known else []
+    notes = []
+    if len({frozenset(k) for k in known}) > 1:
+        notes.append("queries without a relevant document differ between systems: " + ", ".join(
+            f"{c.system} {len(set(f) & shown)}" for c, f in zip(cells, found, strict=True)
+            if f is not None))
+    if len(known) < len(found):
+        notes.append("some cells were stored before searchbench counted the queries without "
+                     "a relevant document; run 'searchbench experiment run' again to count "
+                     "them")
+    scored = ScoredQueries(n_scored=len(qids), no_relevant=tuple(union),
+                           unanswerable=tuple(q for q in scored_ids if q in marked),
+                           policy=canonical_unanswerable(policy))
+    return scored, notes
 
 
 def _grid_order(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
@@ -335,7 +392,8 @@ def _query_provenance(evalset: Any, qids: list[str]) -> dict[str, tuple[str, boo
 
 
 def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any],
-             provenance: dict[str, tuple[str, bool]] | None = None) -> Any:
+             provenance: dict[str, tuple[str, bool]] | None = None, scored: Any = None,
+             notes: list[str] | None = None) -> Any:
     from ..comparison import compare_results
     from ..measures.evaluator import EvalResult
 
@@ -351,7 +409,8 @@ def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any],
     return compare_results(results, baseline=_baseline(cells, cfg), test=cfg["test"],
                            correction=cfg["correction"], alpha=cfg["alpha"], seed=cfg["seed"],
                            n_permutations=cfg["n_permutations"], judged=judged,
-                           judged_k=cutoff, queries=provenance)
+                           judged_k=cutoff, queries=provenance, scored=scored,
+                           notes=notes or ())
 
 
 def _judged(cells: list[Any]) -> tuple[dict[str, float] | None, int | None]:

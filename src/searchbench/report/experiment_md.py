@@ -125,9 +125,11 @@ def render_markdown(report: Any, decimals: int = 4) -> str:
         lines += [f"## {md_text(g.title)}", ""]
         lines += [f"**Truncated:** {md_text(n)}" for n in truncation_notes(g)]
         lines += [""] if truncation_notes(g) else []
-        if g.comparison is not None:
+        if g.comparison is not None:  # its notes include the group's
             lines += [comparison_markdown(g.comparison, decimals), ""]
             lines += _wins_losses(g, decimals)
+        else:
+            lines += [*(f"Note: {md_text(n)}" for n in g.notes), *([""] if g.notes else [])]
         lines += ["### Latency, throughput and context size", ""]
         timings = [[md_text(r[0]), *r[1:-1], md_text(r[-1])] for r in timing_rows(g)]
         lines += _table(TIMING_HEADER, timings)

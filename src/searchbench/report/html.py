@@ -67,7 +67,7 @@ def _group_view(group: Any, decimals: int) -> dict[str, Any]:
         "chunking_svg": plots.chunking_svg(group),
         "latency_svg": plots.latency_svg(group),
         "timing_header": TIMING_HEADER, "timings": timing_rows(group),
-        "truncation": truncation_notes(group),
+        "truncation": truncation_notes(group), "notes": group.notes,
         "best": best, "baseline": group.comparison.baseline if group.comparison else None,
         "chunkers": list(dict.fromkeys(c.chunker for c in group.cells)),
     }

@@ -60,6 +60,13 @@ def main_measure_svg(group: Any) -> str:
     return _svg(fig, f"{group.main} per system")
 
 
+def _recall_curve(group: Any, c: Any) -> list[float]:
+    """The cell's Recall@K curve over the group's queries (``Group.recall_curve``: without
+    the queries marked no_answer when the group leaves them out)."""
+    curve = getattr(group, "recall_curve", None)
+    return list(curve(c)) if callable(curve) else list(c.extras.get("recall_curve", []))
+
+
 @plain_text
 def recall_svg(group: Any) -> str:
     """Recall@K for K = 1…100, one line per system."""
@@ -68,7 +75,7 @@ def recall_svg(group: Any) -> str:
     fig = _figure(7.5, 4.2)
     ax = fig.add_subplot()
     for c in group.cells:
-        curve = c.extras.get("recall_curve", [])
+        curve = _recall_curve(group, c)
         style = "--" if "/" in c.system and c.chunker != group.cells[0].chunker else "-"
         ax.plot(range(1, len(curve) + 1), curve, style, color=colours[c.system],
                 label=visible_text(c.system), linewidth=1.4)
@@ -100,35 +107,63 @@ def delta_svg(group: Any, system: str) -> str:
     return _svg(fig, f"per-query delta of {system} against {base}")
 
 
+WORDS = "whitespace-separated words"  # the word unit of BM25 (retrieval.spec.WORDS)
+
+
+def _unit(group: Any, c: Any) -> str:
+    """The unit the size plotted for cell ``c`` is counted in: its token unit (context
+    sizes always are; chunk sizes since they are stored as ``mean_unit_tokens``), else
+    whitespace words (a cell stored by an older version)."""
+    if group.level == "doc" and "mean_unit_tokens" not in c.extras:
+        return WORDS
+    return str(c.extras.get("token_unit") or WORDS)
+
+
 def _chunk_point(group: Any, c: Any, cutoff: str) -> tuple[float, float, str]:
-    x = (c.extras.get("context_tokens", {}).get(cutoff, math.nan) if group.level == "chunk"
-         else c.extras.get("mean_unit_words", math.nan))
+    """(size, mean quality, chunker label) of one cell: at doc level the mean indexed unit
+    in the cell's token unit, at chunk level the mean context in the top ``cutoff``."""
+    if group.level == "chunk":
+        x = c.extras.get("context_tokens", {}).get(cutoff, math.nan)
+    else:
+        x = c.extras.get("mean_unit_tokens", c.extras.get("mean_unit_words", math.nan))
     return x, group.mean_ci(c.system)[0], c.chunker
+
+
+def _chunk_units(group: Any) -> list[str]:
+    """The token units of the group's cells, words first: one panel each."""
+    units = list(dict.fromkeys(_unit(group, c) for c in group.cells))
+    return sorted(units, key=lambda u: (u != WORDS, u))
 
 
 @plain_text
 def chunking_svg(group: Any, cutoff: str = "10") -> str:
-    """Quality against chunk size (doc level: words per chunk) or against context size
-    (chunk level: words in the top K), one line per retriever across chunkers."""
+    """Quality against chunk size (doc level: mean size of an indexed chunk) or against
+    context size (chunk level: size of the top K), one line per retriever across chunkers,
+    and one panel per token unit: BM25 counts whitespace words, a model its own tokens, and
+    the two never share an axis."""
+    units = _chunk_units(group)
     retrievers = list(dict.fromkeys(c.retriever for c in group.cells))
     colours = _colours(retrievers)
-    fig = _figure(7.5, 4.2)
-    ax = fig.add_subplot()
-    for r in retrievers:
-        pts = sorted(_chunk_point(group, c, cutoff) for c in group.cells if c.retriever == r)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r],
-                label=visible_text(r))
-        for x, y, label in pts:
-            ax.annotate(visible_text(label), (x, y), fontsize=6, xytext=(3, 3),
-                        textcoords="offset points")
-    ax.set_xscale("log")
-    ax.set_xlabel(f"context size: words in the top {cutoff} chunks (mean, log scale)"
-                  if group.level == "chunk" else
-                  "chunk size: words per indexed chunk (mean, log scale)")
-    ax.set_ylabel(visible_text(f"{group.main} (mean)"))
-    ax.grid(alpha=0.3)
-    legend(ax, fontsize=7)
-    return _svg(fig, "chunk size against quality and context size")
+    fig = _figure(7.5, 0.4 + 3.8 * len(units))
+    axes = fig.subplots(len(units), 1, squeeze=False)[:, 0]
+    for ax, unit in zip(axes, units, strict=True):
+        cells = [c for c in group.cells if _unit(group, c) == unit]
+        for r in dict.fromkeys(c.retriever for c in cells):
+            pts = sorted(_chunk_point(group, c, cutoff) for c in cells if c.retriever == r)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colours[r],
+                    label=visible_text(r))
+            for x, y, label in pts:
+                ax.annotate(visible_text(label), (x, y), fontsize=6, xytext=(3, 3),
+                            textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel(visible_text(
+            f"context size: {unit} in the top {cutoff} chunks (mean, log scale)"
+            if group.level == "chunk" else
+            f"chunk size: {unit} per indexed chunk (mean, log scale)"), fontsize=8)
+        ax.set_ylabel(visible_text(f"{group.main} (mean)"))
+        ax.grid(alpha=0.3)
+        legend(ax, fontsize=7)
+    return _svg(fig, "chunk size against quality and context size, one panel per token unit")
 
 
 @plain_text

@@ -63,7 +63,8 @@ def _read_shard(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path, columns=["key", "vector"])
+        table = pq.read_table(path, columns=["key", "vector"],
+                              page_checksum_verification=True)
         vectors = table.column("vector").combine_chunks()
         dim = vectors.type.list_size
         flat = vectors.flatten().to_numpy(zero_copy_only=False)

@@ -56,10 +56,16 @@ class EmbeddingFolder:
 
     def done_rows(self, kind: Kind) -> np.ndarray:
         """Rows of ``kind`` already embedded (from earlier, possibly interrupted, runs)."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = [pq.read_table(p, columns=["row"]).column("row").to_numpy()
-                for p in self.shards(kind)]
+        try:
+            rows = [pq.read_table(p, columns=["row"], page_checksum_verification=True)
+                    .column("row").to_numpy() for p in self.shards(kind)]
+        except (pa.ArrowException, OSError) as exc:
+            raise DataFormatError(f"{self.folder}: a {kind} shard cannot be read ({exc}); "
+                                  "delete it and run searchbench embed again to recompute "
+                                  "it") from None
         return np.unique(np.concatenate(rows)) if rows else np.zeros(0, np.int64)
 
     def write(self, kind: Kind, table: Any) -> Path:
@@ -71,7 +77,7 @@ class EmbeddingFolder:
             write_text(ident, self.identity + "\n")
         path = self.folder / f"shard-{kind}-{time.time_ns()}-{os.getpid()}.parquet"
         with atomic_write(path, binary=True, compress=False) as fh:
-            pq.write_table(table, fh)
+            pq.write_table(table, fh, write_page_checksum=True)
         return path
 
     def write_manifest(self, **about: Any) -> None:
@@ -109,7 +115,8 @@ def read_embedded(root: str | os.PathLike[str], kind: Kind = "corpus"
                               f"(manifest.json: {exc})") from None
     parts = sorted(folder.glob(f"shard-{kind}-*.parquet"))
     try:
-        table = pa.concat_tables([pq.read_table(p, columns=["row", "id", "vector"])
+        table = pa.concat_tables([pq.read_table(p, columns=["row", "id", "vector"],
+                                                page_checksum_verification=True)
                                   for p in parts]) if parts else None
     except (pa.ArrowException, OSError) as exc:
         raise DataFormatError(f"{root}: a {kind} shard cannot be read ({exc}); delete it and "

@@ -50,7 +50,8 @@ class Server:
 
     proc: subprocess.Popen
     base: str
-    tokens: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)  # new tokens printed at start
+    links: dict[str, str] = field(default_factory=dict)  # one-time links of known annotators
     output: list[str] = field(default_factory=list)
     pump: threading.Thread | None = None
 
@@ -98,7 +99,8 @@ def start(args: list[str], timeout: float = 30) -> Server:
             break
         server.output.append(line)
         if m := re.match(r"\s+(\S+)\s+(https?://[^/]+)/login#token=(\S+)", line):
-            server.tokens[m.group(1)] = m.group(3)
+            found = server.tokens if "(new token)" in line else server.links
+            found[m.group(1)] = m.group(3)
         if m := re.search(r"Serving at (https?://\S+?)/ until", line):
             server.base = m.group(1)
             return server

@@ -83,6 +83,7 @@ def test_every_acknowledged_judgment_survives_kill_9_exactly_once(tmp_path) -> N
         restarted = start(args)                              # same store, same tokens
         clients.base = restarted.base                        # on a new free port
         assert restarted.tokens == {}                         # known annotators keep theirs
+        assert set(restarted.links) == set(names)             # (and get a one-time link)
         for t in threads:
             t.join(timeout=max(1.0, clients.deadline - time.monotonic()))
         assert not any(t.is_alive() for t in threads), "clients did not finish in time"

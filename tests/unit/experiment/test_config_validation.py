@@ -63,6 +63,8 @@ TOP_BAD = [
     ("n_permutations", 0, "0; expected an integer >= 1"),
     ("n_permutations", 10**9, "1000000000"), ("n_permutations", 2.5, "2.5"),
     ("runs_dir", "", "''"), ("runs_dir", 3, "3"),
+    ("unanswerable", "ignore", "unknown unanswerable policy 'ignore'; expected one of skip"),
+    ("unanswerable", True, "key 'unanswerable'"),
     ("retrievers", "bm25", "'bm25'"), ("retrievers", [], "no [[retrievers]]"),
     ("retrievers", [3], "3"),
 ]

@@ -143,3 +143,42 @@ def test_nothing_to_export(folder: Path) -> None:
     with pytest.raises(DataFormatError, match="nothing to export"):
         export(folder, [J("q1", "d1", LLM, 2)], policy="majority")
     assert (folder / "qrels.tsv").read_text().endswith("q3\td3\t1\n")  # untouched
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.name.startswith("judging.sqlite")}
+
+
+def test_unchanged_export_writes_nothing_and_says_so(folder: Path, capsys) -> None:
+    from searchbench.cli.main import main
+
+    quote = Quote(4, 24, "answer is forty-two.")
+    with JudgmentStore(folder) as store:
+        store.record(J("q1", "d1", "alice", 3, evidence=(quote,)))
+        store.record(J("q2", "d2", "bob", 1))
+    first = export(folder)
+    before = _snapshot(folder)
+    histories = sorted((folder / "history").iterdir())
+    second = export(folder)  # nothing changed: nothing written, no history copy
+    assert second.unchanged_since is not None and second.history is None
+    assert second.content_hash == first.content_hash
+    assert _snapshot(folder) == before
+    assert sorted((folder / "history").iterdir()) == histories
+    assert main(["judge", "export", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "nothing changed since the export of" in out and "nothing written" in out
+    assert "→" not in out and _snapshot(folder) == before
+    # each kind of change is exported again: another policy, a new label, an edited set
+    assert export(folder, policy="mean").unchanged_since is None
+    assert export(folder, policy="mean").unchanged_since is not None
+    with JudgmentStore(folder) as store:
+        store.record(J("q1", "d2", "alice", 0))
+    assert export(folder, policy="mean").unchanged_since is None
+    with (folder / "corpus.jsonl").open("a") as fh:
+        fh.write('{"id": "d4", "text": "New."}\n')
+    changed = export(folder, policy="mean")
+    assert changed.unchanged_since is None and changed.content_hash != first.content_hash
+    with JudgmentStore(folder) as store:  # a label with new evidence, same grade
+        store.record(J("q1", "d1", "alice", 3, evidence=(Quote(0, 3, "The"),)))
+    assert export(folder, policy="mean").unchanged_since is None

@@ -54,4 +54,11 @@ def test_svg_is_well_formed_and_shows_names_literally(plot):
 
 
 def test_visible_text_keeps_text_and_shows_controls():
-    assert visible_text("a\x00b\x1b\ud800 é\tz\n") == "a\\x00b\\x1b\\ud800 é\tz\n"
+    assert visible_text("a\x00b\x1b\ud800 é\tz\n") == "a\\u0000b\\u001b\\ud800 é\tz\n"
+
+
+def test_the_chunking_plot_names_the_word_unit_as_the_retrievers_do():
+    from searchbench.report import plots
+    from searchbench.retrieval.spec import WORDS
+
+    assert plots.WORDS == WORDS  # a cell's token_unit is compared with it

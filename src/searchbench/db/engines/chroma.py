@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._util import package_version
-from ...errors import BackendError, ConfigError, DataFormatError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ...errors import BackendError, ConfigError, DataFormatError, SearchbenchError, require
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._common import (
     SIDECAR_FORMAT,
     KnownIds,
@@ -108,13 +108,19 @@ class ChromaStore(KnownIds, VectorStore):
             with warnings.catch_warnings():  # Chroma warns about its own "legacy" EF config
                 warnings.simplefilter("ignore", DeprecationWarning)
                 return fn(*args, **kwargs)
+        except SearchbenchError:  # already ours (a nested call)
+            raise
         except (errors.InvalidArgumentError, ValueError) as exc:
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (errors.ChromaError, OSError, RuntimeError) as exc:
-            raise BackendError(f"{self.where}: {what} failed: {exc}") from None
+            kind, hint = advice(exc, self.engine, self.root_text())
+            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
 
     def _names(self) -> set[str]:
         return {c.name for c in self._call("list", self._connect().list_collections)}
+
+    def root_text(self) -> str:
+        return str(self.root)
 
     def _exists(self) -> bool:
         names = self._names()
@@ -267,6 +273,9 @@ class ChromaStore(KnownIds, VectorStore):
                           "graph); use searchbench's exact ground truth instead (ann sweep "
                           "computes it from the same vectors)")
 
+    def exists(self) -> bool:
+        return self._collection is not None or self._exists()
+
     def count(self) -> int:
         self._open()
         return int(self._collection.count())
@@ -334,3 +343,9 @@ def _where(text: str) -> dict[str, Any]:
 
 def _size(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
+
+
+def _line(exc: BaseException) -> str:
+    """The first line of an engine's message (its own messages nest and repeat)."""
+    lines = str(exc).strip().splitlines()
+    return (lines[0] if lines else type(exc).__name__)[:300]

@@ -42,7 +42,7 @@ from ...errors import (
     require,
     user_stacklevel,
 )
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._input import (
     as_hits_arrays,
     batches,
@@ -113,10 +113,10 @@ class DuckDBStore(VectorStore):
             self.con = self._duckdb.connect(self.path)
             self.con.execute(f"LOAD '{extension}'")
             self.con.execute("SET hnsw_enable_experimental_persistence=true")
-            self.con.execute(f"CREATE TABLE IF NOT EXISTS {_META} "
-                             "(name VARCHAR PRIMARY KEY, info VARCHAR)")
         except self._duckdb.Error as exc:
-            raise BackendError(f"cannot open {url.public}: {exc}") from None
+            kind, hint = advice(exc, self.engine, self.path)
+            raise kind(f"cannot open {url.public}: {str(exc).strip().splitlines()[0]}; "
+                       f"{hint}") from None
         self._local = threading.local()
         self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
@@ -138,11 +138,17 @@ class DuckDBStore(VectorStore):
 
     # -- stored settings ----------------------------------------------------------------
     def _meta(self) -> dict[str, Any] | None:
-        row = self._reader().execute(f"SELECT info FROM {_META} WHERE name = ?",
-                                     [self.table]).fetchone()
+        reader = self._reader()
+        if not reader.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = ?",
+                              [_META]).fetchone():
+            return None  # nothing loaded yet: reading creates nothing in the file
+        row = reader.execute(f"SELECT info FROM {_META} WHERE name = ?",
+                             [self.table]).fetchone()
         return json.loads(row[0]) if row else None
 
     def _save_meta(self, meta: Mapping[str, Any]) -> None:
+        self.con.execute(f"CREATE TABLE IF NOT EXISTS {_META} "
+                         "(name VARCHAR PRIMARY KEY, info VARCHAR)")
         self.con.execute(f"INSERT OR REPLACE INTO {_META} VALUES (?, ?)",
                          [self.table, json.dumps(meta, sort_keys=True, default=str)])
 
@@ -294,6 +300,13 @@ class DuckDBStore(VectorStore):
                                "(duckdb ignored disabled_optimizers)")
         ids, dists = as_hits_arrays(rows)
         return StoreHits(ids, dists, False, plan, {}, latencies)
+
+    def exists(self) -> bool:
+        """The database file records the table."""
+        return self._meta() is not None
+
+    def location(self) -> str:
+        return f"table {self.table} in {self.path}"
 
     def count(self) -> int:
         """Rows in the table (0 before the first load)."""

@@ -41,11 +41,12 @@ from ...errors import (
     BackendError,
     ConfigError,
     DataFormatError,
+    SearchbenchError,
     SearchbenchWarning,
     require,
     user_stacklevel,
 )
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._common import (
     SIDECAR_FORMAT,
     KnownIds,
@@ -119,6 +120,9 @@ class LanceDBStore(KnownIds, VectorStore):
             self._db = self._call("connect", self._lancedb.connect, str(self.root))
         return self._db
 
+    def root_text(self) -> str:
+        return str(self.root)
+
     def _exists(self) -> bool:
         return self.name in self._call("list tables", lambda: list(
             self._connect().list_tables().tables))
@@ -140,10 +144,13 @@ class LanceDBStore(KnownIds, VectorStore):
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except SearchbenchError:  # already ours (a nested call)
+            raise
         except ValueError as exc:  # LanceDB's answer to a bad name or bad input
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (OSError, RuntimeError) as exc:
-            raise BackendError(f"{self.where}: {what} failed: {exc}") from None
+            kind, hint = advice(exc, self.engine, self.root_text())
+            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
 
     # -- writing ----------------------------------------------------------------------
     def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
@@ -235,7 +242,9 @@ class LanceDBStore(KnownIds, VectorStore):
             try:
                 self._table.create_index("vector", config=config, replace=True)
             except (ValueError, RuntimeError, OSError) as exc:
-                raise BackendError(f"{self.where}: building {kind} failed: {exc}") from None
+                error, hint = advice(exc, self.engine, str(self.root))
+                raise error(f"{self.where}: building {kind} failed: {_line(exc)}; "
+                            f"{hint}") from None
         effective = {s.name: given.get(s.name, s.default) for s in self.params
                      if s.name in _KIND_PARAMS[kind]}
         record["store"]["index"] = index_provenance(kind, effective, timer.seconds)
@@ -382,6 +391,9 @@ class LanceDBStore(KnownIds, VectorStore):
         except (RuntimeError, OSError) as exc:
             raise BackendError(f"{self.where}: search failed: {exc}") from None
 
+    def exists(self) -> bool:
+        return self._table is not None or self._exists()
+
     def count(self) -> int:
         self._open()
         return int(self._table.count_rows())
@@ -479,3 +491,9 @@ def _plain(value: Any) -> Any:
 
 def _size(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
+
+
+def _line(exc: BaseException) -> str:
+    """The first line of an engine's message (its own messages nest and repeat)."""
+    lines = str(exc).strip().splitlines()
+    return (lines[0] if lines else type(exc).__name__)[:300]

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...errors import BackendError, ConfigError, DataFormatError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._common import SettingGate
 from ._input import batches, check_name, check_queries, check_rows, check_same_layout
 
@@ -108,8 +108,11 @@ class MilvusStore(VectorStore):
         try:
             return fn(*args, **kwargs)
         except self._pymilvus.MilvusException as exc:
-            raise BackendError(f"{self.url.public}: Milvus answered: "
-                               f"{_short(str(exc.message))}") from None
+            text = _short(str(exc.message))
+            kind, hint = advice(text, self.engine, self.location())
+            if kind is BackendError:
+                raise BackendError(f"{self.url.public}: Milvus answered: {text}") from None
+            raise kind(f"{self.url.public}: Milvus answered: {text}; {hint}") from None
 
     # -- stored settings ----------------------------------------------------------------
     def _meta(self) -> dict[str, Any] | None:
@@ -327,6 +330,12 @@ class MilvusStore(VectorStore):
             dists.append(np.asarray([d for d, _ in pairs], dtype=np.float64))
         return StoreHits(ids, dists, None, None, dict(params), latencies)
 
+    def exists(self) -> bool:
+        return bool(self._call(self.client.has_collection, self.collection))
+
+    def location(self) -> str:
+        return f"collection {self.collection} at {self.url.public}"
+
     def count(self) -> int:
         """Rows in the collection (``count(*)``, strong consistency)."""
         if not self._call(self.client.has_collection, self.collection):
@@ -385,6 +394,12 @@ class MilvusLiteStore(MilvusStore):
         if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise BackendError(f"cannot open {self.url.public}: directory "
                                f"{os.path.dirname(os.path.abspath(path))} does not exist")
+        try:  # Milvus Lite 3.x keeps its data in a folder of that name; it only logs why
+            os.makedirs(path, exist_ok=True)  # it cannot make one: ask the system here
+        except OSError as exc:
+            kind, hint = advice(exc, self.engine, path)
+            raise kind(f"{self.url.public}: cannot create the Milvus Lite folder {path} "
+                       f"({exc.strerror or exc}); {hint}") from None
         return {"uri": path}
 
     def _wait_index_built(self, meta: Mapping[str, Any], timeout: float = 3600.0) -> None:
@@ -425,9 +440,11 @@ def _id_max_length(url: StoreURL) -> int:
 
 def _quiet_client_logs() -> None:
     """pymilvus installs its own stderr handler (level WARNING) and logs every failed call
-    with a traceback; searchbench reports a failure itself, as one line. Its loggers are
-    raised to CRITICAL while they keep pymilvus's defaults (a level set by the user stays)."""
-    for name, default in (("pymilvus", logging.WARNING), ("pymilvus.milvus_client", logging.INFO)):
+    with a traceback, and Milvus Lite logs why its local service did not start;
+    searchbench reports a failure itself, as one line. Their loggers are raised to CRITICAL
+    while they keep the libraries' defaults (a level set by the user stays)."""
+    for name, default in (("pymilvus", logging.WARNING), ("pymilvus.milvus_client", logging.INFO),
+                          ("milvus_lite", logging.NOTSET)):  # "Failed to start…" + traceback
         logger = logging.getLogger(name)
         if logger.level in (default, logging.NOTSET):
             logger.setLevel(logging.CRITICAL)

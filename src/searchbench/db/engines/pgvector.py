@@ -56,6 +56,7 @@ from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, chec
 __all__ = ["PgVectorStore"]
 
 PROVENANCE_TABLE = "searchbench_provenance"
+CONNECT_TIMEOUT = 10  # seconds, unless the URL says ?connect_timeout=
 _OPERATORS = {"cosine": "<=>", "ip": "<#>", "l2": "<->"}
 _OPCLASS = {"cosine": "vector_cosine_ops", "ip": "vector_ip_ops", "l2": "vector_l2_ops"}
 _METRIC_OF_OPCLASS = {v: k for k, v in _OPCLASS.items()}
@@ -118,11 +119,29 @@ class PgVectorStore(VectorStore):
 
     # -- connection ---------------------------------------------------------------------
     def _connect_kwargs(self) -> dict[str, Any]:
+        """libpq keywords: every URL option except the adapter's own is passed on as
+        written (``connect_timeout``, ``sslmode``, ``user``…); a keyword the URL also gives
+        in its own place (``user@``, ``:port``, ``/dbname``, host) must agree with it."""
         u = self.url
         kw: dict[str, Any] = {k: v for k, v in u.options.items() if k not in _NOT_LIBPQ}
-        host = u.options.get("host") or u.host or None
-        kw.update(dbname=u.path.lstrip("/") or "postgres", host=host, port=u.port,
-                  user=u.user, password=u.password)
+        kw.setdefault("connect_timeout", str(CONNECT_TIMEOUT))
+        in_url = {"host": u.host or None, "port": u.port, "user": u.user,
+                  "password": u.password, "dbname": u.path.lstrip("/") or None}
+        given = dict(kw, host=u.options.get("host"))
+        for name, value in in_url.items():
+            option = given.get(name)
+            if value is None or value == "":
+                continue
+            if option is not None and str(option) != str(value):
+                shown = "***" if name == "password" else f"{option!r} and {value!r}"
+                raise ConfigError(f"{u.public}: {name} is given twice, in the URL and as "
+                                  f"?{name}= ({shown}); give it once")
+        for name, value in in_url.items():
+            if given.get(name) is None and value not in (None, ""):
+                kw[name] = value
+        if u.options.get("host"):
+            kw["host"] = u.options["host"]
+        kw.setdefault("dbname", "postgres")
         return {k: v for k, v in kw.items() if v is not None}
 
     @property
@@ -143,8 +162,7 @@ class PgVectorStore(VectorStore):
         if conn is None:
             psycopg = require("psycopg", "pgvector")
             try:
-                conn = psycopg.connect(**self._connect_kwargs(), prepare_threshold=None,
-                                       connect_timeout=10)
+                conn = psycopg.connect(**self._connect_kwargs(), prepare_threshold=None)
             except psycopg.ProgrammingError as exc:
                 raise ConfigError(f"{self.url.public}: {_first_line(exc)}") from None
             except psycopg.Error as exc:
@@ -441,6 +459,15 @@ class PgVectorStore(VectorStore):
         names = [n for n, _ in self._vector_indexes()]
         return any(re.search(rf"Index (Only )?Scan using \"?{re.escape(n)}\"?\b", plan)
                    for n in names)
+
+    def exists(self) -> bool:
+        """The table is there (a table with no rows counts)."""
+        found = self.conn.execute("SELECT to_regclass(%s)", (self._regname(),)).fetchone()[0]
+        self.conn.rollback()
+        return found is not None
+
+    def location(self) -> str:
+        return f"table {self.table} in database {self.url.path.lstrip('/') or 'postgres'}"
 
     def count(self) -> int:
         if self.conn.execute("SELECT to_regclass(%s)", (self._regname(),)).fetchone()[0] is None:

@@ -249,6 +249,9 @@ class QdrantStore(KnownIds, VectorStore):
                             threshold=qm.threshold_points(kb, int(record["dim"])),
                             matching=matching)
 
+    def exists(self) -> bool:
+        return self._exists()
+
     def count(self) -> int:
         return int(self._call("count", self._connect().count, self.name, exact=True).count)
 

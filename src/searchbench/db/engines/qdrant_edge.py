@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._util import package_version, safe_component, utc_now
 from ...errors import BackendError, ConfigError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ..ids import IdMap
 from . import _qdrant as qm
 from ._common import (
@@ -165,9 +165,15 @@ class QdrantEdgeStore(KnownIds, VectorStore):
         try:
             return fn(*args)
         except Exception as exc:  # qdrant_edge raises plain Exception for every failure
-            hint = (" (is another process or store using this shard?)"
-                    if "WouldBlock" in str(exc) else "")
-            raise BackendError(f"{self.where}: {what} failed: {exc}{hint}") from None
+            if "WouldBlock" in str(exc):
+                raise BackendError(f"{self.where}: {what} failed: {exc} (is another process "
+                                   "or store using this shard?)") from None
+            # its messages nest ("Service runtime error: … Service runtime error: …"): the
+            # innermost cause says what went wrong
+            cause = str(exc).strip().splitlines()[0].rsplit("error: ", 1)[-1] if str(exc) \
+                else type(exc).__name__
+            kind, hint = advice(cause, self.engine, str(self.root))
+            raise kind(f"{self.where}: {what} failed: {cause[:300]}; {hint}") from None
 
     def _save(self, record: dict[str, Any]) -> None:
         self._record = record
@@ -260,6 +266,10 @@ class QdrantEdgeStore(KnownIds, VectorStore):
                             indexed=info.indexed_vectors_count,
                             threshold=qm.threshold_points(kb, int(record["dim"])),
                             matching=matching)
+
+    def exists(self) -> bool:
+        """The shard's folder is there and not empty."""
+        return self._shard is not None or (self._path.is_dir() and any(self._path.iterdir()))
 
     def count(self) -> int:
         self._open()

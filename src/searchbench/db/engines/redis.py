@@ -267,6 +267,13 @@ class RedisStore(VectorStore):
                          - (1.0 if metric == "ip" else 0.0))
         return StoreHits(ids, dists, None, None, dict(knn), latencies)
 
+    def exists(self) -> bool:
+        """searchbench's record of the index, or the index itself, is there."""
+        return self._meta() is not None or self._index_info(self.index) is not None
+
+    def location(self) -> str:
+        return f"index {self.index} at {self.url.public}"
+
     def count(self) -> int:
         """Hashes under the index's prefix."""
         return len(self.stored_ids())

@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._util import utc_now
-from ...errors import BackendError, ConfigError, DataFormatError, MissingDependencyError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore
+from ...errors import ConfigError, DataFormatError, MissingDependencyError, OutputError, require
+from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice
 from ._rows import check_queries, check_rows, mismatch
 
 __all__ = ["SqliteVecStore"]
@@ -109,8 +109,17 @@ class SqliteVecStore(VectorStore):
             sqlite_vec.load(conn)
             conn.enable_load_extension(False)
         except mod.Error as exc:
-            raise BackendError(f"{self.url.public}: cannot open {self.path} with sqlite-vec "
-                               f"({exc})") from None
+            parent = self.path.parent
+            if "unable to open" in str(exc) and not parent.is_dir():
+                raise ConfigError(f"{self.url.public}: cannot open {self.path}: {parent} is not "
+                                  "a folder; check the path in the URL") from None
+            if "unable to open" in str(exc) and not self.path.exists():
+                raise OutputError(f"{self.url.public}: cannot create {self.path} ({exc}); "
+                                  f"{parent} cannot be written: choose a folder you can write "
+                                  "to, or fix its permissions") from None
+            kind, hint = advice(exc, self.engine, str(self.path))
+            raise kind(f"{self.url.public}: cannot open {self.path} with sqlite-vec ({exc}); "
+                       f"{hint}") from None
         self._local.conn = conn
         with self._lock:
             self._all.append(conn)
@@ -300,6 +309,13 @@ class SqliteVecStore(VectorStore):
     def _absent(self) -> bool:
         """No database file, or no such table in it (a collection not created yet)."""
         return not self.path.is_file() or self._table_sql() is None
+
+    def exists(self) -> bool:
+        """The database file holds the table."""
+        return not self._absent()
+
+    def location(self) -> str:
+        return f"table {self.table} in {self.path}"
 
     def count(self) -> int:
         """Rows stored (0 for a table not created yet)."""

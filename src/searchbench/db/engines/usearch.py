@@ -288,6 +288,13 @@ class USearchStore(VectorStore):
             raise ConfigError("usearch stores no metadata, so it has no filters; drop "
                               "--filter or use an engine with filters (e.g. sqlite-vec)")
 
+    def exists(self) -> bool:
+        """The collection's record is in the folder."""
+        return self._read_meta() is not None
+
+    def location(self) -> str:
+        return f"collection {self.name} in {self.folder}"
+
     def count(self) -> int:
         """Rows stored (0 for a collection not created yet)."""
         return len(IdMap(self._file(".ids.json")))

@@ -33,8 +33,10 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ...errors import DataFormatError, SearchbenchError
+from ..._util import visible_name
+from ...errors import DataFormatError, OutputError, SearchbenchError
 from ..labels import GRADES, Judgment, Quote
+from ..store import DamagedStoreError
 from .context import JudgingContext, highlight
 
 __all__ = ["SESSION_COOKIE", "cookie_name", "create_app"]
@@ -56,6 +58,7 @@ _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=ut
           ".png": "image/png", ".svg": "image/svg+xml"}
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+STORE_FAILURES = (DamagedStoreError, OutputError)  # a write or read of the store failed
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class JudgingApp:
             loader=jinja2.PackageLoader("searchbench.judging.web", "templates"),
             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
             lstrip_blocks=True)
+        self.env.filters["visible"] = visible_name  # ids and names: hidden characters escaped
         self.static = _load_static()
 
     # -- authentication ----------------------------------------------------------------
@@ -129,9 +133,9 @@ class JudgingApp:
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             name = self.ctx.store.annotator(auth[7:].strip())
-            return Principal(name, None) if name else None
+            return Principal(name, None) if self.ctx.lets_in(name) and name else None
         found = self.ctx.store.session(request.cookies.get(cookie_name(request), ""))
-        return Principal(*found) if found else None
+        return Principal(*found) if found and self.ctx.lets_in(found[0]) else None
 
     def cross_site(self, request: Request, who: Principal | None) -> str | None:
         """Why a state-changing request is refused as cross-site, or ``None``."""
@@ -149,25 +153,36 @@ class JudgingApp:
 
     def page(self, handler: Callable[[Request, Principal], Awaitable[Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
-            who = await run_in_threadpool(self.principal, request)
-            if who is None:
-                return RedirectResponse("/login", status_code=303)
-            return await handler(request, who)
+            try:
+                who = await run_in_threadpool(self.principal, request)
+                if who is None:
+                    return RedirectResponse("/login", status_code=303)
+                return await handler(request, who)
+            except BadRequest as exc:
+                return self.message(str(exc), 400)
+            except STORE_FAILURES as exc:  # never a page built on a store that failed
+                return self.message(f"The judging store failed: {exc}", 503)
         return endpoint
 
     def api(self, handler: Callable[[Request, Principal], Awaitable[Response]],
             changes_state: bool = True) -> Endpoint:
         async def endpoint(request: Request) -> Response:
-            who = await run_in_threadpool(self.principal, request)
-            if who is None:
-                return _error(401, "not authenticated: open the URL printed for you")
-            if changes_state and (why := self.cross_site(request, who)):
-                return _error(403, why)
             try:
+                who = await run_in_threadpool(self.principal, request)
+                if who is None:
+                    return _error(401, "not authenticated: open the URL printed for you")
+                if changes_state and (why := self.cross_site(request, who)):
+                    return _error(403, why)
                 return await handler(request, who)
+            except STORE_FAILURES as exc:  # not stored: never acknowledged (a 503)
+                return _error(503, f"not stored: {exc}")
             except SearchbenchError as exc:
                 return _error(400, str(exc))
         return endpoint
+
+    def message(self, text: str, status: int, csrf: str = "") -> HTMLResponse:
+        """The app's own page for a message (errors, the end of the pool)."""
+        return self.render("message.html.j2", {"message": text, "csrf": csrf}, status)
 
     # -- public ------------------------------------------------------------------------
     async def login(self, request: Request) -> Response:
@@ -181,8 +196,8 @@ class JudgingApp:
         except SearchbenchError as exc:
             return _error(400, str(exc))
         token = body.get("token") if isinstance(body, dict) else None
-        name = await run_in_threadpool(self.ctx.store.annotator, str(token or ""))
-        if name is None:
+        name = await run_in_threadpool(self.ctx.store.redeem, str(token or ""))
+        if name is None or not self.ctx.lets_in(name):
             return _error(401, "unknown token: open the URL printed when the app started")
         session_id, _ = await run_in_threadpool(self.ctx.store.open_session, name)
         response = JSONResponse({"annotator": name})
@@ -193,7 +208,7 @@ class JudgingApp:
     async def static_file(self, request: Request) -> Response:
         found = self.static.get(request.path_params["name"])
         if found is None:
-            return _plain(404, "not found")
+            return self.message("No such page here.", 404)
         content, media_type = found
         return Response(content, media_type=media_type,
                         headers={"cache-control": "no-cache"})
@@ -203,17 +218,47 @@ class JudgingApp:
         if not self.ctx.items and self.ctx.explore is not None:
             return RedirectResponse("/explore", status_code=303)
         if not self.ctx.items:
-            return self.render("message.html.j2", {"message": "The pool is empty: nothing to "
-                                                   "judge.", "csrf": who.csrf or ""})
+            return self.message("The pool is empty: nothing to judge.", 200, who.csrf or "")
         done = await run_in_threadpool(self.own_labels, who.name)
-        first = next((i for i, pair in enumerate(self.ctx.items) if pair not in done), 0)
-        return RedirectResponse(f"/judge?i={first}", status_code=303)
+        first = next((i for i, pair in enumerate(self.ctx.items) if pair not in done), None)
+        return RedirectResponse("/done" if first is None else f"/judge?i={first}",
+                                status_code=303)
+
+    async def done_page(self, request: Request, who: Principal) -> Response:
+        """After the last item: what this annotator did, what is left, what to run next."""
+        import shlex
+
+        labels = await run_in_threadpool(self.own_labels, who.name)
+        left = [i for i, pair in enumerate(self.ctx.items) if pair not in labels]
+        n_skipped = sum(1 for pair, j in labels.items()
+                        if j.grade is None and pair in self.ctx.position)
+        evalset = shlex.quote(str(self.ctx.evalset.resolve()))
+        return self.render("done.html.j2", {
+            "annotator": who.name, "csrf": who.csrf or "", "total": len(self.ctx.items),
+            "n_judged": len(self.ctx.items) - len(left) - n_skipped, "n_skipped": n_skipped,
+            "left": left[:20], "n_left": len(left),
+            "export": f"searchbench judge export {evalset}",
+            "agreement": f"searchbench judge agreement {evalset}"})
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        """The app's own page for a path or method it does not serve (no data in it)."""
+        status = getattr(exc, "status_code", 404)
+        if request.url.path.startswith(("/api/", "/session", "/logout")):
+            return _error(status, "no such endpoint" if status == 404 else "method not allowed")
+        text = ("No such page here." if status == 404 else "This page is not served that way.")
+        return self.message(text, status)
+
+    async def server_error(self, request: Request, exc: Exception) -> Response:
+        """A failure the app did not expect: a short page or JSON, no traceback sent."""
+        if request.url.path.startswith(("/api/", "/session", "/logout")):
+            return _error(500, "internal error: not stored")
+        return self.message("Internal error: the app could not answer this request.", 500)
 
     async def judge_page(self, request: Request, who: Principal) -> Response:
-        i = _int(request.query_params.get("i"))
-        if i is None or not 0 <= i < len(self.ctx.items):
-            return self.render("message.html.j2", {"message": "No such item.",
-                                                   "csrf": who.csrf or ""}, 404)
+        i = item_number(request, len(self.ctx.items))
+        if not 0 <= i < len(self.ctx.items):
+            return self.message(f"No item {i}: this pool has items 0 to "
+                                f"{len(self.ctx.items) - 1}.", 404, who.csrf or "")
         labels = await run_in_threadpool(self.own_labels, who.name)
         return self.render("judge.html.j2", self.judge_view(i, labels, who))
 
@@ -224,16 +269,17 @@ class JudgingApp:
         in_query = [j for j, (q, _) in enumerate(self.ctx.items) if q == qid]
         own = labels.get((qid, did))
         n_skipped = sum(1 for j in labels.values() if j.grade is None)
+        segments = highlight(doc.text, query.text,
+                             [(q.start, q.end) for q in own.evidence] if own else ())
         return {
             "annotator": who.name, "csrf": who.csrf or "", "i": i,
             "total": len(self.ctx.items), "n_judged": len(labels) - n_skipped,
             "n_skipped": n_skipped, "query": query, "doc": doc,
-            "segments": highlight(doc.text, query.text,
-                                  [(q.start, q.end) for q in own.evidence] if own else ()),
+            "segments": segments,
             "doc_in_query": in_query.index(i) + 1, "docs_in_query": len(in_query),
             "query_number": len({q for q, _ in self.ctx.items[: i + 1]}),
             "queries": len({q for q, _ in self.ctx.items}),
-            "own": own, "grades": GRADES,
+            "own": own, "grades": GRADES, "n_marks": sum(s.kind == "mark" for s in segments),
             "evidence_json": json.dumps([q.__dict__ for q in own.evidence] if own else []),
         }
 
@@ -327,8 +373,27 @@ async def _json_body(request: Request) -> Any:
         raise DataFormatError("expected a JSON body") from None
 
 
-def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+class BadRequest(SearchbenchError):
+    """A malformed request parameter (a 400 with the app's own page)."""
+
+
+def one_param(request: Request, name: str, what: str) -> str:
+    """The query parameter ``name``, given exactly once and non-empty, else
+    :class:`BadRequest` naming ``what`` was expected."""
+    values = request.query_params.getlist(name)
+    if len(values) != 1 or not values[0] or len(values[0]) > 4096:
+        raise BadRequest(f"Bad request: expected one {what} (?{name}=…).")
+    return values[0]
+
+
+def item_number(request: Request, n_items: int) -> int:
+    """The ``i`` parameter: a decimal item number (at most 12 digits; ``i`` given once), else
+    :class:`BadRequest` — never an ``int()`` of a 5,000-digit string."""
+    value = one_param(request, "i", "item number")
+    if not (value.isascii() and value.isdigit() and len(value) <= 12):
+        raise BadRequest(f"Bad request: the item number must be 0 to {max(n_items - 1, 0)} "
+                         f"(decimal digits).")
+    return int(value)
 
 
 def _load_static() -> dict[str, tuple[bytes, str]]:
@@ -354,6 +419,7 @@ def create_app(ctx: JudgingContext) -> Starlette:
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/", web.page(web.home)),
         Route("/judge", web.page(web.judge_page)),
+        Route("/done", web.page(web.done_page)),
         Route("/api/judgment", web.api(web.post_judgment), methods=["POST"]),
         Route("/api/undo", web.api(web.post_undo), methods=["POST"]),
         Route("/api/judgments", web.api(web.get_judgments, changes_state=False)),
@@ -364,4 +430,6 @@ def create_app(ctx: JudgingContext) -> Starlette:
 
         routes += explore_routes(web)
     return Starlette(routes=routes,
-                     middleware=[Middleware(SecurityHeaders, allowed_hosts=ctx.allowed_hosts)])
+                     middleware=[Middleware(SecurityHeaders, allowed_hosts=ctx.allowed_hosts)],
+                     exception_handlers={404: web.not_found, 405: web.not_found,
+                                         500: web.server_error})

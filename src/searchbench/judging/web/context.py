@@ -189,10 +189,16 @@ class JudgingContext:
     explore: ExploreData | None = None
     secure: bool = False
     allowed_hosts: frozenset[str] = frozenset()
+    annotators: frozenset[str] | None = None  # who may sign in (None: every person)
     position: dict[tuple[str, str], int] = field(init=False)
 
     def __post_init__(self) -> None:
         self.position = {pair: i for i, pair in enumerate(self.items)}
+
+    def lets_in(self, name: str | None) -> bool:
+        """Whether this app serves ``name``: a person listed when it started (a person left
+        out of ``--annotator`` keeps no access through an old token or session)."""
+        return name is not None and (self.annotators is None or name in self.annotators)
 
     def may_judge(self, query_id: str, doc_id: str) -> bool:
         """Only pairs of the pool (or, exploring, of the runs' top documents) are judged."""

@@ -128,7 +128,9 @@ def explore_routes(web: JudgingApp) -> list[Route]:
                                               "annotator": who.name, "csrf": who.csrf or ""})
 
     async def query_page(request: Request, who: Principal) -> Response:
-        qid = request.query_params.get("q", "")
+        from .app import one_param
+
+        qid = one_param(request, "q", "query id")
         if qid not in web.ctx.queries:  # looked up, never used as a path
             return web.render("message.html.j2", {"message": "No such query.",
                                                   "csrf": who.csrf or ""}, 404)

@@ -3,13 +3,15 @@ annotator, serve with uvicorn until Ctrl+C (or SIGTERM)."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ConfigError, require
+from ..._util import visible_name
+from ...errors import ConfigError, SearchbenchError, require
 from ..labels import read_pool
 from ..store import JudgmentStore, check_annotator_name
 from .context import ExploreData, JudgingContext, check_pool, judging_order, load_texts
@@ -82,17 +84,34 @@ def _url_host(host: str) -> str:
     return f"[{host.strip('[]')}]" if ":" in host else host
 
 
-def register(store: JudgmentStore, names: tuple[str, ...],
-             new_tokens: bool) -> dict[str, str | None]:
-    """Tokens of new annotators (and of all, with ``new_tokens``); ``None`` for an annotator
-    kept with the token printed when it was added."""
+@dataclass(frozen=True)
+class Access:
+    """How the listed annotators sign in: a new token each (``tokens``), or a fresh
+    one-time sign-in link for those who keep theirs (``links``); ``revoked``: the people
+    whose tokens, sessions and links this start ended; ``app_id``: this app in the store."""
+
+    tokens: dict[str, str]
+    links: dict[str, str]
+    revoked: list[str]
+    app_id: int
+
+
+def register(store: JudgmentStore, names: tuple[str, ...], new_tokens: bool) -> Access:
+    """Access for the listed annotators, and only them: a person left out of
+    ``--annotator`` loses their token, sessions and links (unless another app running on
+    this store serves them: :meth:`JudgmentStore.open_app`), and this app refuses anyone
+    not listed (``JudgingContext.annotators``). New annotators (all, with ``new_tokens``;
+    also one revoked before) get a token, the others a fresh one-time sign-in link."""
     known = store.annotators()
-    for name in names:  # all checked before any is added: no token is made and lost
-        check_annotator_name(name)
+    names = tuple(dict.fromkeys(check_annotator_name(n) for n in names))  # NFC, all checked
+    for name in names:                                                  # before any token
         if known.get(name) == "llm":
             raise ConfigError(f"annotator {name!r} is an LLM judge; choose another name")
-    return {name: store.add_annotator(name) if new_tokens or name not in known else None
-            for name in dict.fromkeys(names)}
+    app_id, revoked = store.open_app(names)
+    tokens = {name: store.add_annotator(name) for name in names
+              if new_tokens or name not in known or not store.has_token(name)}
+    links = {name: store.sign_in_link(name) for name in names if name not in tokens}
+    return Access(tokens, links, revoked, app_id)
 
 
 def require_web() -> None:
@@ -104,10 +123,6 @@ def require_web() -> None:
 def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
     """Serve the app for ``opts`` (explore mode with ``explore``) until interrupted."""
     require_web()
-    import uvicorn
-
-    from .app import create_app
-
     check_address(opts)
     corpus, queries, qrels = load_texts(opts.evalset)
     items: list[tuple[str, str]] = []
@@ -115,38 +130,67 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
         pool = read_pool(opts.pool)
         check_pool(pool, corpus, queries, str(opts.pool))
         items = judging_order(pool)
-    store = JudgmentStore(opts.evalset)
-    tokens = register(store, opts.annotators, opts.new_tokens)
-    sock = bind(opts.host, opts.port)
+    store = JudgmentStore(opts.evalset, check=True)  # never serve a malformed store
+    with contextlib.ExitStack() as cleanup:  # undone in reverse order, whatever happens
+        cleanup.callback(store.close)
+        sock = bind(opts.host, opts.port)
+        cleanup.callback(sock.close)
+        access = register(store, opts.annotators, opts.new_tokens)
+        cleanup.callback(_close_app, store, access.app_id)
+        ctx = JudgingContext(opts.evalset, corpus, queries, store, items, qrels, explore,
+                             secure=opts.certfile is not None,
+                             allowed_hosts=_allowed_hosts(opts.host, sock.getsockname()[1]),
+                             annotators=frozenset([*access.tokens, *access.links]))
+        _run(opts, sock, ctx, access)
+
+
+def _close_app(store: JudgmentStore, app_id: int) -> None:
+    with contextlib.suppress(SearchbenchError):  # a store that failed meanwhile
+        store.close_app(app_id)
+
+
+def _allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """``Host`` headers a loopback app accepts (DNS rebinding); none checked otherwise."""
+    if not is_loopback(host):
+        return frozenset()
+    return frozenset(f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]", host.lower()))
+
+
+def _run(opts: ServeOptions, sock: socket.socket, ctx: JudgingContext, access: Access) -> None:
+    import uvicorn
+
+    from .app import create_app
+
     port = sock.getsockname()[1]
-    allowed = frozenset() if not is_loopback(opts.host) else frozenset(
-        f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]", opts.host.lower()))
-    ctx = JudgingContext(opts.evalset, corpus, queries, store, items, qrels, explore,
-                         secure=opts.certfile is not None, allowed_hosts=allowed)
     base = f"{'https' if ctx.secure else 'http'}://{_url_host(opts.host)}:{port}"
-    _announce(opts, ctx, tokens, base)
+    _announce(opts, ctx, access, base)
     config = uvicorn.Config(create_app(ctx), log_level="warning", access_log=False,
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
                             ssl_keyfile=str(opts.keyfile) if opts.keyfile else None)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
-        store.close()
+    uvicorn.Server(config).run(sockets=[sock])
 
 
-def _announce(opts: ServeOptions, ctx: JudgingContext, tokens: dict[str, str | None],
-              base: str) -> None:
-    what = (f"explore mode ({' vs '.join(ctx.explore.names)}, {ctx.explore.measure})"
-            if ctx.explore else f"{len(ctx.items)} (query, document) pairs to judge")
-    print(f"searchbench judging app for {opts.evalset}: {what}; labels go to "
-          f"{ctx.store.path}")
-    width = max(len(n) for n in tokens)
-    for name, token in tokens.items():
-        where = (f"{base}/login#token={token}" if token is not None else
-                 f"same token as before: {base}/login#token=<the token printed when "
-                 f"{name} was added> (--new-tokens prints new ones)")
-        print(f"  {name:<{width}}  {where}")
+def _announce(opts: ServeOptions, ctx: JudgingContext, access: Access, base: str) -> None:
+    """The start-up lines (``judge serve`` and ``explore`` alike): one sign-in URL per
+    listed annotator, the people revoked, where the labels go."""
+    what = (f"explore mode ({' vs '.join(map(visible_name, ctx.explore.names))}, "
+            f"{ctx.explore.measure})" if ctx.explore
+            else f"{len(ctx.items)} (query, document) pairs to judge")
+    print(f"searchbench judging app for {visible_name(opts.evalset)}: {what}; labels go to "
+          f"{visible_name(ctx.store.path)}")
+    names = [*access.tokens, *access.links]
+    width = max(len(n) for n in names)
+    for name in names:
+        if name in access.tokens:
+            print(f"  {name:<{width}}  {base}/login#token={access.tokens[name]}  (new token)")
+        else:
+            print(f"  {name:<{width}}  {base}/login#token={access.links[name]}  (a fresh "
+                  f"sign-in link, good once; the URL printed when {name} was added still "
+                  f"works; --new-tokens replaces it)")
+    if access.revoked:
+        print(f"Revoked (not listed with --annotator): {', '.join(access.revoked)}: their "
+              f"URLs and sessions no longer work; their labels are kept (list a name again "
+              f"to give it a new URL).")
     print(f"Each URL signs one annotator in: send it to that person only. Serving at {base}/ "
           f"until Ctrl+C.", flush=True)

@@ -1,4 +1,5 @@
-// The judging page: grades 0-3, skip, next/previous, undo, evidence from the selection.
+// The judging page: grades 0-3, skip, next/previous, undo, evidence from the selection,
+// n / N to scroll to the next / previous highlighted query term; /done after the last item.
 (function () {
   "use strict";
   const root = document.getElementById("judge");
@@ -109,7 +110,39 @@
   }
 
   function go(position) {
-    window.location.assign(position === null || position === undefined ? "/" : "/judge?i=" + position);
+    window.location.assign(position === null || position === undefined ? "/done" : "/judge?i=" + position);
+  }
+
+  // Highlighted query terms, in document order; "current" is the one last jumped to.
+  const marks = Array.from(textEl.querySelectorAll("mark"));
+  const matchStatus = document.getElementById("match-status");
+  let current = -1;
+
+  function visible(el) {
+    const r = el.getBoundingClientRect();
+    return r.bottom > 0 && r.top < window.innerHeight;
+  }
+
+  function jump(step) {
+    if (marks.length === 0) {
+      matchStatus.textContent = "No highlighted query term in this document.";
+      return;
+    }
+    let next;
+    if (current >= 0 && visible(marks[current])) {
+      next = (current + step + marks.length) % marks.length;
+    } else if (step > 0) {  // from where the reader is: the first match below the top
+      next = marks.findIndex(function (m) { return m.getBoundingClientRect().top > 1; });
+      next = next < 0 ? 0 : next;
+    } else {
+      next = marks.length - 1;
+      while (next > 0 && marks[next].getBoundingClientRect().top >= 0) { next--; }
+    }
+    if (current >= 0) { marks[current].classList.remove("current-match"); }
+    current = next;
+    marks[current].classList.add("current-match");
+    marks[current].scrollIntoView({ block: "center" });
+    matchStatus.textContent = "match " + (current + 1) + " of " + marks.length;
   }
 
   async function judge(grade) {
@@ -128,7 +161,7 @@
         client_key: sb.clientKey(),
       });
       status.textContent = "saved";
-      go(data.next === null ? index : data.next);
+      go(data.next);
     } catch (err) {
       status.textContent = "not saved: " + err.message;
       busy = false;
@@ -161,8 +194,10 @@
   document.getElementById("undo").addEventListener("click", undo);
   document.getElementById("add-evidence").addEventListener("click", addSelection);
   document.getElementById("next").addEventListener("click", function () {
-    if (index + 1 < total) { go(index + 1); }
+    go(index + 1 < total ? index + 1 : null);
   });
+  document.getElementById("next-match").addEventListener("click", function () { jump(1); });
+  document.getElementById("prev-match").addEventListener("click", function () { jump(-1); });
   document.getElementById("prev").addEventListener("click", function () {
     if (index > 0) { go(index - 1); }
   });
@@ -179,7 +214,11 @@
     } else if (key === "s") {
       judge(null);
     } else if (key === "j") {
-      if (index + 1 < total) { go(index + 1); }
+      go(index + 1 < total ? index + 1 : null);
+    } else if (key === "n") {
+      jump(1);
+    } else if (key === "N") {
+      jump(-1);
     } else if (key === "k") {
       if (index > 0) { go(index - 1); }
     } else if (key === "u") {
