@@ -4,8 +4,10 @@ One home each for: atomic writes with the right permissions (:mod:`.files`), lib
 versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
-(:mod:`.folders`), visible escapes of control characters (:mod:`.escape`) and the check of
-names that become path components (:mod:`.paths`). Only
+(:mod:`.folders`), visible escapes of control characters (:mod:`.escape`), the check of
+names that become path components (:mod:`.paths`), the secrets a command holds and their
+redaction from everything shown or written (:mod:`.secrets`: ``redact``, ``remote_text``)
+and safe URL parsing (:mod:`.urls`: ``split_url``, ``public_url``). Only
 :mod:`searchbench.errors` lies beneath.
 """
 
@@ -28,6 +30,8 @@ from .folders import atomic_folder
 from .markdown import md_table, md_text
 from .paths import safe_component, within
 from .progress import progress, progress_enabled
+from .secrets import hold, hold_url, redact, redacted, remote_text
+from .urls import public_url, split_url
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
 __all__ = [
@@ -35,6 +39,8 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "hold",
+    "hold_url",
     "json_safe",
     "library_versions",
     "machine",
@@ -45,9 +51,14 @@ __all__ = [
     "progress",
     "progress_enabled",
     "public_mode",
+    "public_url",
+    "redact",
+    "redacted",
     "refuse_sources",
+    "remote_text",
     "replace",
     "safe_component",
+    "split_url",
     "utc_now",
     "visible_text",
     "within",

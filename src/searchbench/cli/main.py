@@ -166,7 +166,11 @@ def _guard(command: click.Command) -> None:
 
 
 def _fail(message: str) -> int:
-    click.echo("error: " + " ".join(message.split("\n")), err=True)
+    """Print ``message`` as one ``error:`` line, redacted for every secret the command
+    holds (whatever an engine or a library put in it)."""
+    from .._util.secrets import redact
+
+    click.echo("error: " + redact(" ".join(message.split("\n"))), err=True)
     return 1
 
 

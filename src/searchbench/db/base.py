@@ -31,6 +31,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .._util.secrets import hold
+from .._util.urls import split_url
 from ..errors import ConfigError
 
 __all__ = [
@@ -134,13 +136,13 @@ class StoreURL:
 
 
 def parse_store_url(url: str) -> StoreURL:
-    """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise ConfigError(f"not a store URL ({exc}); expected e.g. "
-                          "'pgvector:///app?host=/run/pg&table=docs'") from None
+    """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password:
+    :func:`~searchbench._util.urls.split_url`, which also holds it for redaction)."""
+    parts = split_url(url, "store URL", "e.g. 'pgvector:///app?host=/run/pg&table=docs' "
+                      "(a password holding '/', '?', '#' or '@' percent-encoded)")
+    port = parts.port
+    hold(*(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+           if _SECRET_OPTION.search(k)))
     if not parts.scheme:
         raise ConfigError(f"store URL {_redacted(url)!r} has no scheme; expected one of "
                           f"{', '.join(sorted(ENGINES))}")
