@@ -139,7 +139,12 @@ def remote_text(data: bytes | str, limit: int = 200) -> str:
     text = redact(text)
     text = "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
     text = redact(text)  # a secret split by a control character or a line break
-    return text if len(text) <= limit and len(head) == len(data) else text[:limit] + "…"
+    if len(text) <= limit and len(head) == len(data):
+        return text
+    start = text.rfind("[", max(limit - len(REDACTED), 0), limit)
+    if start >= 0 and text.startswith(REDACTED, start):  # never cut the marker itself
+        limit = start + len(REDACTED)
+    return text[:limit] + "…"
 
 
 def redacted(obj: Any) -> Any:

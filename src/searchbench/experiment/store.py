@@ -386,5 +386,8 @@ def _nearly_full(path: Path) -> bool:
 
 def _dump(obj: Any) -> str:
     """JSON of a stored column, every secret the process holds redacted (header values,
-    keys, URL passwords never reach the store)."""
+    keys, URL passwords never reach the store). A stored cell whose settings held a secret
+    then no longer matches a new cell's work key, so it is recomputed rather than reused:
+    safe (keys are never computed from redacted settings, where two header values would
+    collide)."""
     return redact(json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False))

@@ -189,6 +189,8 @@ class HttpClient:
                 retry = exc
             if answer is not None:
                 return answer
+            if stop.is_set():  # cut short by another request's failure: not this one's
+                raise _Stopped(f"{where}: stopped, another request of the batch failed")
             last = retry.why if retry is not None else last
             if attempt == self.retries:
                 break
@@ -215,13 +217,17 @@ class HttpClient:
         from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
         stop = self._stop = threading.Event()
+        first: list[BaseException] = []  # the failure that stopped the batch
 
         def guarded(args: Sequence[Any]) -> T:
             if stop.is_set():
                 raise _Stopped("not sent, another request of the batch failed")
             try:
                 return fn(*args)
-            except BaseException:
+            except BaseException as exc:
+                with self._live_lock:
+                    if not stop.is_set() and not isinstance(exc, _Stopped):
+                        first.append(exc)
                 self._halt(stop)  # before this worker can take the next call
                 raise
 
@@ -236,13 +242,9 @@ class HttpClient:
                 if stop.is_set():
                     for f in futures:
                         f.cancel()
-            failed = [f for f in futures if f.done() and not f.cancelled()
-                      and f.exception() is not None]
-            first = next((f for f in failed if not isinstance(f.exception(), _Stopped)),
-                         failed[0] if failed else None)
         self._stop = threading.Event()  # the next request or batch starts afresh
-        if first is not None:
-            raise first.exception()  # type: ignore[misc]
+        if first:
+            raise first[0]
         return [f.result() for f in futures]
 
     def _halt(self, stop: threading.Event) -> None:
