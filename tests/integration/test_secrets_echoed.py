@@ -219,14 +219,17 @@ def test_a_run_echoing_secrets_writes_none_to_the_run_or_sidecar(serve, tmp_path
     evalset(tmp_path)
     server = serve(lambda h, b: (200, {"X-Echo": TOKEN}, body({
         "echo": echoed(10), "hits": [{"id": "d1", "score": 2.0, "why": TOKEN}]})))
-    proc = run_http(server, tmp_path, f"--header=X-Other: {HEADER}")
+    body_key = "tk-body-Xy7Pq9Lm2N"  # a credential field of the request template
+    proc = run_http(server, tmp_path, f"--header=X-Other: {HEADER}", "--request",
+                    '{"q": "{query}", "k": {k}, "api_key": "%s"}' % body_key)
     assert proc.returncode == 0, proc.stderr
+    assert server.requests[0]["body"]["api_key"] == body_key
     side = json.loads((tmp_path / "out" / "run.trec.json").read_text())
     assert "X-Api-Key: [redacted]" in side["command"]
     assert "--header=X-Other: [redacted]" in side["command"]
     assert side["retrieval"]["headers"] == ["X-Api-Key", "X-Other"]  # names only
     assert (tmp_path / "out" / "run.trec").read_text().split()[2] == "d1"
-    assert_no_secret(proc, tmp_path)
+    assert_no_secret(proc, tmp_path, (*SECRETS, body_key))
 
 
 def test_an_experiment_stores_and_reports_no_secret(serve, tmp_path):

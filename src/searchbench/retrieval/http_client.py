@@ -286,7 +286,7 @@ class HttpClient:
                 "credentials or headers"
             raise self.error(
                 f"{where}: {public_url(answer.url)} redirected to another origin "
-                f"({_origin_text(target)}); searchbench does not send {what} to another "
+                f"({remote_text(_origin_text(target), 120)}); searchbench does not send {what} to another "
                 "host, port or scheme: if that is the real endpoint, set the endpoint to it")
         return target
 

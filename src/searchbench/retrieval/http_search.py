@@ -52,6 +52,7 @@ PLACEHOLDERS = ("query", "k", "query_id")
 _IN_STRING = re.compile(r"\{(query_id|query|k)\}")
 _MARK = "\x00searchbench:{}\x00"
 MAX_SEARCH_BODY = 64 * 2**20
+_CREDENTIAL_FIELD = re.compile(r"(?i)key|token|secret|pass|auth|cred")
 
 
 def parse_template(text: str, key: str = "--request") -> Any:
@@ -74,11 +75,28 @@ def parse_template(text: str, key: str = "--request") -> Any:
         out.append(ch)
         i += 1
     try:
-        return json.loads("".join(out))
+        template = json.loads("".join(out))
     except ValueError as exc:
         raise ConfigError(f"{key} {text!r} is not JSON ({exc}); expected e.g. "
                           '\'{"q": "{query}", "k": {k}}\' (placeholders {query}, {k}, '
                           "{query_id})") from None
+    _hold_credentials(template)
+    return template
+
+
+def _hold_credentials(value: Any) -> None:
+    """Hold the string values of credential-like fields of a template (``"api_key": "…"``,
+    ``"token"``, ``"password"``…): secrets, redacted wherever the template is shown or
+    written (the provenance records the template)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if isinstance(item, str) and _CREDENTIAL_FIELD.search(name) \
+                    and "\x00" not in item and not _IN_STRING.search(item):  # no placeholder
+                hold(item)
+            _hold_credentials(item)
+    elif isinstance(value, list):
+        for item in value:
+            _hold_credentials(item)
 
 
 def fill_template(template: Any, values: Mapping[str, Any]) -> Any:
