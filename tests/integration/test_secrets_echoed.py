@@ -221,7 +221,7 @@ def test_a_run_echoing_secrets_writes_none_to_the_run_or_sidecar(serve, tmp_path
         "echo": echoed(10), "hits": [{"id": "d1", "score": 2.0, "why": TOKEN}]})))
     body_key = "tk-body-Xy7Pq9Lm2N"  # a credential field of the request template
     proc = run_http(server, tmp_path, f"--header=X-Other: {HEADER}", "--request",
-                    '{"q": "{query}", "k": {k}, "api_key": "%s"}' % body_key)
+                    '{"q": "{query}", "k": {k}, "api_key": "' + body_key + '"}')
     assert proc.returncode == 0, proc.stderr
     assert server.requests[0]["body"]["api_key"] == body_key
     side = json.loads((tmp_path / "out" / "run.trec.json").read_text())
