@@ -287,7 +287,8 @@ class HttpClient:
             raise self.error(
                 f"{where}: {public_url(answer.url)} redirected to another origin "
                 f"({remote_text(_origin_text(target), 120)}); searchbench does not send "
-                f"{what} to another host, port or scheme: if that is the real endpoint, set the endpoint to it")
+                f"{what} to another host, port or scheme: if that is the real endpoint, "
+                "set the endpoint to it")
         return target
 
     def _post_once(self, url: str, data: bytes, deadline: float) -> Answer:
