@@ -327,6 +327,7 @@ def test_synth_questions_echoing_the_key_are_written_without_it(serve, tmp_path)
 # -- URL parse errors --------------------------------------------------------------------------
 BAD_URLS = [  # the parser takes (part of) the password for a port, or fails on the host
     f"pgvector://user:{PASSWORD}/x@/app?table=docs",
+    f"pgvector://user:{PASSWORD}/app?table=docs",  # no '@': the password read as a port
     f"pgvector://user:{PASSWORD}@127.0.0.1:99999/app?table=docs",
     f"pgvector://user:{PASSWORD}@[::1/app?table=docs",
     f"qdrant://user:{PASSWORD}#x@127.0.0.1:6333?collection=c",

@@ -142,7 +142,7 @@ def parse_store_url(url: str) -> StoreURL:
                       "(a password holding '/', '?', '#' or '@' percent-encoded)")
     port = parts.port
     hold(*(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-           if _SECRET_OPTION.search(k)))
+           if _SECRET_OPTION.search(k) and not k.lower().endswith("_env")))  # env: a name
     if not parts.scheme:
         raise ConfigError(f"store URL {_redacted(url)!r} has no scheme; expected one of "
                           f"{', '.join(sorted(ENGINES))}")
