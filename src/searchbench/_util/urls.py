@@ -20,9 +20,9 @@ from .secrets import _SECRET_QUERY, REDACTED, hold_url
 __all__ = ["public_url", "split_url"]
 
 _REASONS = (
-    ("Port could not be cast", "the text after the last ':' before the host's end is not a "
-     "port number (a password holding '/', '?', '#' or '@' must be percent-encoded, e.g. "
-     "'/' as %2F)"),
+    ("Port could not be cast", "what follows the last ':' of the host part is not a port "
+     "number (a password holding '/', '?', '#' or '@' must be percent-encoded, e.g. '/' as "
+     "%2F)"),
     ("Port out of range", "the port is outside 0-65535"),
     ("IPv6", "an unmatched '[' or ']' in the host"),
     ("NFKC", "the host holds characters that change under Unicode normalisation"),

@@ -138,8 +138,7 @@ class StoreURL:
 def parse_store_url(url: str) -> StoreURL:
     """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password:
     :func:`~searchbench._util.urls.split_url`, which also holds it for redaction)."""
-    parts = split_url(url, "store URL", "e.g. 'pgvector:///app?host=/run/pg&table=docs' "
-                      "(a password holding '/', '?', '#' or '@' percent-encoded)")
+    parts = split_url(url, "store URL", "e.g. 'pgvector:///app?host=/run/pg&table=docs'")
     port = parts.port
     hold(*(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
            if _SECRET_OPTION.search(k) and not k.lower().endswith("_env")))  # env: a name
