@@ -385,12 +385,14 @@ def test_a_failure_stops_queries_in_flight_and_pending(serve, tmp_path):
     """Concurrency 2: one query hangs, another is refused; the run ends without waiting
     for the hanging one (its connection is shut) and sends no further query."""
     evalset(tmp_path, n_queries=12)
-    release = threading.Event()
+    release, hanging = threading.Event(), threading.Event()
 
     def behaviour(h: BaseHTTPRequestHandler, b: Any) -> Reply:
         if b["query"] == "alpha q0":
+            hanging.set()
             release.wait(30)  # hangs far longer than the test waits
             return 200, {}, hits("d1")
+        hanging.wait(10)  # refuse once q0 is surely in flight
         return 400, {}, body({"error": "refused"})
     server = serve(behaviour)
     t0 = time.monotonic()

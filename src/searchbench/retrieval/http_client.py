@@ -301,11 +301,12 @@ class HttpClient:
         timer = threading.Timer(remaining, _cut, (conn,))
         timer.daemon = True
         timer.start()
-        with self._live_lock:
-            self._live.add(conn)
         failure, resp = "", None
         try:
-            if self._stop.is_set():
+            conn.connect()  # a socket first, so that a batch's stop can shut it
+            with self._live_lock:
+                self._live.add(conn)
+            if self._stop.is_set():  # stopped while connecting
                 raise ConnectionAbortedError("stopped: another request of the batch failed")
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
