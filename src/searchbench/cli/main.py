@@ -166,9 +166,13 @@ def _guard(command: click.Command) -> None:
 
 
 def _fail(message: str) -> int:
+    """Print ``message`` as one ``error:`` line, redacted for every secret the command
+    holds (whatever an engine or a library put in it), then made visible: names in it
+    cannot forge a line."""
     from .._util import one_line
+    from .._util.secrets import redact
 
-    click.echo("error: " + one_line(message), err=True)  # names in it cannot forge a line
+    click.echo("error: " + one_line(redact(message)), err=True)
     return 1
 
 
