@@ -1,7 +1,7 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
+versions and machine facts for provenance (:mod:`.versions`), progress of long steps and what Ctrl-C kept (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
 (:mod:`.folders`), visible escapes of control characters (:mod:`.escape`) and the check of
@@ -27,7 +27,7 @@ from .files import (
 from .folders import atomic_folder
 from .markdown import md_table, md_text
 from .paths import safe_component, within
-from .progress import progress, progress_enabled
+from .progress import interrupted_message, keeping, progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
 __all__ = [
@@ -42,6 +42,8 @@ __all__ = [
     "md_text",
     "output_error",
     "package_version",
+    "interrupted_message",
+    "keeping",
     "progress",
     "progress_enabled",
     "public_mode",

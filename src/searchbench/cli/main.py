@@ -101,13 +101,19 @@ def main(argv: list[str] | None = None) -> int:
     Every error a user can cause - a :class:`SearchbenchError`, an OS error (a missing
     file, a full disk), undecodable text, an input that ends early - becomes ONE line
     ``error: ...`` on stderr (naming the file) and exit code 1, never a traceback; usage
-    errors exit with 2 (Click's convention).
+    errors exit with 2 (Click's convention). Ctrl-C prints ONE line saying what the
+    interrupted step kept and how to resume (:func:`interrupted`) and exits with 130.
     """
+    from .._util.progress import reset_interruption
+
     saved = {name: os.environ.get(name) for name in _PROGRESS_OFF}
     quiet_third_party_progress()
+    reset_interruption()
     _guard(app)
     try:
         app.main(args=argv, prog_name="searchbench", standalone_mode=True)
+    except (_Interrupted, KeyboardInterrupt):
+        return interrupted()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SearchbenchError as exc:
@@ -145,9 +151,28 @@ def quiet_third_party_progress(force: bool = False) -> None:
         sys.modules["transformers"].utils.logging.disable_progress_bar()
 
 
+class _Interrupted(Exception):
+    """Ctrl-C, carried past Click (which would print a bare ``Aborted!`` for it)."""
+
+
+def interrupted() -> int:
+    """Print the one ``interrupted: <what was kept>; <how to resume>`` line; return 130
+    (128 + SIGINT, the shell's code for a command stopped by Ctrl-C)."""
+    from .._util.progress import interrupted_message
+
+    try:
+        if getattr(sys.stderr, "isatty", lambda: False)():
+            sys.stderr.write("\n")  # past the terminal's echo of ^C
+        click.echo(interrupted_message(), err=True)
+    except (OSError, ValueError):  # stderr closed: the exit code still says it
+        pass
+    return 130
+
+
 def _guard(command: click.Command) -> None:
-    """Turn EOFError (an input that ends early) into an error line before Click sees it:
-    Click would print a bare ``Aborted!`` for it."""
+    """Turn EOFError (an input that ends early) into an error line and KeyboardInterrupt
+    into :class:`_Interrupted` before Click sees them: Click would print a bare
+    ``Aborted!`` for either."""
     if getattr(command.invoke, "_guarded", False):
         return
     invoke = command.invoke
@@ -160,6 +185,8 @@ def _guard(command: click.Command) -> None:
 
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
+        except KeyboardInterrupt:
+            raise _Interrupted from None
 
     guarded._guarded = True  # type: ignore[attr-defined]
     command.invoke = guarded  # type: ignore[method-assign]
