@@ -1,7 +1,8 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress of long steps and what Ctrl-C kept (:mod:`.progress`),
+versions and machine facts for provenance (:mod:`.versions`), progress of long steps and
+what Ctrl-C kept (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
 (:mod:`.folders`), visible escapes of control characters (:mod:`.escape`) and the check of
@@ -35,15 +36,15 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "interrupted_message",
     "json_safe",
+    "keeping",
     "library_versions",
     "machine",
     "md_table",
     "md_text",
     "output_error",
     "package_version",
-    "interrupted_message",
-    "keeping",
     "progress",
     "progress_enabled",
     "public_mode",

@@ -157,8 +157,13 @@ def _open_bar(step: Step) -> None:
     """Add ``step`` as a row of the shared bar (started with the first step)."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     if _DISPLAY.bar is None:
         columns = (TextColumn("{task.description}"), BarColumn(),
@@ -262,7 +267,7 @@ def _rate(per_second: float, unit: str) -> str:
 
 def _duration(seconds: float) -> str:
     """``42 s``, ``3 min 20 s``, ``2 h 05 min``."""
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s} s"
     if s < 3600:

@@ -129,8 +129,12 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
                             ssl_keyfile=str(opts.keyfile) if opts.keyfile else None)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
+    from ..._util import keeping
+
+    try:  # uvicorn stops on Ctrl-C, then raises it again: the CLI says what was kept
+        with keeping(f"every label given is stored in {ctx.store.path}",
+                     "run the same command again to go on"):
+            uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
         store.close()
