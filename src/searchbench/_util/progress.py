@@ -83,21 +83,12 @@ class Step:
         self.done += n
         if self.mode == "bar" and _DISPLAY.bar is not None:
             elapsed = max(time.monotonic() - self.start, 1e-9)
-            _DISPLAY.bar.update(self._task, advance=n, count=self.count_text(),
-                                rate=_rate(self.done / elapsed, self.unit))
+            rate = _rate(self.done / elapsed, self.unit) if self.total > 1 else ""
+            _DISPLAY.bar.update(self._task, advance=n, count=self.count_text(), rate=rate)
         elif self.mode == "lines" and n:
             now = time.monotonic()
             if now - self._last_line >= _line_seconds():
                 self._line(now)
-
-    def note(self, message: str) -> None:
-        """A message line printed above the bar (or as a line): never drawn over by it."""
-        if self.mode == "quiet":
-            return
-        if _DISPLAY.bar is not None:
-            _DISPLAY.bar.console.print(message, markup=False, highlight=False)
-        else:
-            print(message, file=sys.stderr, flush=True)
 
     def kept_text(self) -> str | None:
         """``"7,168 of 12,025 texts embedded and cached"`` (None: nothing kept)."""
@@ -120,7 +111,9 @@ class Step:
         self._last_line, self._lines = now, self._lines + 1
         elapsed = max(now - self.start, 1e-9)
         rate = self.done / elapsed
-        if final:
+        if self.total == 1:  # one indivisible piece of work (an index build): its time
+            text = f"{self.description}: done in {_duration(elapsed)}"
+        elif final:
             text = (f"{self.description}: {_count(self.done, self.unit)} {self._noun()} in "
                     f"{_duration(elapsed)} ({_rate(rate, self.unit)})")
         else:
@@ -132,9 +125,10 @@ class Step:
                     f"{_rate(rate, self.unit)}{left}")
         print(" ".join(text.split()), file=sys.stderr, flush=True)
 
-    def close(self) -> None:
-        """End the display: a closing line (piped, once a line was printed) or the bar row."""
-        if self.mode == "lines" and self._lines and self.done:
+    def close(self, finished: bool = True) -> None:
+        """End the display: a closing line (piped, a finished step that printed lines) or
+        the bar row."""
+        if self.mode == "lines" and self._lines and self.done and finished and self.total > 1:
             self._line(time.monotonic(), final=True)
         elif self.mode == "bar" and _DISPLAY.bar is not None:
             _DISPLAY.bar.remove_task(self._task)
@@ -208,6 +202,7 @@ def keeping(summary: str, resume: str | None = None) -> Iterator[None]:
 @contextmanager
 def _running(step: Step) -> Iterator[None]:
     _DISPLAY.steps.append(step)
+    finished = False
     try:
         yield
     except KeyboardInterrupt:
@@ -215,12 +210,13 @@ def _running(step: Step) -> Iterator[None]:
             _DISPLAY.interrupted = list(_DISPLAY.steps)
         raise
     else:
+        finished = True
         text = step.kept_text()
         if text and step.total and len(_DISPLAY.steps) == 1:
             _DISPLAY.finished[step.description] = text
     finally:
         _DISPLAY.steps.remove(step)
-        step.close()
+        step.close(finished)
         if not _DISPLAY.steps and _DISPLAY.bar is not None:
             bar, _DISPLAY.bar = _DISPLAY.bar, None
             bar.stop()
