@@ -8,6 +8,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...errors import ConfigError, require
 from ..labels import read_pool
@@ -124,20 +125,46 @@ def serve(opts: ServeOptions, explore: ExploreData | None = None) -> None:
     ctx = JudgingContext(opts.evalset, corpus, queries, store, items, qrels, explore,
                          secure=opts.certfile is not None, allowed_hosts=allowed)
     base = f"{'https' if ctx.secure else 'http'}://{_url_host(opts.host)}:{port}"
-    _announce(opts, ctx, tokens, base)
     config = uvicorn.Config(create_app(ctx), log_level="warning", access_log=False,
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
                             ssl_keyfile=str(opts.keyfile) if opts.keyfile else None)
     from ..._util import keeping
 
-    try:  # uvicorn stops on Ctrl-C, then raises it again: the CLI says what was kept
+    try:  # Ctrl-C stops the app, then is raised again: the CLI says what was kept
         with keeping(f"every label given is stored in {ctx.store.path}",
                      "run the same command again to go on"):
-            uvicorn.Server(config).run(sockets=[sock])
+            _announce(opts, ctx, tokens, base)
+            _run_until_ctrl_c(uvicorn.Server(config), sock)
     finally:
         sock.close()
         store.close()
+
+
+def _run_until_ctrl_c(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn's ``server`` on ``sock``; Ctrl-C at any moment - even while uvicorn is
+    still starting and not yet listening for it - asks it to stop cleanly (its
+    ``should_exit``), and is raised again as :class:`KeyboardInterrupt` once it stopped (a
+    stop inside asyncio's start-up would leave a coroutine and an event loop behind)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # no signals there
+        server.run(sockets=[sock])
+        return
+    pressed: list[int] = []
+
+    def stop(signum: int, _frame: Any) -> None:
+        pressed.append(signum)
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        server.run(sockets=[sock])  # uvicorn hands its own Ctrl-C back to `stop`
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _announce(opts: ServeOptions, ctx: JudgingContext, tokens: dict[str, str | None],
