@@ -107,3 +107,38 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(capsys):
     err = capsys.readouterr().err
     assert code == 130
     assert err.splitlines() == ["interrupted: nothing was written"]
+
+
+def test_a_terminal_gets_a_bar_with_rate_and_eta_and_ctrl_c_one_line(tmp_path):
+    """stderr a real terminal (a pty): rich draws the bar; Ctrl-C clears it and prints the
+    one line after a newline (past the terminal's ``^C``)."""
+    import pty
+    import select
+
+    model = _static_model()
+    env = {**_env(tmp_path), "COLUMNS": "160", "TERM": "xterm"}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(_run_args(tmp_path, model, "tokens:8:0"),
+                            stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    shown, signalled = b"", False
+    while proc.poll() is None or select.select([master], [], [], 0)[0]:
+        if not select.select([master], [], [], 1)[0]:
+            continue
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the pty closed with the process
+            break
+        shown += chunk
+        if not signalled and re.search(rb"[\d,]+/[\d,]+ texts", shown) and b"texts/s" in shown:
+            proc.send_signal(signal.SIGINT)
+            signalled = True
+    proc.wait(timeout=60)
+    os.close(master)
+    text = shown.decode("utf-8", "replace")
+    assert signalled, text[-2000:]
+    assert "\x1b[" in text and "eta" in text  # a terminal bar, with the time left
+    assert proc.returncode == 130, text[-2000:]
+    lines = [line for line in re.split(r"[\r\n]+", text) if "interrupted:" in line]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: "), text[-2000:]
+    assert "Aborted" not in text and "Traceback" not in text
