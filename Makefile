@@ -7,7 +7,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SEARCHBENCH_TEST_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test test-quick lint install install-test browser redis-libs clean docs
+.PHONY: demo test test-quick lint install install-test browser redis-libs clean docs lock \
+	preflight-demo preflight-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -15,16 +16,20 @@ $(BIN)/python:
 
 # torch first, pinned: pip then takes the CPU build from local disk instead of a CUDA build.
 TORCH := torch==2.13.0
+# Every install takes its versions from the lock (pip constraints): `make lock` regenerates it
+# (README, "Upgrading a dependency"). TEST_EXTRAS is every extra but `bench` (ranx, ir_measures:
+# benchmarks/ only); tests/unit/test_lock.py checks both against pyproject.toml.
+LOCK := requirements/lock.txt
 DEMO_EXTRAS := bm25,embeddings,faiss,report
 TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,qdrant-edge,qdrant,lancedb,chroma,ray,usearch,sqlite-vec
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[$(DEMO_EXTRAS)]'
+$(VENV)/.installed: $(BIN)/python pyproject.toml $(LOCK)
+	$(PIP) install -q -c $(LOCK) $(TORCH)
+	$(PIP) install -q -c $(LOCK) -e '.[$(DEMO_EXTRAS)]'
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PIP) install -q -e '.[$(TEST_EXTRAS)]'
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml $(LOCK)
+	$(PIP) install -q -c $(LOCK) -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
 # The HTML report test and the judging app's browser tests use headless Chromium (Debian's
@@ -39,14 +44,30 @@ LIBSSL11 := $(abspath $(VENV)/opt/libssl1.1)
 redis-libs:
 	@scripts/fetch_libssl11.sh $(LIBSSL11)
 
+# Before anything else runs (make builds prerequisites left to right): one `error:` line naming
+# what a step would miss and how to get it: Python 3.11, and when an install is due its venv
+# module, the package registry and (test: hnswlib builds from source) compilers and Python.h;
+# apt-get for Chromium and OpenSSL 1.1 when they are missing (scripts/preflight.sh).
+preflight-demo:
+	@PYTHON=$(PYTHON) LOCK=$(LOCK) scripts/preflight.sh $(VENV)/.installed
+
+preflight-test:
+	@PYTHON=$(PYTHON) LOCK=$(LOCK) scripts/preflight.sh --compilers --chromium --libssl11 $(LIBSSL11) \
+		$(VENV)/.installed-test
+
+# A fresh resolution of every extra in a throwaway venv (minutes; scripts/lock.py).
+lock:
+	@PYTHON=$(PYTHON) LOCK=$(LOCK) scripts/preflight.sh --compilers
+	$(PYTHON) scripts/lock.py $(TORCH) $(LOCK)
+
 install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
-demo: install
+demo: preflight-demo install
 	$(BIN)/searchbench demo
 
-test: install-test browser redis-libs
+test: preflight-test install-test browser redis-libs
 	$(BIN)/ruff check src tests benchmarks
 	PYTHONPATH=src $(BIN)/lint-imports
 	$(BIN)/mypy

@@ -8,9 +8,55 @@ vendored under tests/fixtures/trec_eval and need no configuration.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# -- hermetic: the test run has its own cache, home and XDG folders ----------------------
+# Nothing a test does may read or write the user's searchbench cache, model exports,
+# embedding caches, stores or HOME/XDG folders: a green run on a machine that ran the suite
+# before must mean green on a fresh one. The first pytest process (the xdist controller, or
+# a plain run) makes one folder for the whole run; xdist workers inherit it through
+# SEARCHBENCH_TEST_ROOT, so expensive shared artefacts (the ONNX export, MiniLM embeddings
+# of the collections) are built once per run inside it, never borrowed from an earlier run.
+TEST_ROOT_VAR = "SEARCHBENCH_TEST_ROOT"
+_OWN_ROOT = TEST_ROOT_VAR not in os.environ
+
+
+def _hermetic_root() -> Path:
+    given = os.environ.get(TEST_ROOT_VAR)
+    root = Path(given) if given else Path(tempfile.mkdtemp(prefix="searchbench-tests-"))
+    os.environ[TEST_ROOT_VAR] = str(root)
+    return root
+
+
+TEST_ROOT = _hermetic_root()
+# Every folder a library we use derives from HOME or XDG (matplotlib's font cache, Hugging
+# Face, torch, Ray's session files) points into the run's folder.
+HERMETIC_ENV = {
+    "HOME": TEST_ROOT / "home",
+    "XDG_CACHE_HOME": TEST_ROOT / "xdg-cache",
+    "XDG_CONFIG_HOME": TEST_ROOT / "xdg-config",
+    "XDG_DATA_HOME": TEST_ROOT / "xdg-data",
+    "XDG_STATE_HOME": TEST_ROOT / "xdg-state",
+    "SEARCHBENCH_CACHE": TEST_ROOT / "searchbench-cache",
+    "MPLCONFIGDIR": TEST_ROOT / "matplotlib",
+    "HF_HOME": TEST_ROOT / "huggingface",
+    "TORCH_HOME": TEST_ROOT / "torch",
+}
+for _name, _folder in HERMETIC_ENV.items():
+    _folder.mkdir(parents=True, exist_ok=True)
+    os.environ[_name] = str(_folder)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The process that made the run's folder removes it (workers leave it alone)."""
+    if _OWN_ROOT and not hasattr(config, "workerinput"):
+        shutil.rmtree(TEST_ROOT, ignore_errors=True)
 
 
 def _data_root() -> Path | None:

@@ -1,7 +1,8 @@
 """ONNX Runtime backends of the packaged MiniLM agree with sentence-transformers (torch).
 
-The export (torch.onnx, offline) and int8 quantisation are cached in the searchbench cache,
-so they happen once per machine."""
+The export (torch.onnx's torch.export-based exporter, offline) and the int8 quantisation are
+cached in the searchbench cache, which the test run makes empty for itself (tests/conftest.py):
+they run once per test run, as on a fresh machine."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from .escape import visible_text
 from .files import (
     atomic_path,
     atomic_write,
+    file_lock,
     json_safe,
     output_error,
     public_mode,
@@ -27,7 +28,7 @@ from .files import (
 )
 from .folders import atomic_folder
 from .markdown import md_table, md_text
-from .paths import safe_component, within
+from .paths import default_cache_dir, safe_component, within
 from .progress import interrupted_message, keeping, progress, progress_enabled
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
@@ -36,6 +37,8 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "atomic_write",
+    "default_cache_dir",
+    "file_lock",
     "interrupted_message",
     "json_safe",
     "keeping",

@@ -188,6 +188,27 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             _remove(str(tmp))
 
 
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing) for the block: two
+    processes building the same cached artefact (an ONNX export, two test workers) take
+    turns, and the second finds the first one's result instead of building it again."""
+    import fcntl
+
+    target = Path(path)
+    _mkdir(target.parent, target)
+    try:
+        handle = open(target, "a")  # noqa: SIM115 - held open for the whole block
+    except OSError as exc:
+        raise OutputError(f"cannot lock {target}: {_why(exc)}") from exc
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
     """Rename a finished file or folder onto ``target`` in one step (``os.replace``): the
     last step of a write that had to build its result elsewhere (a resumed download, a

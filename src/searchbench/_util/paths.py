@@ -8,12 +8,13 @@ and a name cannot hide a separator, a NUL or a control character.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
 from ..errors import ConfigError
 
-__all__ = ["safe_component", "within"]
+__all__ = ["default_cache_dir", "safe_component", "within"]
 
 _FORBIDDEN = {"/": "a '/'", "\\": "a '\\'", "\x00": "a NUL character"}
 _MAX_BYTES = 200  # well under NAME_MAX (255) so a suffix (.trec, .tsv.gz, .tmp) still fits
@@ -67,3 +68,14 @@ def within(root: str | Path, *names: str, what: str = "name") -> Path:
     if not path.resolve().is_relative_to(resolved_root):
         raise ConfigError(f"invalid {what}: {path} leads outside {base}")
     return path
+
+
+def default_cache_dir() -> Path:
+    """The searchbench cache: ``$SEARCHBENCH_CACHE``, else ``$XDG_CACHE_HOME/searchbench``,
+    else ``~/.cache/searchbench``. The one rule for every cached thing (embeddings, model
+    exports, downloaded collections); the test suite points it at its own folder."""
+    env = os.environ.get("SEARCHBENCH_CACHE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "searchbench"

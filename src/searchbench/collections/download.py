@@ -23,7 +23,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from .._util import progress, public_mode, replace, write_text
+from .._util import default_cache_dir, progress, public_mode, replace, write_text
 from ..errors import BackendError, ConfigError
 
 __all__ = ["BEIR_MD5", "beir_folder", "cache_root"]
@@ -51,9 +51,8 @@ MARKER = ".complete"
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``cache_dir``, else ``$SEARCHBENCH_CACHE``, else ``~/.cache/searchbench``."""
-    value = cache_dir or os.environ.get("SEARCHBENCH_CACHE")
-    return Path(value).expanduser() if value else Path.home() / ".cache" / "searchbench"
+    """``cache_dir``, else the searchbench cache (:func:`default_cache_dir`)."""
+    return Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
 
 
 def beir_folder(

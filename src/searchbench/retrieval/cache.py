@@ -17,21 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._util import atomic_write, write_text
+from .._util import atomic_write, default_cache_dir, write_text
 from ..errors import BackendError
 
 __all__ = ["EmbeddingCache", "check_vectors", "default_cache_dir", "text_key"]
 
 Embed = Callable[[list[str]], np.ndarray]
-
-
-def default_cache_dir() -> Path:
-    """``$SEARCHBENCH_CACHE`` or ``$XDG_CACHE_HOME/searchbench`` (``~/.cache/searchbench``)."""
-    env = os.environ.get("SEARCHBENCH_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "searchbench"
 
 
 def check_vectors(vectors: object, texts: list[str], source: str) -> np.ndarray:
