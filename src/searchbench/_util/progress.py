@@ -83,7 +83,7 @@ class Step:
         self.done += n
         if self.mode == "bar" and _DISPLAY.bar is not None:
             elapsed = max(time.monotonic() - self.start, 1e-9)
-            rate = _rate(self.done / elapsed, self.unit) if self.total > 1 else ""
+            rate = _rate(self.done / elapsed, self.unit) if self.total > 1 and self.done else ""
             _DISPLAY.bar.update(self._task, advance=n, count=self.count_text(), rate=rate)
         elif self.mode == "lines" and n:
             now = time.monotonic()

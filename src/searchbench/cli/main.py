@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 import sys
 from typing import Any
 
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_third_party_progress()
     reset_interruption()
     _guard(app)
+    handler = _once_on_ctrl_c()
     try:
         app.main(args=argv, prog_name="searchbench", standalone_mode=True)
     except (_Interrupted, KeyboardInterrupt):
@@ -125,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         return _fail("an input is nested too deeply to read; expected ordinary nesting")
     finally:  # an embedding program keeps its environment
+        if handler is not None and not _EXITING:  # the process exits: later Ctrl-Cs wait
+            signal.signal(signal.SIGINT, handler)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -149,6 +153,23 @@ def quiet_third_party_progress(force: bool = False) -> None:
         sys.modules["huggingface_hub"].utils.disable_progress_bars()
     if "transformers" in sys.modules:
         sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
+def _once_on_ctrl_c() -> Any:
+    """Make the first Ctrl-C raise :class:`KeyboardInterrupt` and ignore the next ones
+    while it is handled (bars removed, files closed, the one line printed): a second
+    Ctrl-C in the middle of that would leave the terminal and the output half done. Returns
+    the handler to restore (None off the main thread, where signals cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def first(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, first)
 
 
 class _Interrupted(Exception):
@@ -235,5 +256,10 @@ def _target(path: str) -> str:
     return os.path.join(head, found.group("name")) if found else path
 
 
+_EXITING = False  # set by run(): the process ends with main()
+
+
 def run() -> None:  # pragma: no cover - console script shim
+    global _EXITING
+    _EXITING = True
     sys.exit(main())
