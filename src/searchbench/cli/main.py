@@ -207,12 +207,13 @@ def _guard(command: click.Command) -> None:
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
         except KeyboardInterrupt:
-            import warnings
+            if _EXITING:  # the process ends: leave an embedding program's filters alone
+                import warnings
 
-            # what Ctrl-C cut short (a coroutine never awaited, an event loop left open) is
-            # freed from here on: its warnings would bury the one `interrupted:` line
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", ResourceWarning)
+                # what Ctrl-C cut short (a coroutine never awaited, an event loop left open)
+                # is freed from here on: its warnings would bury the `interrupted:` line
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", ResourceWarning)
             raise _Interrupted from None
 
     guarded._guarded = True  # type: ignore[attr-defined]
