@@ -1,7 +1,8 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
+versions and machine facts for provenance (:mod:`.versions`), progress of long steps and
+what Ctrl-C kept (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
 (:mod:`.folders`), the rule for names and ids shown to a person (NFC, hidden
@@ -39,7 +40,7 @@ from .files import (
 from .folders import atomic_folder
 from .markdown import md_table, md_text
 from .paths import default_cache_dir, safe_component, within
-from .progress import progress, progress_enabled
+from .progress import interrupted_message, keeping, progress, progress_enabled
 from .secrets import hold, hold_url, redact, redacted, remote_text
 from .urls import public_url, split_url
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
@@ -55,8 +56,10 @@ __all__ = [
     "file_lock",
     "hold",
     "hold_url",
+    "interrupted_message",
     "is_hidden",
     "json_safe",
+    "keeping",
     "library_versions",
     "machine",
     "md_table",

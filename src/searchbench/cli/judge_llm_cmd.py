@@ -75,7 +75,8 @@ def llm_command(evalset: Path, pool_path: Path, endpoint: str, model: str, api_k
     judge = LlmJudge(client, prompt, cache, concurrency=concurrency)
     try:
         with JudgmentStore(evalset, check=True) as store, progress(
-                min(len(items), max_items or len(items)), "judging", quiet) as advance:
+                min(len(items), max_items or len(items)), f"judging with {model}", quiet,
+                unit="pairs", kept=f"judged and stored in {store.path}") as advance:
             report = judge_pool(es, items, judge, store, max_items=max_items, batch=batch,
                                 progress=advance)
     finally:
