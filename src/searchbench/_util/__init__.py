@@ -1,12 +1,15 @@
 """The bottom layer: plumbing every other sub-package imports and nothing here imports them.
 
 One home each for: atomic writes with the right permissions (:mod:`.files`), library
-versions and machine facts for provenance (:mod:`.versions`), progress bars (:mod:`.progress`),
+versions and machine facts for provenance (:mod:`.versions`), progress of long steps and
+what Ctrl-C kept (:mod:`.progress`),
 Markdown rendering (:mod:`.markdown`) and the matplotlib setup (:mod:`.plots`, imported
 by name: ``from searchbench._util.plots import figure, save``), whole-folder replacement
 (:mod:`.folders`), the rule for names and ids shown to a person (NFC, hidden
-characters refused or shown as escapes: :mod:`.escape`) and the check of
-names that become path components (:mod:`.paths`). Only
+characters refused or shown as escapes: :mod:`.escape`), the check of
+names that become path components (:mod:`.paths`), the secrets a command holds and their
+redaction from everything shown or written (:mod:`.secrets`: ``redact``, ``remote_text``)
+and safe URL parsing (:mod:`.urls`: ``split_url``, ``public_url``). Only
 :mod:`searchbench.errors` lies beneath.
 """
 
@@ -37,7 +40,9 @@ from .files import (
 from .folders import atomic_folder
 from .markdown import md_table, md_text
 from .paths import default_cache_dir, safe_component, within
-from .progress import progress, progress_enabled
+from .progress import interrupted_message, keeping, progress, progress_enabled
+from .secrets import hold, hold_url, redact, redacted, remote_text
+from .urls import public_url, split_url
 from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
 
 __all__ = [
@@ -49,8 +54,12 @@ __all__ = [
     "check_name",
     "default_cache_dir",
     "file_lock",
+    "hold",
+    "hold_url",
+    "interrupted_message",
     "is_hidden",
     "json_safe",
+    "keeping",
     "library_versions",
     "machine",
     "md_table",
@@ -62,9 +71,14 @@ __all__ = [
     "progress",
     "progress_enabled",
     "public_mode",
+    "public_url",
+    "redact",
+    "redacted",
     "refuse_sources",
+    "remote_text",
     "replace",
     "safe_component",
+    "split_url",
     "utc_now",
     "visible_name",
     "visible_text",

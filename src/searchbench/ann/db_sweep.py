@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import progress as steps
 from ..db import StoreHits, VectorStore, check_params
 from ..errors import (
     BackendError,
@@ -113,6 +114,7 @@ def run_db_sweep(
     relevance: Any = None,
     expect_approximate: bool | None = None,
     progress: Progress | None = None,
+    quiet: bool | None = None,
 ) -> SweepResult:
     """Sweep ``store`` over the grid of ``params`` (search-time; see module doc).
 
@@ -153,19 +155,23 @@ def run_db_sweep(
     say(f"{store.engine} exact search: {len(queries) / engine_s:,.0f} QPS"
         + ("" if ours is None else "; searchbench exact_knn done"))
     points = []
-    for sp in grid:
-        pt = _point(store, sp, queries, k, filter, position, engine_gt, ours, base,
-                    concurrency, repeats, warmup, max_single, info, expect)
-        if relevance is not None:
-            deep = store.search(queries, depth, params=sp, filter=filter)
-            ids_deep = _id_matrix(deep, position, depth, pad=-1)
-            pt["relevance"] = relevance.cost(reference, {k: pt.pop("_ids"), depth: ids_deep})
-        pt.pop("_ids", None)
-        vs_engine = pt["db"]["knn_recall_vs_engine_exact"]
-        say(f"  {sp or '(defaults)'}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}"
-            + (f" (vs engine exact {vs_engine['by_id']['mean']:.4f})" if vs_engine else "")
-            + f", {pt['qps_batch']:,.0f} QPS")
-        points.append(pt)
+    with steps(len(grid), f"sweeping {store.engine}", quiet, unit="settings") as done:
+        for sp in grid:
+            pt = _point(store, sp, queries, k, filter, position, engine_gt, ours, base,
+                        concurrency, repeats, warmup, max_single, info, expect)
+            if relevance is not None:
+                deep = store.search(queries, depth, params=sp, filter=filter)
+                ids_deep = _id_matrix(deep, position, depth, pad=-1)
+                pt["relevance"] = relevance.cost(reference,
+                                                 {k: pt.pop("_ids"), depth: ids_deep})
+            pt.pop("_ids", None)
+            vs_engine = pt["db"]["knn_recall_vs_engine_exact"]
+            say(f"  {sp or '(defaults)'}: knn_recall@{k} "
+                f"{pt['knn_recall']['by_id']['mean']:.4f}"
+                + (f" (vs engine exact {vs_engine['by_id']['mean']:.4f})" if vs_engine else "")
+                + f", {pt['qps_batch']:,.0f} QPS")
+            points.append(pt)
+            done(1)
     _warn_silent(points, store.engine)
     meta = _meta(store, info, queries, metric, k, depth, filter, concurrency, expect,
                  engine_s, ours is not None)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._util import library_versions, write_text
+from .._util import progress as steps
 from ..errors import ConfigError, DataFormatError
 from ..knn import (
     GroundTruth,
@@ -125,8 +126,12 @@ def run_sweep(
     max_single: int = 500,
     relevance: Any = None,
     progress: Progress | None = None,
+    quiet: bool | None = None,
 ) -> SweepResult:
     """Sweep ``index`` over the cartesian grid of ``params`` (unset ones take defaults).
+
+    ``progress`` receives a line per build and per setting; a progress bar (``quiet``:
+    none; see ``_util.progress``) counts the settings.
 
     ``search_k`` (K ≥ k) results are requested per query; ``relevance`` (a
     :class:`~searchbench.ann.relevance.RelevanceContext`) adds ΔnDCG@10 / ΔR@100 per point.
@@ -146,19 +151,23 @@ def run_sweep(
     exact_s, exact = _exact(base, queries, metric, deep, gt)
     say(f"exact search: {len(queries) / exact_s:,.0f} QPS")
     points = []
-    for b in build_grid:
-        idx, built = _build(s.name, metric, b, base, threads)
-        say(f"built {s.name} {b} in {built['build_wall_s']:.2f}s")
-        for sp in search_grid:
-            pt = _point(idx, sp, base, queries, exact, k, big_k, threads, repeats, warmup,
-                        max_single)
-            pt.update(built)
-            ids = pt.pop("_ids")
-            if relevance is not None:
-                pt["relevance"] = _relevance(relevance, idx, queries, exact, ids, deep, threads)
-            say(f"  {sp}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}, "
-                f"{pt['qps_batch']:,.0f} QPS")
-            points.append(pt)
+    with steps(len(build_grid) * len(search_grid), f"sweeping {s.name}", quiet,
+               unit="settings") as done:
+        for b in build_grid:
+            idx, built = _build(s.name, metric, b, base, threads)
+            say(f"built {s.name} {b} in {built['build_wall_s']:.2f}s")
+            for sp in search_grid:
+                pt = _point(idx, sp, base, queries, exact, k, big_k, threads, repeats, warmup,
+                            max_single)
+                pt.update(built)
+                ids = pt.pop("_ids")
+                if relevance is not None:
+                    pt["relevance"] = _relevance(relevance, idx, queries, exact, ids, deep,
+                                                 threads)
+                say(f"  {sp}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}, "
+                    f"{pt['qps_batch']:,.0f} QPS")
+                points.append(pt)
+                done(1)
     meta = _meta(base, queries, metric, k, big_k, threads, exact, exact_s, s)
     meta["timing"] = _warn_unstable(points)
     if relevance is not None:

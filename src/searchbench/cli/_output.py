@@ -59,11 +59,14 @@ def console(stderr: bool = False) -> Any:
 @contextlib.contextmanager
 def reported_warnings(quiet: bool = False) -> Iterator[None]:
     """Print each distinct library warning once on stderr as ``warning: ...``, when it is
-    raised (so a warning about work still to come, e.g. truncation, precedes that work)."""
+    raised (so a warning about work still to come, e.g. truncation, precedes that work),
+    redacted for every secret the command holds."""
+    from .._util.secrets import redact
+
     seen: set[str] = set()
 
     def show(message: Any, *_args: Any, **_kw: Any) -> None:
-        text = str(message)
+        text = redact(str(message))
         if not quiet and text not in seen:
             seen.add(text)
             from .._util import one_line

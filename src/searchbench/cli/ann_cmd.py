@@ -148,7 +148,8 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     with reported_warnings(quiet):
         base, qv, ctx, about = _inputs(dataset, model, vectors, queries, relevance, quiet)
         result = run_sweep(base, qv, index, params, metric=metric, k=k, gt=gt,
-                           threads=threads, repeats=repeats, relevance=ctx, progress=say)
+                           threads=threads, repeats=repeats, relevance=ctx, progress=say,
+                           quiet=quiet or None)
     result.meta["dataset"] = about
     result.save(output)
     click.echo(str(output))
@@ -188,7 +189,8 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
         result = run_db_sweep(store, emb.queries, emb.doc_ids, params, base=emb.base, k=k,
                               filter=filter_, concurrency=concurrency, repeats=repeats,
                               relevance=emb.relevance() if relevance else None,
-                              expect_approximate=expect, progress=say)
+                              expect_approximate=expect, progress=say,
+                              quiet=quiet or None)
     result.meta["dataset"] = {"evalset": emb.name, "spec": dataset, "model": emb.model,
                               "level": "document"}
     result.save(output)

@@ -75,7 +75,8 @@ def llm_command(evalset: Path, pool_path: Path, endpoint: str, model: str, api_k
     judge = LlmJudge(client, prompt, cache, concurrency=concurrency)
     try:
         with JudgmentStore(evalset, check=True) as store, progress(
-                min(len(items), max_items or len(items)), "judging", quiet) as advance:
+                min(len(items), max_items or len(items)), f"judging with {model}", quiet,
+                unit="pairs", kept=f"judged and stored in {store.path}") as advance:
             report = judge_pool(es, items, judge, store, max_items=max_items, batch=batch,
                                 progress=advance)
     finally:
@@ -92,6 +93,8 @@ def _say(report, price_in: float, price_out: float) -> None:
     click.echo(f"tokens: {report.prompt_tokens} prompt + {report.completion_tokens} "
                f"completion" + (f"; cost {cost:.4f}" if price_in or price_out else ""))
     if report.failed:
-        shown = "; ".join(f"{q}/{d}: {a[:60]!r}" for q, d, a in report.failed[:3])
+        from searchbench._util.secrets import remote_text
+
+        shown = "; ".join(f"{q}/{d}: {remote_text(a, 60)!r}" for q, d, a in report.failed[:3])
         click.echo(f"warning: {len(report.failed)} answers were not a grade 0-3 and were not "
                    f"stored (run again to retry them): {shown}", err=True)

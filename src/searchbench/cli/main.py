@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 import sys
 from typing import Any
 
@@ -101,13 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     Every error a user can cause - a :class:`SearchbenchError`, an OS error (a missing
     file, a full disk), undecodable text, an input that ends early - becomes ONE line
     ``error: ...`` on stderr (naming the file) and exit code 1, never a traceback; usage
-    errors exit with 2 (Click's convention).
+    errors exit with 2 (Click's convention). Ctrl-C prints ONE line saying what the
+    interrupted step kept and how to resume (:func:`interrupted`) and exits with 130.
     """
+    from .._util.progress import reset_interruption
+
     saved = {name: os.environ.get(name) for name in _PROGRESS_OFF}
     quiet_third_party_progress()
+    reset_interruption()
     _guard(app)
+    handler = _once_on_ctrl_c()
     try:
         app.main(args=argv, prog_name="searchbench", standalone_mode=True)
+    except (_Interrupted, KeyboardInterrupt):
+        return interrupted()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SearchbenchError as exc:
@@ -119,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         return _fail("an input is nested too deeply to read; expected ordinary nesting")
     finally:  # an embedding program keeps its environment
+        if handler is not None and not _EXITING:  # the process exits: later Ctrl-Cs wait
+            signal.signal(signal.SIGINT, handler)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -145,9 +155,45 @@ def quiet_third_party_progress(force: bool = False) -> None:
         sys.modules["transformers"].utils.logging.disable_progress_bar()
 
 
+def _once_on_ctrl_c() -> Any:
+    """Make the first Ctrl-C raise :class:`KeyboardInterrupt` and ignore the next ones
+    while it is handled (bars removed, files closed, the one line printed): a second
+    Ctrl-C in the middle of that would leave the terminal and the output half done. Returns
+    the handler to restore (None off the main thread, where signals cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def first(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, first)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C, carried past Click (which would print a bare ``Aborted!`` for it)."""
+
+
+def interrupted() -> int:
+    """Print the one ``interrupted: <what was kept>; <how to resume>`` line; return 130
+    (128 + SIGINT, the shell's code for a command stopped by Ctrl-C)."""
+    from .._util.progress import interrupted_message
+
+    try:
+        if getattr(sys.stderr, "isatty", lambda: False)():
+            sys.stderr.write("\n")  # past the terminal's echo of ^C
+        click.echo(interrupted_message(), err=True)
+    except (OSError, ValueError):  # stderr closed: the exit code still says it
+        pass
+    return 130
+
+
 def _guard(command: click.Command) -> None:
-    """Turn EOFError (an input that ends early) into an error line before Click sees it:
-    Click would print a bare ``Aborted!`` for it."""
+    """Turn EOFError (an input that ends early) into an error line and KeyboardInterrupt
+    into :class:`_Interrupted` before Click sees them: Click would print a bare
+    ``Aborted!`` for either."""
     if getattr(command.invoke, "_guarded", False):
         return
     invoke = command.invoke
@@ -160,15 +206,28 @@ def _guard(command: click.Command) -> None:
 
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
+        except KeyboardInterrupt:
+            if _EXITING:  # the process ends: leave an embedding program's filters alone
+                import warnings
+
+                # what Ctrl-C cut short (a coroutine never awaited, an event loop left open)
+                # is freed from here on: its warnings would bury the `interrupted:` line
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", ResourceWarning)
+            raise _Interrupted from None
 
     guarded._guarded = True  # type: ignore[attr-defined]
     command.invoke = guarded  # type: ignore[method-assign]
 
 
 def _fail(message: str) -> int:
+    """Print ``message`` as one ``error:`` line, redacted for every secret the command
+    holds (whatever an engine or a library put in it), then made visible: names in it
+    cannot forge a line."""
     from .._util import one_line
+    from .._util.secrets import redact
 
-    click.echo("error: " + one_line(message), err=True)  # names in it cannot forge a line
+    click.echo("error: " + one_line(redact(message)), err=True)
     return 1
 
 
@@ -204,5 +263,10 @@ def _target(path: str) -> str:
     return os.path.join(head, found.group("name")) if found else path
 
 
+_EXITING = False  # set by run(): the process ends with main()
+
+
 def run() -> None:  # pragma: no cover - console script shim
+    global _EXITING
+    _EXITING = True
     sys.exit(main())

@@ -36,7 +36,7 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
 
     target = output if output is not None else Path(evalset) / "pool.jsonl"
     with reported_warnings(quiet):
-        result = pool(evalset, list(runs), depth=depth, output=target)
+        result = pool(evalset, list(runs), depth=depth, output=target, quiet=quiet or None)
     if as_json:
         print_json({**result.to_dict(), "output": str(target)})
         return

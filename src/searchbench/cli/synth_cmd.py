@@ -44,7 +44,6 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                   judge_model: str | None, min_grade: int, quiet: bool) -> None:
     """Generate guarded synthetic questions (chunk kept as evidence) through an LLM."""
     import searchbench as sb
-    from searchbench._util import progress
     from searchbench.errors import ConfigError, OutputError
     from searchbench.judging.llm import ChatClient, LlmCache, LlmJudge, load_prompt
     from searchbench.judging.synth import (
@@ -70,11 +69,10 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                              retries=retries) if judge_model else client
         judge = LlmJudge(checker, load_prompt(), cache, concurrency=concurrency)
         try:
-            with progress(len(es.corpus) * per_doc, "asking", quiet) as advance:
-                kept, report = generate_questions(
-                    es, client, judge, encoder, per_doc=per_doc, chunk=chunk, ngram=ngram,
-                    copy_threshold=copy_threshold, dup_threshold=dup_threshold,
-                    min_grade=min_grade, progress=advance)
+            kept, report = generate_questions(
+                es, client, judge, encoder, per_doc=per_doc, chunk=chunk, ngram=ngram,
+                copy_threshold=copy_threshold, dup_threshold=dup_threshold,
+                min_grade=min_grade, quiet=quiet or None)
         finally:
             if cache:
                 cache.close()

@@ -33,6 +33,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .._util.secrets import hold
+from .._util.urls import split_url
 from ..errors import BackendError, ConfigError, OutputError, SearchbenchError
 
 __all__ = [
@@ -138,13 +140,12 @@ class StoreURL:
 
 
 def parse_store_url(url: str) -> StoreURL:
-    """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise ConfigError(f"not a store URL ({exc}); expected e.g. "
-                          "'pgvector:///app?host=/run/pg&table=docs'") from None
+    """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password:
+    :func:`~searchbench._util.urls.split_url`, which also holds it for redaction)."""
+    parts = split_url(url, "store URL", "e.g. 'pgvector:///app?host=/run/pg&table=docs'")
+    port = parts.port
+    hold(*(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+           if _SECRET_OPTION.search(k) and not k.lower().endswith("_env")))  # env: a name
     if not parts.scheme:
         raise ConfigError(f"store URL {_redacted(url)!r} has no scheme; expected one of "
                           f"{', '.join(sorted(ENGINES))}")

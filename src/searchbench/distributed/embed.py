@@ -27,7 +27,8 @@ from ..retrieval.shards import EmbeddingFolder, Kind, shard_table
 
 __all__ = ["EmbedStats", "embed_corpus", "embed_texts_local"]
 
-SHARD_ROWS = 4096  # rows per written shard
+SHARD_ROWS = 4096  # rows per written shard (Ray)
+LOCAL_SHARD_ROWS = 1024  # rows per shard in one process: what Ctrl-C can lose at most
 CPUS_PER_ACTOR = 0.5
 
 
@@ -55,23 +56,30 @@ def _todo(folder: EmbeddingFolder, kind: Kind, n: int) -> np.ndarray:
 
 def embed_texts_local(enc: Any, folder: EmbeddingFolder, kind: Kind, ids: Sequence[str],
                       texts: Sequence[str], *, quiet: bool | None = None,
-                      shard_rows: int = SHARD_ROWS) -> EmbedStats:
+                      shard_rows: int = LOCAL_SHARD_ROWS) -> EmbedStats:
     """Embed the rows of ``texts`` not yet in ``folder`` with encoder ``enc`` in this
-    process, one shard of ``shard_rows`` at a time."""
+    process, one shard of ``shard_rows`` at a time (Ctrl-C keeps every written shard); the
+    model is called a batch at a time within a shard, so the progress bar moves per batch."""
     from .._util import progress
 
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()
     prefix = enc.doc_prefix if kind == "corpus" else enc.query_prefix
     encode = enc.encode_documents if kind == "corpus" else enc.encode_queries
-    with progress(len(todo), f"embedding {kind} ({enc.name})", quiet) as advance:
+    step = int(getattr(enc, "batch_size", 0) or 64)
+    with progress(len(todo), f"embedding {kind} ({enc.name})", quiet, unit="texts",
+                  kept=f"embedded into {folder.root}") as done:
         for at in range(0, len(todo), shard_rows):
             rows = todo[at:at + shard_rows]
             chunk = [texts[i] for i in rows]
-            vectors = encode(chunk)
+            parts = []
+            for a in range(0, len(chunk), step):
+                parts.append(encode(chunk[a:a + step]))
+                done.advance(len(parts[-1]))
             folder.write(kind, shard_table(rows, [ids[i] for i in rows],
-                                           [text_key(prefix + t) for t in chunk], vectors))
-            advance(len(rows))
+                                           [text_key(prefix + t) for t in chunk],
+                                           np.concatenate(parts)))
+            done.keep(len(rows))
     return EmbedStats(kind, len(todo), len(texts) - len(todo), time.perf_counter() - start,
                       "local")
 
@@ -136,8 +144,8 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
                                               "device": "cuda" if gpus else None},
             batch_size=batch_size, batch_format="pyarrow",
             compute=data.ActorPoolStrategy(size=n_actors), **resources)
-        with progress(len(todo), f"embedding {kind} on Ray ({n_actors} actors)",
-                      quiet) as advance:
+        with progress(len(todo), f"embedding {kind} on Ray ({n_actors} actors)", quiet,
+                      unit="texts", kept=f"embedded into {folder.root}") as advance:
             for batch in embedded.iter_batches(batch_size=shard_rows, batch_format="pyarrow"):
                 folder.write(kind, batch)
                 advance(len(batch))

@@ -85,7 +85,7 @@ def evaluate_runs(evaluator: Evaluator, paths: Sequence[str | os.PathLike[str]],
         pending = {task.remote(ev_ref, part, chosen[part.run], keep): part for part in parts}
         done: dict[_Partition, tuple[PartialResult, RunSample]] = {}
         failed: list[tuple[_Partition, BaseException]] = []
-        with progress(len(parts), "evaluating partitions", quiet) as advance:
+        with progress(len(parts), "evaluating partitions", quiet, unit="partitions") as advance:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 part = pending.pop(ready[0])

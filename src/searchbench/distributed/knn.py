@@ -69,7 +69,7 @@ def sharded_knn(base: np.ndarray | str | os.PathLike[str], queries: np.ndarray, 
                    for lo, hi in bounds}
         done: dict[tuple[int, int], Any] = {}
         failed: list[tuple[tuple[int, int], BaseException]] = []
-        with progress(len(bounds), "ground truth shards", quiet) as advance:
+        with progress(len(bounds), "ground truth", quiet, unit="shards") as advance:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 rows = pending.pop(ready[0])

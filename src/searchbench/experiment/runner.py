@@ -167,7 +167,8 @@ class _Workspace:
         todo.sort(key=lambda c: (cfg.chunkers.index(c.chunker), cfg.levels.index(c.level)))
         wanted = {*cfg.measures, "RR"}
         stored = _by_work_key(db)
-        with progress(len(todo), f"cells ({self.es.name})", self.quiet) as advance:
+        with progress(len(todo), f"cells ({self.es.name})", self.quiet, unit="cells",
+                      kept="done and stored") as advance:
             for cell in todo:
                 rec = self.reuse(db, cell, stored, wanted)
                 if rec is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util.secrets import redact
 from ..errors import SearchbenchError
 
 __all__ = ["SCHEMA_VERSION", "CellRecord", "ResultsStore", "StoreError"]
@@ -220,7 +221,7 @@ class ResultsStore:
         with self.transaction() as db:
             row = db.execute("SELECT id FROM experiments WHERE name = ? AND config_path IS ?",
                              (name, config_path)).fetchone()
-            args = (config_text, _dump(config), _dump(provenance), now)
+            args = (redact(config_text), _dump(config), _dump(provenance), now)
             if row:
                 db.execute("UPDATE experiments SET config_text=?, config_json=?, provenance=?,"
                            " updated=? WHERE id=?", (*args, row[0]))
@@ -384,4 +385,9 @@ def _nearly_full(path: Path) -> bool:
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False)
+    """JSON of a stored column, every secret the process holds redacted (header values,
+    keys, URL passwords never reach the store). A stored cell whose settings held a secret
+    then no longer matches a new cell's work key, so it is recomputed rather than reused:
+    safe (keys are never computed from redacted settings, where two header values would
+    collide)."""
+    return redact(json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False))

@@ -8,8 +8,12 @@
   ``##final score: N`` exactly once (several different scores, a grade out of range, prose
   without a score → a failure, counted and reported, never stored as a label).
 - **Transport**: :class:`~searchbench.retrieval.HttpClient` (retries with backoff and
-  ``Retry-After``, a deadline per attempt, the API key sent only to the endpoint's origin
-  and never shown), ``concurrency`` requests at a time.
+  ``Retry-After``, a deadline per attempt, bounded waits, the API key sent only to the
+  endpoint's origin and never shown), ``concurrency`` requests at a time; the first
+  request that fails stops the batch (pairs not asked yet are never sent).
+- **Secrets**: the text of every answer is redacted for every secret the command holds
+  before it is parsed, cached, stored or shown (an endpoint echoing the key gets
+  ``[redacted]`` into nothing).
 - **Cost**: prompt and completion tokens from the answers' ``usage``, summed.
 - **Cache** (:class:`LlmCache`, SQLite): key = SHA-256 of (model, prompt version, query
   text, SHA-256 of the passage); a re-run asks the endpoint only for what is not cached,
@@ -18,6 +22,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -26,12 +31,13 @@ import threading
 import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._util.secrets import redact
+from .._util.urls import split_url
 from ..errors import ConfigError, DataFormatError, SearchbenchWarning, user_stacklevel
 from ..retrieval import HttpClient
 from .labels import Judgment, PoolItem, llm_annotator
@@ -130,17 +136,19 @@ class ChatClient:
             problem = f"{type(exc).__name__}"
         if found is None:
             raise self.http.error(f"{where}: the answer is not a chat completion ({problem}; "
-                                  f"starts {answer.body[:80]!r}); expected "
+                                  f"starts {answer.text(80)!r}); expected "
                                   "{'choices': [{'message': {'content': '...'}}]}")
-        return found
+        # the text is stored (cache, questions) and shown: no secret of ours in it, ever
+        return dataclasses.replace(found, text=redact(found.text))
 
 
 def chat_url(endpoint: str) -> str:
     """``{endpoint}/chat/completions``, the path added before any query string
     (``…/deployments/NAME?api-version=…`` → ``…/NAME/chat/completions?api-version=…``)."""
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import urlunsplit
 
-    parts = urlsplit(endpoint.strip())
+    parts = split_url(endpoint.strip(), "--endpoint", "the chat endpoint's base URL, e.g. "
+                      "https://api.openai.com/v1")
     path = parts.path.rstrip("/")
     if not path.endswith("/chat/completions"):
         path += "/chat/completions"
@@ -246,14 +254,7 @@ class LlmJudge:
 
     def grade_many(self, pairs: Sequence[tuple[str, str, str]]) -> list[Verdict]:
         """Verdicts of ``(query, passage, label)`` triples, ``concurrency`` at a time."""
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [pool.submit(self.grade, q, p, lab) for q, p, lab in pairs]
-            try:
-                return [f.result() for f in futures]
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        return self.client.http.run_all(self.grade, pairs, self.concurrency)
 
 
 @dataclass

@@ -74,14 +74,15 @@ class PoolResult:
 
 def pool(evalset: Any, runs: Sequence[Run | str | os.PathLike[str]], *, depth: int = 20,
          judged: Iterable[tuple[str, str]] | None = None,
-         output: str | os.PathLike[str] | None = None) -> PoolResult:
+         output: str | os.PathLike[str] | None = None,
+         quiet: bool | None = None) -> PoolResult:
     """The judging pool of ``runs`` at ``depth`` for an evaluation set.
 
     ``evalset``: a native folder (its ``corpus.jsonl``, ``queries.jsonl``, ``qrels.tsv`` if
     any and ``judging.sqlite`` if any) or an :class:`~searchbench.data.EvalSet`. ``judged``
     adds pairs to treat as judged. Runs naming documents missing from the corpus or
     queries missing from the set raise :class:`DataFormatError` with counts and examples.
-    ``output`` writes ``pool.jsonl``.
+    ``output`` writes ``pool.jsonl``. Reading the runs shows progress (``quiet``: none).
     """
     if not runs:
         raise ConfigError("pool needs at least one run (--runs a.trec b.trec); expected the "
@@ -89,7 +90,7 @@ def pool(evalset: Any, runs: Sequence[Run | str | os.PathLike[str]], *, depth: i
     if depth < 1:
         raise ConfigError(f"depth {depth}; expected a positive integer")
     doc_ids, query_ids, done = _evalset_parts(evalset)
-    loaded = _load_runs(runs)
+    loaded = _load_runs(runs, quiet)
     check_runs(loaded, doc_ids, query_ids)
     if judged is not None:
         done = [*done, *judged]
@@ -158,11 +159,16 @@ def _has_judgments(path: Path) -> bool:
     return bool(lines) and not (len(lines) == 1 and lines[0].split()[0] == "query-id")
 
 
-def _load_runs(runs: Sequence[Run | str | os.PathLike[str]]) -> list[Run]:
+def _load_runs(runs: Sequence[Run | str | os.PathLike[str]],
+               quiet: bool | None = None) -> list[Run]:
+    from .._util import progress
+
     loaded: list[Run] = []
-    for r in runs:
-        loaded.append(r if isinstance(r, Run) else
-                      Run.from_file(r, name=Path(r).name))
+    with progress(len(runs), "pooling: reading runs", quiet, unit="runs") as done:
+        for r in runs:
+            loaded.append(r if isinstance(r, Run) else
+                          Run.from_file(r, name=Path(r).name))
+            done(1)
     names = [r.name for r in loaded]
     for i, r in enumerate(loaded):  # the report names runs; two "run"s need telling apart
         if names.count(r.name) > 1:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import progress as steps
 from .._util import write_text
 from ..errors import ConfigError, DataFormatError
 from .llm import ChatClient, LlmJudge, Prompt, load_prompt
@@ -145,40 +146,58 @@ def generate_questions(es: Any, client: ChatClient, judge: LlmJudge, encoder: An
                        prompt: Prompt | None = None, ngram: int = 3,
                        copy_threshold: float = 0.5, dup_threshold: float = 0.9,
                        min_grade: int = 2, max_chars: int = 6000,
-                       progress: Callable[[int], None] | None = None
+                       progress: Callable[[int], None] | None = None,
+                       quiet: bool | None = None
                        ) -> tuple[list[SynthQuestion], SynthReport]:
-    """Generate, guard and return the kept questions of ``es`` (see the module docstring)."""
+    """Generate, guard and return the kept questions of ``es`` (see the module docstring).
+    ``progress(1)`` is called after each chunk is asked; a progress bar (``quiet``: none)
+    shows the requests."""
     _check(per_doc, ngram, copy_threshold, dup_threshold, min_grade)
     prompt = prompt or load_prompt("synth-1")
     report = SynthReport()
     candidates: list[_Candidate] = []
-    for doc, start, end, n in _chunks(es, chunk, per_doc):
-        quote = doc.text[start:end]
-        report.chunks += 1
-        where = f"synth: POST {client.http.public} for document {doc.id!r}"
-        c = client.complete(prompt.messages(n=n, passage=quote[:max_chars]), where)
-        report.prompt_tokens += c.prompt_tokens
-        report.completion_tokens += c.completion_tokens
-        found = parse_questions(c.text)
-        if found is None:
-            report.dropped["malformed"] += n
-            continue
-        for text in found:
-            report.generated += 1
-            if not text or len(text) > MAX_QUESTION:
-                report.dropped["malformed"] += 1
-            elif copy_overlap(text, quote, ngram) >= copy_threshold:
-                report.dropped["copy"] += 1
-            else:
-                candidates.append(_Candidate(text, doc.id, start, end, quote))
-        if progress:
-            progress(1)
+    picks = _chunks(es, chunk, per_doc)
+    with steps(len(picks), f"asking {client.model} for questions", quiet,
+               unit="chunks") as asked:
+        for pick in picks:
+            _ask(pick, client, prompt, max_chars, ngram, copy_threshold, report, candidates)
+            asked(1)
+            if progress:
+                progress(1)
     candidates = _distinct(candidates, [q.text for q in es.queries], encoder, dup_threshold,
                            report)
-    kept = _answerable(candidates, judge, min_grade, max_chars, report, client.model,
-                       prompt.version)
+    with steps(len(candidates), "checking that the questions are answerable", quiet,
+               unit="questions") as checked:
+        kept = _answerable(candidates, judge, min_grade, max_chars, report, client.model,
+                           prompt.version)
+        checked(len(candidates))
     report.kept = len(kept)
     return kept, report
+
+
+def _ask(pick: tuple[Any, int, int, int], client: ChatClient, prompt: Prompt,
+         max_chars: int, ngram: int, copy_threshold: float, report: SynthReport,
+         candidates: list[_Candidate]) -> None:
+    """Ask for ``n`` questions about one chunk; keep the well-formed, non-copied ones."""
+    doc, start, end, n = pick
+    quote = doc.text[start:end]
+    report.chunks += 1
+    where = f"synth: POST {client.http.public} for document {doc.id!r}"
+    c = client.complete(prompt.messages(n=n, passage=quote[:max_chars]), where)
+    report.prompt_tokens += c.prompt_tokens
+    report.completion_tokens += c.completion_tokens
+    found = parse_questions(c.text)
+    if found is None:
+        report.dropped["malformed"] += n
+        return
+    for text in found:
+        report.generated += 1
+        if not text or len(text) > MAX_QUESTION:
+            report.dropped["malformed"] += 1
+        elif copy_overlap(text, quote, ngram) >= copy_threshold:
+            report.dropped["copy"] += 1
+        else:
+            candidates.append(_Candidate(text, doc.id, start, end, quote))
 
 
 def _check(per_doc: int, ngram: int, copy_threshold: float, dup_threshold: float,

@@ -65,7 +65,8 @@ def build_units(corpus: Corpus, chunker: Chunker | None, with_title: bool,
     starts: list[int] = []
     chunks: list[Chunk] | None = [] if chunker is not None else None
     skipped = 0
-    with progress(len(corpus) if chunker else 0, "chunking", quiet) as advance:
+    with progress(len(corpus) if chunker else 0, "chunking", quiet,
+                  unit="documents") as advance:
         for doc in corpus:
             advance(1)
             got = _doc_units(doc, chunker, with_title)

@@ -118,6 +118,18 @@ class EmbeddingCache:
             found.update(zip(keys[ok].astype(str).tolist(), vecs[ok], strict=True))
         return found
 
+    def _call(self, fn: Embed, texts: list[str], step: int | None,
+              advance: Callable[[int], None]) -> np.ndarray:
+        """``fn(texts)`` checked, called ``step`` texts at a time, moving the display on
+        after each call."""
+        step = step if step and step < len(texts) else len(texts)
+        parts = []
+        for a in range(0, len(texts), step):
+            part = texts[a:a + step]
+            parts.append(check_vectors(fn(part), part, f"the encoder {self.identity}"))
+            advance(len(part))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     def _write(self, keys: list[str], vectors: np.ndarray) -> None:
         """Write one shard atomically (temporary file + rename)."""
         ident = self.folder / "identity.txt"
@@ -129,9 +141,11 @@ class EmbeddingCache:
                      vectors=np.asarray(vectors, dtype=np.float32))
 
     def embed(self, texts: list[str], fn: Embed, description: str = "embedding",
-              quiet: bool | None = None) -> np.ndarray:
+              quiet: bool | None = None, step: int | None = None) -> np.ndarray:
         """Vectors of ``texts`` (float32, in order): cached ones are read, the rest are
-        computed by ``fn`` in batches, each batch stored before the next starts."""
+        computed by ``fn`` in batches, each batch stored before the next starts (Ctrl-C
+        keeps every stored batch). ``step``: texts per ``fn`` call within a batch, so the
+        progress bar moves more often than batches are stored (default: the batch)."""
         from .._util import progress
 
         keys = [text_key(t) for t in texts]
@@ -142,17 +156,18 @@ class EmbeddingCache:
                 todo[k] = t
         pending = list(todo.items())
         embedded: set[str] = set()
-        with progress(len(pending), description, quiet) as advance:
+        with progress(len(pending), description, quiet, unit="texts",
+                      kept="embedded and cached") as done:
             for i in range(0, len(pending), self.batch_size):
                 self._load(have)  # another process may have embedded some meanwhile
                 window = pending[i:i + self.batch_size]
                 batch = [(k, t) for k, t in window if k not in have]
-                advance(len(window) - len(batch))
+                done(len(window) - len(batch))
                 if not batch:
                     continue
                 texts_now = [t for _, t in batch]
                 try:
-                    vecs = check_vectors(fn(texts_now), texts_now, f"the encoder {self.identity}")
+                    vecs = self._call(fn, texts_now, step, done.advance)
                 except BackendError as exc:
                     raise BackendError(f"{exc}; {len(embedded)} of {len(pending)} new texts "
                                        "were embedded and kept in the cache: rerun to resume"
@@ -160,7 +175,7 @@ class EmbeddingCache:
                 self._write([k for k, _ in batch], vecs)
                 have.update(zip((k for k, _ in batch), vecs, strict=True))
                 embedded.update(k for k, _ in batch)
-                advance(len(batch))
+                done.keep(len(batch))
         self.misses = len(embedded)
         self.hits = sum(1 for k in keys if k not in embedded)
         if not texts:

@@ -41,6 +41,8 @@ class Encoder(ABC):
     max_seq_length: int | None = None  # tokens embedded, special tokens included; None: all
     special_tokens = 0  # tokens the model adds to every text ([CLS] and [SEP] for BERT)
     cache_batch = 512  # texts embedded and stored per cache shard
+    # an encoder with a ``batch_size`` is called that many texts at a time within a cache
+    # shard, so the progress bar moves once per model batch
 
     def __init__(self, query_prefix: str = "", doc_prefix: str = "",
                  cache: bool | str | os.PathLike[str] = True, quiet: bool | None = None) -> None:
@@ -80,7 +82,8 @@ class Encoder(ABC):
         if self.cache_root is None:
             return check_vectors(self._embed(texts), texts, f"the encoder {self.identity}")
         self.last_cache = EmbeddingCache(self.identity, self.cache_root, self.cache_batch)
-        return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet)
+        return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet,
+                                     step=getattr(self, "batch_size", None))
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "identity": self.identity,

@@ -6,8 +6,16 @@ Used by the embeddings client (:mod:`.http_encoder`), the HTTP search retriever
 
 - **Retries**: timeouts, connection errors, HTTP 408/409/425/429 and 5xx are retried with
   exponential backoff (``backoff · 2^attempt`` s), honouring a ``Retry-After`` of seconds or
-  an HTTP date, bounded to 0–60 s (``nan`` or a negative value counts as absent); then one
-  clear :class:`BackendError`.
+  an HTTP date (``nan`` or a negative value counts as absent); then one clear
+  :class:`BackendError`.
+- **The wait is bounded** (:data:`MAX_WAIT`, 60 s): the waits between the attempts of one
+  request add up to at most 60 s, whatever the server says; a ``Retry-After`` asking for
+  more than what is left fails the request at once (waiting less would only be refused
+  again). A request therefore ends within ``(retries + 1) · timeout + 60`` seconds.
+- **Batches stop at the first failure** (:meth:`HttpClient.run_all`, used by the HTTP
+  retriever, the LLM judge and the question generator): the first request that fails stops
+  the batch — requests not sent yet are never sent, waits end, connections in flight are
+  shut — and its error is raised.
 - **Deadlines**: ``timeout`` bounds the WHOLE exchange of one attempt (connecting,
   redirects, headers and body, however slowly they trickle in); the body is capped at
   ``max_body`` bytes.
@@ -15,7 +23,11 @@ Used by the embeddings client (:mod:`.http_encoder`), the HTTP search retriever
   only to the endpoint's own origin (scheme, host and port): a redirect to another origin is
   refused, never followed with it. The secret (and any password in the URL, any bearer
   token) is removed from every message, and errors are raised without chained exceptions
-  that could hold it. :func:`public_url` is the form of a URL fit for messages and files.
+  that could hold it. Every byte of an answer reaches a message only through
+  :func:`~searchbench._util.secrets.remote_text` (redacted for every secret the process
+  holds, then cut: :meth:`Answer.text`); the secrets are held the moment the client is made
+  (header values, the URL's password) or reads them (the key).
+  :func:`public_url` is the form of a URL fit for messages and files.
 """
 
 from __future__ import annotations
@@ -33,20 +45,24 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from .._util.secrets import hold, hold_url, redact, remote_text
+from .._util.urls import public_url, split_url
 from ..errors import BackendError, ConfigError
 
-__all__ = ["MAX_BODY", "Answer", "HttpClient", "check_url", "public_url", "retry_after"]
+__all__ = ["MAX_BODY", "MAX_WAIT", "Answer", "HttpClient", "check_url", "public_url",
+           "retry_after"]
+
+T = TypeVar("T")
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _REDIRECT_STATUS = {301, 302, 303, 307, 308}
 _MAX_REDIRECTS = 5
-_MAX_WAIT = 60.0
+MAX_WAIT = 60.0
 MAX_BODY = 256 * 2**20
-_SECRET_QUERY = re.compile(r"(?i)key|token|secret|sig|pass|auth|cred")
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
@@ -59,6 +75,10 @@ class Answer:
     body: bytes
     url: str
 
+    def text(self, limit: int = 200) -> str:
+        """The start of the body, fit for a message (redacted, then cut)."""
+        return remote_text(self.body, limit)
+
 
 class _Retry(Exception):
     """A failure worth another attempt (timeout, connection error, 429/5xx)."""
@@ -68,9 +88,14 @@ class _Retry(Exception):
         self.why, self.wait = why, wait
 
 
+class _Stopped(BackendError):
+    """The batch this request belongs to was stopped by another request's failure."""
+
+
 def check_url(url: str, what: str = "endpoint") -> str:
-    """``url`` if it is an http(s) URL with a host, else :class:`ConfigError`."""
-    parts = urllib.parse.urlsplit(url)
+    """``url`` if it is an http(s) URL with a host, else :class:`ConfigError` (saying what
+    is wrong without the URL's secrets)."""
+    parts = split_url(url, what, "an http:// or https:// URL with a host")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{what} {public_url(url)!r}: expected an http:// or https:// URL "
                           "with a host")
@@ -99,16 +124,23 @@ class HttpClient:
         self.url = check_url(url)
         self.secret_env, self.secret_header, self.scheme = secret_env, secret_header, scheme
         self.extra_headers = _checked_headers(dict(headers or {}))
+        hold(*self.extra_headers.values())  # a header value is a secret like the key
+        self.secret()
         if secret_env and not _HEADER_NAME.match(secret_header):
             raise ConfigError(f"auth header name {secret_header!r}: expected a header name "
                               "such as Authorization or X-API-Key")
         self.timeout, self.retries, self.backoff = float(timeout), retries, float(backoff)
         self.max_body, self.hint = max_body, hint
+        self._stop = threading.Event()  # set: the current batch failed (see run_all)
+        self._live: set[http.client.HTTPConnection] = set()
+        self._live_lock = threading.Lock()
 
     # -- credentials ---------------------------------------------------------------------
     def secret(self) -> str | None:
-        """The secret from ``$secret_env`` (None when unset or empty)."""
-        return (os.environ.get(self.secret_env) or None) if self.secret_env else None
+        """The secret from ``$secret_env`` (None when unset or empty), held for redaction."""
+        value = (os.environ.get(self.secret_env) or None) if self.secret_env else None
+        hold(value)
+        return value
 
     def headers(self) -> dict[str, str]:
         """The request headers (a secret holding a line break or a control or non-ASCII
@@ -125,13 +157,10 @@ class HttpClient:
         return headers
 
     def redact(self, text: str) -> str:
-        """``text`` without the secret, the URL's password or any bearer token."""
-        secrets = {self.secret() or "", urllib.parse.urlsplit(self.url).password or ""}
-        for secret in sorted(secrets - {""}, key=len, reverse=True):
-            for form in {secret, json.dumps(secret)[1:-1], urllib.parse.quote(secret, ""),
-                         urllib.parse.quote_plus(secret)}:
-                text = text.replace(form, "[redacted]")
-        return _BEARER.sub(r"\1[redacted]", text)
+        """``text`` without any secret the process holds (this client's key, header values
+        and URL password among them): :func:`~searchbench._util.secrets.redact`."""
+        self.secret()
+        return redact(text)
 
     def error(self, message: str) -> BackendError:
         """A :class:`BackendError` with ``message`` redacted."""
@@ -145,11 +174,14 @@ class HttpClient:
     # -- one request, retried ------------------------------------------------------------
     def post(self, payload: object, where: str | None = None) -> Answer:
         """POST ``payload`` (JSON-encoded, or bytes as given): the 2xx :class:`Answer`, or
-        :class:`BackendError` after ``retries + 1`` attempts; ``where`` starts messages."""
+        :class:`BackendError` after ``retries + 1`` attempts or when the waits would pass
+        :data:`MAX_WAIT` in total; ``where`` starts messages."""
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         where = where or f"POST {self.public}"
-        last = ""
+        last, waited, stop = "", 0.0, self._stop
         for attempt in range(self.retries + 1):
+            if stop.is_set():
+                raise _Stopped(f"{where}: not sent, another request of the batch failed")
             answer, retry = None, None
             try:
                 answer = self._exchange(data, where)
@@ -157,13 +189,70 @@ class HttpClient:
                 retry = exc
             if answer is not None:
                 return answer
+            if stop.is_set():  # cut short by another request's failure: not this one's
+                raise _Stopped(f"{where}: stopped, another request of the batch failed")
             last = retry.why if retry is not None else last
-            if attempt < self.retries:
-                wait = retry.wait if retry is not None and retry.wait is not None \
-                    else self.backoff * 2 ** attempt
-                time.sleep(min(max(wait, 0.0), _MAX_WAIT))
+            if attempt == self.retries:
+                break
+            asked = retry.wait if retry is not None else None
+            pause = asked if asked is not None else self.backoff * 2 ** attempt
+            if asked is not None and asked > MAX_WAIT - waited:
+                raise self.error(
+                    f"{where} failed: the endpoint asks to wait {asked:g} s before trying "
+                    f"again (Retry-After), more than the {MAX_WAIT - waited:g} s left of "
+                    f"the {MAX_WAIT:g} s searchbench waits per request ({last}); try later")
+            pause = min(max(pause, 0.0), MAX_WAIT - waited)
+            waited += pause
+            if stop.wait(pause):
+                raise _Stopped(f"{where}: stopped, another request of the batch failed")
         raise self.error(f"{where} failed after {self.retries + 1} attempts ({last}); "
                          "check that the endpoint is up, or raise timeout/retries")
+
+    # -- many requests, stopped at the first failure --------------------------------------
+    def run_all(self, fn: Callable[..., T], calls: Iterable[Sequence[Any]],
+                concurrency: int) -> list[T]:
+        """``[fn(*args) for args in calls]``, ``concurrency`` at a time, in order. The first
+        call that raises stops the batch: calls not started are never started, waits end,
+        this client's connections in flight are shut; its exception is raised."""
+        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+        stop = self._stop = threading.Event()
+        first: list[BaseException] = []  # the failure that stopped the batch
+
+        def guarded(args: Sequence[Any]) -> T:
+            if stop.is_set():
+                raise _Stopped("not sent, another request of the batch failed")
+            try:
+                return fn(*args)
+            except BaseException as exc:
+                with self._live_lock:
+                    if not stop.is_set() and not isinstance(exc, _Stopped):
+                        first.append(exc)
+                self._halt(stop)  # before this worker can take the next call
+                raise
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = [pool.submit(guarded, args) for args in calls]
+            try:
+                wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException:  # Ctrl-C: stop everything, then let it through
+                self._halt(stop)
+                raise
+            finally:
+                if stop.is_set():
+                    for f in futures:
+                        f.cancel()
+        self._stop = threading.Event()  # the next request or batch starts afresh
+        if first:
+            raise first[0]
+        return [f.result() for f in futures]
+
+    def _halt(self, stop: threading.Event) -> None:
+        """Stop the batch of ``stop``: no new attempt, waits end, live sockets shut."""
+        stop.set()
+        with self._live_lock:
+            for conn in list(self._live):
+                _cut(conn)
 
     def _exchange(self, data: bytes, where: str) -> Answer:
         """POST ``data``, following same-origin redirects, within ``timeout`` seconds in
@@ -177,9 +266,9 @@ class HttpClient:
                 continue
             if 200 <= answer.status < 300:
                 return answer
-            why = f"HTTP {answer.status}: {snippet(answer.body)}"
+            why = f"HTTP {answer.status}: {answer.text()}"
             if answer.status in _RETRY_STATUS:
-                raise _Retry(self.redact(why), retry_after(answer.headers))
+                raise _Retry(why, retry_after(answer.headers))
             moved = "" if answer.url == self.url else f" (at {public_url(answer.url)})"
             raise self.error(f"{where}: the endpoint{moved} refused the request ({why}); "
                              f"{self.hint}")
@@ -197,8 +286,9 @@ class HttpClient:
                 "credentials or headers"
             raise self.error(
                 f"{where}: {public_url(answer.url)} redirected to another origin "
-                f"({_origin_text(target)}); searchbench does not send {what} to another "
-                "host, port or scheme: if that is the real endpoint, set the endpoint to it")
+                f"({remote_text(_origin_text(target), 120)}); searchbench does not send "
+                f"{what} to another host, port or scheme: if that is the real endpoint, "
+                "set the endpoint to it")
         return target
 
     def _post_once(self, url: str, data: bytes, deadline: float) -> Answer:
@@ -213,6 +303,11 @@ class HttpClient:
         timer.start()
         failure, resp = "", None
         try:
+            conn.connect()  # a socket first, so that a batch's stop can shut it
+            with self._live_lock:
+                self._live.add(conn)
+            if self._stop.is_set():  # stopped while connecting
+                raise ConnectionAbortedError("stopped: another request of the batch failed")
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
             body = _read_body(resp, deadline, self.max_body)
@@ -223,6 +318,8 @@ class HttpClient:
             failure = f"{type(exc).__name__}: {exc}"
         finally:
             timer.cancel()
+            with self._live_lock:
+                self._live.discard(conn)
             if resp is not None:  # a body read only in part keeps the socket open
                 resp.close()
             conn.close()
@@ -251,7 +348,9 @@ def _connection(parts: urllib.parse.SplitResult, timeout: float, headers: dict[s
     if not proxy:
         kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
         return kind(host, port, timeout=timeout), path
-    via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    proxy = proxy if "://" in proxy else f"http://{proxy}"
+    hold_url(proxy)  # its credentials are secrets like the key
+    via = urllib.parse.urlsplit(proxy)
     proxy_headers = {}
     if via.username:
         token = base64.b64encode(f"{urllib.parse.unquote(via.username)}:"
@@ -308,33 +407,10 @@ def _origin_text(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
-def public_url(url: str) -> str:
-    """``url`` without user name or password, and with the values of query parameters that
-    look like credentials (``key``, ``token``, ``sig``…) replaced by ``[redacted]``."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        netloc = host + (f":{parts.port}" if parts.port else "")
-    except ValueError:
-        netloc = host
-    query = urllib.parse.urlencode(
-        [(k, "[redacted]" if _SECRET_QUERY.search(k) else v)
-         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)], safe="[]")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def snippet(body: bytes, size: int = 200) -> str:
-    """The start of ``body`` as one line of printable text (for messages: a hostile
-    server's control characters, e.g. terminal escapes, become ``?``)."""
-    text = " ".join(body.decode("utf-8", "replace").split())[:size]
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
 def retry_after(headers: http.client.HTTPMessage | None) -> float | None:
-    """Seconds to wait from ``Retry-After`` (seconds or an HTTP date), within 0–60 s; None
-    when absent or not a sane value (``nan``, ``inf``, negative, garbage)."""
+    """Seconds to wait from ``Retry-After`` (seconds or an HTTP date; a past date is 0);
+    None when absent or not a sane value (``nan``, ``inf``, negative, garbage). The caller
+    bounds the wait (:data:`MAX_WAIT`)."""
     value = headers.get("Retry-After") if headers else None
     if value is None:
         return None
@@ -351,4 +427,4 @@ def retry_after(headers: http.client.HTTPMessage | None) -> float | None:
         seconds = max(seconds, 0.0)
     if not math.isfinite(seconds) or seconds < 0:
         return None
-    return min(seconds, _MAX_WAIT)
+    return seconds

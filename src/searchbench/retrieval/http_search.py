@@ -20,9 +20,13 @@ neither break the JSON nor inject fields, and replacements are never scanned aga
 run's provenance). With scores, the run is ordered by them as trec_eval does.
 
 The transport is :class:`~searchbench.retrieval.http_client.HttpClient` (retries with
-``Retry-After``, a deadline per attempt, body cap, the secret of ``auth_env`` never sent
-after a redirect to another origin and never shown). Requests run ``concurrency`` at a time.
-Every failure is one :class:`BackendError` naming the endpoint (public form) and the query.
+``Retry-After``, a deadline per attempt, bounded waits, body cap, the secret of ``auth_env``
+never sent after a redirect to another origin and never shown). Requests run
+``concurrency`` at a time; the first query that fails stops the run (queries not sent yet
+are never sent). Every failure is one :class:`BackendError` naming the endpoint (public
+form) and the query; whatever of the answer it quotes (a body, an id) is redacted for every
+secret the command holds (the credential, ``headers`` values, the URL's password) before
+it is cut. ``headers`` values are never written: the provenance lists their names.
 """
 
 from __future__ import annotations
@@ -32,15 +36,15 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .._util.secrets import hold, remote_text
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import BackendError, ConfigError, require
 from .base import Retriever, _check_level, build_units
 from .chunking import Chunker
-from .http_client import HttpClient, snippet
+from .http_client import HttpClient
 
 __all__ = ["HttpRetriever", "fill_template", "header_dict", "parse_template"]
 
@@ -48,6 +52,7 @@ PLACEHOLDERS = ("query", "k", "query_id")
 _IN_STRING = re.compile(r"\{(query_id|query|k)\}")
 _MARK = "\x00searchbench:{}\x00"
 MAX_SEARCH_BODY = 64 * 2**20
+_CREDENTIAL_FIELD = re.compile(r"(?i)key|token|secret|pass|auth|cred")
 
 
 def parse_template(text: str, key: str = "--request") -> Any:
@@ -70,11 +75,28 @@ def parse_template(text: str, key: str = "--request") -> Any:
         out.append(ch)
         i += 1
     try:
-        return json.loads("".join(out))
+        template = json.loads("".join(out))
     except ValueError as exc:
         raise ConfigError(f"{key} {text!r} is not JSON ({exc}); expected e.g. "
                           '\'{"q": "{query}", "k": {k}}\' (placeholders {query}, {k}, '
                           "{query_id})") from None
+    _hold_credentials(template)
+    return template
+
+
+def _hold_credentials(value: Any) -> None:
+    """Hold the string values of credential-like fields of a template (``"api_key": "…"``,
+    ``"token"``, ``"password"``…): secrets, redacted wherever the template is shown or
+    written (the provenance records the template)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if isinstance(item, str) and _CREDENTIAL_FIELD.search(name) \
+                    and "\x00" not in item and not _IN_STRING.search(item):  # no placeholder
+                hold(item)
+            _hold_credentials(item)
+    elif isinstance(value, list):
+        for item in value:
+            _hold_credentials(item)
 
 
 def fill_template(template: Any, values: Mapping[str, Any]) -> Any:
@@ -156,14 +178,8 @@ class HttpRetriever(Retriever):
                               "search service answers documents (level doc)")
         t0 = time.perf_counter()
         pairs = list(zip(queries.ids, queries.texts(), strict=True))
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [pool.submit(self.search_one, qid, text, k) for qid, text in pairs]
-            try:
-                answers = [f.result() for f in futures]
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        answers = self.client.run_all(self.search_one, [(qid, text, k) for qid, text in pairs],
+                                      self.concurrency)  # the first failure stops the rest
         q, d, s, dropped = _columns(answers, [qid for qid, _ in pairs])
         self._check_known(d, set(units.doc_ids))
         run = Run.from_columns(q, d, s, name=self.name)
@@ -192,7 +208,7 @@ class HttpRetriever(Retriever):
             doc = json.loads(raw)
         except (ValueError, RecursionError) as exc:
             raise BackendError(f"{where}: the answer is not JSON ({type(exc).__name__}; "
-                               f"starts {snippet(raw, 80)!r}); expected a JSON body") from None
+                               f"starts {remote_text(raw, 80)!r}); expected a JSON body") from None
         ids = [m.value for m in self._ids.find(doc)]
         bad = [v for v in ids if isinstance(v, bool) or not isinstance(v, str | int)
                or (isinstance(v, str) and not v.strip())]
@@ -220,7 +236,8 @@ class HttpRetriever(Retriever):
         if unknown:
             raise BackendError(
                 f"http retriever {self.client.public}: {len(unknown)} returned ids are not "
-                f"in the evaluation set's corpus (e.g. {', '.join(map(repr, unknown[:3]))}); "
+                f"in the evaluation set's corpus (e.g. "
+                f"{', '.join(remote_text(repr(u), 60) for u in unknown[:3])}); "
                 "expected the corpus ids (check --ids, and that the service indexed this "
                 "corpus)")
 
@@ -230,12 +247,16 @@ def header_dict(headers: Mapping[str, str] | Sequence[str] | None) -> dict[str, 
     if headers is None:
         return {}
     if isinstance(headers, Mapping):
+        hold(*map(str, headers.values()))
         return dict(headers)
     out: dict[str, str] = {}
     for item in headers:
         name, sep, value = item.partition(":")
+        hold(value.strip())  # a header value is a secret: never shown, never written
         if not sep or not name.strip():
-            raise ConfigError(f"--header {item!r}: expected 'Name: value'")
+            raise ConfigError(f"--header {name.strip()[:40]!r}…: expected 'Name: value'"
+                              if sep else "--header: expected 'Name: value' (a name, a "
+                              "colon, the value)")
         out[name.strip()] = value.strip()
     return out
 
@@ -265,6 +286,6 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, float | int) and not isinstance(value, bool):
         return repr(value)
-    return f"{type(value).__name__} {json.dumps(value)[:40]}" if isinstance(
+    return f"{type(value).__name__} {remote_text(json.dumps(value), 40)}" if isinstance(
         value, str | bool | list | dict) else type(value).__name__
 

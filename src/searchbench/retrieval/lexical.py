@@ -67,9 +67,12 @@ class BM25(Retriever):
         bm25s = require("bm25s", "bm25")
         self._model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b)
         if texts:
-            from .._util import progress_enabled as _enabled
+            from .._util import progress
 
-            self._model.index(self._tokenize(texts, True), show_progress=_enabled(self.quiet))
+            with progress(1, f"indexing {len(texts):,} texts with BM25", self.quiet,
+                          unit="index") as done:
+                self._model.index(self._tokenize(texts, True), show_progress=False)
+                done(1)
 
     def _prepare(self, query_texts: list[str]) -> list[list[int]]:
         """Query token ids in the index vocabulary (unknown terms dropped)."""

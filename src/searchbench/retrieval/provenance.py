@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util import library_versions, machine, output_error, replace, utc_now, write_json
+from .._util.secrets import REDACTED, redacted
 from ..data.run import Run
 
 __all__ = [
@@ -46,14 +47,18 @@ def provenance(run: Run, evalset: Any = None, spec: str | None = None,
     return info
 
 
+_VALUE_FLAGS = ("--header", "-H")  # flags whose value is a secret: only a name is kept
+
+
 def public_command(argv: list[str]) -> list[str]:
     """``argv`` as it may be written to a file: every URL (``--endpoint URL`` or
-    ``--endpoint=URL``) without its user name, password and credential-like query values."""
+    ``--endpoint=URL``) without its user name, password and credential-like query values;
+    ``--header 'Name: value'`` as ``Name: [redacted]``; every held secret redacted."""
+    from .._util.urls import public_url
     from ..db import ENGINES, parse_store_url
     from ..errors import ConfigError
-    from .http_client import public_url
 
-    def one(arg: str) -> str:
+    def url_arg(arg: str) -> str:
         if "://" not in arg:
             return arg
         flag, sep, url = arg.partition("=") if arg.startswith("-") else ("", "", arg)
@@ -62,9 +67,24 @@ def public_command(argv: list[str]) -> list[str]:
                 return flag + sep + parse_store_url(url).public
             return flag + sep + public_url(url)
         except (ValueError, ConfigError):  # not parseable as a URL: keep nothing of it
-            return flag + sep + "[redacted]"
+            return flag + sep + REDACTED
 
-    return [one(a) for a in argv]
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        flag, sep, value = arg.partition("=")
+        if i and argv[i - 1] in _VALUE_FLAGS:
+            out.append(_header_name(arg))
+        elif sep and flag in _VALUE_FLAGS:
+            out.append(f"{flag}={_header_name(value)}")
+        else:
+            out.append(url_arg(arg))
+    return redacted(out)
+
+
+def _header_name(header: str) -> str:
+    """``'X-Key: value'`` → ``'X-Key: [redacted]'`` (nothing of a value without a name)."""
+    name, sep, _ = header.partition(":")
+    return f"{name.strip()}: {REDACTED}" if sep else REDACTED
 
 
 def _hash(evalset: Any) -> str | None:
@@ -80,8 +100,8 @@ def sidecar_path(run_path: str | os.PathLike[str]) -> Path:
 
 def write_sidecar(run_path: str | os.PathLike[str], info: dict[str, Any]) -> Path:
     """Write the provenance JSON beside ``run_path`` atomically (same mode as the run
-    file: the umask's); returns its path."""
-    return write_json(sidecar_path(run_path), info)
+    file: the umask's), every secret the process holds redacted; returns its path."""
+    return write_json(sidecar_path(run_path), redacted(info))
 
 
 def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict[str, Any],
@@ -109,7 +129,7 @@ def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict
         except OSError as exc:
             raise write_error(target, exc) from exc
         info = {**info, "run": {**info.get("run", {}), "file": target.name, "sha256": digest}}
-        side = write_json(sidecar_path(target), info)
+        side = write_sidecar(target, info)
         try:
             replace(pending, target)
         except OSError as exc:

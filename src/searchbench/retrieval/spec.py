@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util.secrets import hold, hold_url
 from ..errors import ConfigError
 from ..vocab import (
     CALLABLE_TYPES,
@@ -246,10 +247,13 @@ def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
 def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
     d = HttpSpec()
     headers = s.get("headers", {})
+    if isinstance(headers, dict):
+        hold(*(v for v in headers.values() if isinstance(v, str)))  # values are secrets
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
-        raise ConfigError(f"{key('headers')} is {headers!r}; expected a table of header "
-                          "names to string values")
+        raise ConfigError(f"{key('headers')} is {type(headers).__name__}; expected a table "
+                          "of header names to string values")
     scores, env = s.get("scores"), s.get("auth_env")
+    hold_url(s.get("endpoint") if isinstance(s.get("endpoint"), str) else None)
     return HttpSpec(
         endpoint=_text(s.get("endpoint", d.endpoint), key("endpoint"), empty=False),
         request=_text(s.get("request", d.request), key("request"), empty=False),

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import utc_now
+from .._util import progress, utc_now
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
@@ -74,17 +74,21 @@ def _normalised(x: np.ndarray, metric: str) -> np.ndarray:
 
 def load_batches(store: Any, batches: Iterable[tuple[list[str], np.ndarray, list[str]]], *,
                  metric: str, provenance: Mapping[str, Any],
-                 batch_size: int = 1000) -> dict[str, int]:
+                 batch_size: int = 1000, total: int = 0,
+                 quiet: bool | None = None) -> dict[str, int]:
     """Load ``(ids, vectors, texts)`` batches one after another (each committed before the
     next is produced); returns ``{"added", "skipped"}``. Interrupted, it keeps every batch
-    loaded so far."""
+    loaded so far. ``total``: rows to load, for the progress bar."""
     added = skipped = dim = 0
-    for ids, vectors, texts in batches:
-        dim = int(vectors.shape[1])
-        report = store.load(ids, vectors, metric=metric, texts=texts, batch_size=batch_size,
-                            provenance={**provenance, "dim": dim})
-        added += report.added
-        skipped += report.skipped_existing
+    with progress(total, f"loading {store.url.public}", quiet, unit="rows",
+                  kept=f"loaded into {store.url.public}") as done:
+        for ids, vectors, texts in batches:
+            dim = int(vectors.shape[1])
+            report = store.load(ids, vectors, metric=metric, texts=texts,
+                                batch_size=batch_size, provenance={**provenance, "dim": dim})
+            added += report.added
+            skipped += report.skipped_existing
+            done(len(ids))
     return {"added": added, "skipped": skipped, "dim": dim}
 
 
@@ -145,11 +149,14 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     if truncation is not None:  # kept from the first load when nothing is embedded now
         prov["truncation"] = truncation
     done = load_batches(store, _embedded(enc, units, todo, metric, batch_size), metric=metric,
-                        provenance=prov, batch_size=batch_size)
+                        provenance=prov, batch_size=batch_size, total=len(todo), quiet=quiet)
     load_s = time.perf_counter() - t0
     build_s = None
     if kind is not None and (done["added"] or not _same_index(store, kind, build)):
-        build_s = store.build_index(kind, **build)
+        with progress(1, f"building the {kind} index of {store.url.public}", quiet,
+                      unit="index") as built:
+            build_s = store.build_index(kind, **build)
+            built(1)
     old = _stored(store)
     final = {**prov, "complete": True, "count": store.count(), "batch_size": batch_size,
              "index": _index_entry(store, kind, build, build_s)}

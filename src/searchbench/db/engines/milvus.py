@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
 from ._common import SettingGate
@@ -96,6 +97,7 @@ class MilvusStore(VectorStore):
         token = (f"{self.url.user}:{self.url.password}" if self.url.user and self.url.password
                  else os.environ.get("MILVUS_TOKEN"))
         if token:
+            hold(token)
             args["token"] = token
         if self.url.path.strip("/"):
             args["db_name"] = check_name(self.url.path.strip("/"), "database", self.url.public)

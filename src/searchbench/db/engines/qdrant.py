@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from . import _qdrant as qm
@@ -98,7 +99,9 @@ class QdrantStore(KnownIds, VectorStore):
         if name is not None and name not in os.environ:
             raise ConfigError(f"{self.url.public}: api_key_env={name} but that environment "
                               "variable is not set")
-        return os.environ.get(name or "QDRANT_API_KEY") or None
+        key = os.environ.get(name or "QDRANT_API_KEY") or None
+        hold(key)
+        return key
 
     def _connect(self) -> Any:
         if self._client is None:

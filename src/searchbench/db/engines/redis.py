@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, require
 from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
 from ._input import batches, check_name, check_queries, check_rows, check_same_layout
@@ -79,6 +80,7 @@ class RedisStore(VectorStore):
             raise ConfigError(f"{url.public}: database {db!r}; expected a number "
                               "(redis://host:port/0)")
         password = url.password or os.environ.get("REDIS_PASSWORD") or None
+        hold(password)
         retry = require("redis.retry", self.extra).Retry(
             require("redis.backoff", self.extra).NoBackoff(), 0)  # fail fast, say why
         self.r = redis.Redis(host=url.host or "127.0.0.1", port=url.port or 6379, db=int(db),

@@ -9,6 +9,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..._util import visible_name
 from ...errors import ConfigError, SearchbenchError, require
@@ -163,12 +164,42 @@ def _run(opts: ServeOptions, sock: socket.socket, ctx: JudgingContext, access: A
 
     port = sock.getsockname()[1]
     base = f"{'https' if ctx.secure else 'http'}://{_url_host(opts.host)}:{port}"
-    _announce(opts, ctx, access, base)
     config = uvicorn.Config(create_app(ctx), log_level="warning", access_log=False,
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
                             ssl_keyfile=str(opts.keyfile) if opts.keyfile else None)
-    uvicorn.Server(config).run(sockets=[sock])
+    from ..._util import keeping
+
+    with keeping(f"every label given is stored in {ctx.store.path}",
+                 "run the same command again to go on"):  # the CLI says what was kept
+        _announce(opts, ctx, access, base)
+        _run_until_ctrl_c(uvicorn.Server(config), sock)
+
+
+def _run_until_ctrl_c(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn's ``server`` on ``sock``; Ctrl-C at any moment - even while uvicorn is
+    still starting and not yet listening for it - asks it to stop cleanly (its
+    ``should_exit``), and is raised again as :class:`KeyboardInterrupt` once it stopped (a
+    stop inside asyncio's start-up would leave a coroutine and an event loop behind)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # no signals there
+        server.run(sockets=[sock])
+        return
+    pressed: list[int] = []
+
+    def stop(signum: int, _frame: Any) -> None:
+        pressed.append(signum)
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        server.run(sockets=[sock])  # uvicorn hands its own Ctrl-C back to `stop`
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _announce(opts: ServeOptions, ctx: JudgingContext, access: Access, base: str) -> None:
