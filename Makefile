@@ -21,7 +21,7 @@ TORCH := torch==2.13.0
 # benchmarks/ only); tests/unit/test_lock.py checks both against pyproject.toml.
 LOCK := requirements/lock.txt
 DEMO_EXTRAS := bm25,embeddings,faiss,report
-TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,qdrant-edge,qdrant,lancedb,chroma,ray,usearch,sqlite-vec
+TEST_EXTRAS := test,$(DEMO_EXTRAS),ann,onnx,docs,judge,pdf,http,pgvector,pgserver,duckdb,redis,redis-stack,milvus,qdrant-edge,qdrant,lancedb,chroma,ray,usearch,sqlite-vec,langchain,llamaindex,haystack
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml $(LOCK)
 	$(PIP) install -q -c $(LOCK) $(TORCH)

@@ -179,7 +179,7 @@ class CallableRetriever(Retriever):
         self.latencies = []
         texts, qids = queries.texts(), list(queries.ids)
         known = {d.id: d for d in self.corpus or []}
-        per_query, short, asked, failed = self._rank_all(texts, qids, k, level, known)
+        per_query, short, capped, asked, failed = self._rank_all(texts, qids, k, level, known)
         q, d, s, dropped = _columns(per_query, qids, k)
         self._check_known(d, level, known, per_query)
         run = Run.from_columns(q, d, s, name=self.name)
@@ -188,7 +188,8 @@ class CallableRetriever(Retriever):
                                 "latency": latency_summary(self.latencies,
                                                            self.timings["search_s"]),
                                 "duplicate_ids_dropped": dropped, "skipped_empty_docs": 0,
-                                "deepening": {"max_asked": asked, "short_queries": short},
+                                "deepening": {"max_asked": asked, "short_queries": short,
+                                              "capped_queries": capped},
                                 "failed_queries": failed}
         run.metadata.update(self.describe(), **meta)
         if level == "chunk":
@@ -197,20 +198,22 @@ class CallableRetriever(Retriever):
         if failed:
             _warn(f"{self.name}: {len(failed)} queries failed and were left empty "
                   f"(--on-error skip), e.g. {failed[0]}")
-        if short and level == "doc":
-            _warn(f"{self.name}: {short} queries got fewer than k={k} distinct documents "
-                  f"(asked for up to {asked} results)")
+        if capped:  # a system that simply has fewer results is not reported
+            _warn(f"{self.name}: {capped} queries still had fewer than k={k} distinct "
+                  f"documents after asking for {asked} results (chunks of few documents "
+                  "fill their lists); their rankings are shorter than k")
         return run
 
     # -- calling ------------------------------------------------------------------------
     def _rank_all(self, texts: list[str], qids: list[str], k: int, level: str,
                   known: Mapping[str, Any]) -> tuple[list[list[tuple[str, float | None]]],
-                                                     int, int, list[str]]:
+                                                     int, int, int, list[str]]:
         """Every query's mapped ranking; at doc level a query whose list filled up with
         chunks of fewer than ``k`` documents is asked again for twice as many."""
         out: list[list[tuple[str, float | None]]] = [[] for _ in texts]
         pending, want, failed = list(range(len(texts))), k, []
-        for _round in range(MAX_DEEPEN + 1):
+        capped = 0
+        for round_ in range(MAX_DEEPEN + 1):
             hits = self._call_all([texts[i] for i in pending], [qids[i] for i in pending],
                                   want)
             deeper = []
@@ -223,11 +226,14 @@ class CallableRetriever(Retriever):
                     deeper.append(i)
             if not deeper:
                 break
+            if round_ == MAX_DEEPEN:
+                capped = len(deeper)
+                break
             pending, want = deeper, want * 2
         gone = set(failed)
         short = sum(1 for i, ranked in enumerate(out)
                     if level == "doc" and qids[i] not in gone and _distinct(ranked) < k)
-        return out, short, want, failed
+        return out, short, capped, want, failed
 
     def _call_all(self, texts: list[str], qids: list[str], k: int) -> list[list[Hit] | None]:
         batches = [(a, min(a + self.batch_size, len(texts)))
