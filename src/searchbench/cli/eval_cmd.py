@@ -94,28 +94,18 @@ def eval_command(
     """
     from ..data.qrels import Qrels
     from ..data.run import Run
-    from ..measures import (
-        Evaluator,
-        judged_cutoff,
-        parse_measures,
-        trec_name,
-        warn_unjudged,
-        without_measure,
-    )
+    from ..measures import CoverageProbe, Evaluator, parse_measures, trec_name
 
     keep_policy = keep
     wanted = [m.name for m in parse_measures(measure or DEFAULT_MEASURES)]
-    cutoff = judged_cutoff(wanted)
-    probe = f"Judged@{cutoff}"
+    probe = CoverageProbe(wanted)
     with reported_warnings(quiet):
         judgments = Qrels.from_file(qrels, keep=keep_policy)
         if stream:  # only read as Arrow strings then: no Python string per document
             from ..data.stream import compact_qrels
 
             judgments = compact_qrels(judgments)
-        evaluator = Evaluator(judgments,
-                              wanted + ([probe] if probe not in wanted else []),
-                              missing=missing, depth=depth)
+        evaluator = Evaluator(judgments, probe.all_measures, missing=missing, depth=depth)
         if stream or engine == "ray":
             loaded, results = _evaluate_large(evaluator, runs, qrels, keep_policy, quiet,
                                               stream, engine, address, partitions)
@@ -124,10 +114,8 @@ def eval_command(
                       for path in runs]
             results = [_evaluate(evaluator, run, path, qrels)
                        for run, path in zip(loaded, runs, strict=True)]
-        for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
-            warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
-    if probe not in wanted:
-        results = [without_measure(res, probe) for res in results]
+        results = [probe.finish(res, run, evaluator.qrels)[0]  # warns: measures.coverage
+                   for run, res in zip(loaded, results, strict=True)]
     out = _Output(
         label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
         counts={m.name for m in evaluator.measures if m.is_count and m.name in wanted},

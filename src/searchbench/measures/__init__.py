@@ -9,6 +9,8 @@ from ..errors import SearchbenchWarning
 from .coverage import (
     MOSTLY_UNJUDGED_BELOW,
     UNJUDGED_WARN_BELOW,
+    Coverage,
+    CoverageProbe,
     judged_cutoff,
     judged_notes,
     unjudged_cause,
@@ -32,6 +34,8 @@ __all__ = [
     "MOSTLY_UNJUDGED_BELOW",
     "UNJUDGED_WARN_BELOW",
     "Combiner",
+    "Coverage",
+    "CoverageProbe",
     "EvalResult",
     "Evaluator",
     "Family",

@@ -294,6 +294,11 @@ class DbRetriever(Retriever):
         return {**super().describe(), "search": dict(self.searched)}
 
     # -- index: the units must be the store's ids ---------------------------------------
+    def store_chunker(self, chunker: Chunker | None = None) -> Chunker | None:
+        """The chunker this store's units are cut with: the recorded one, counting the
+        recorded model's tokens (``chunker``, when given, must be the same)."""
+        return self._bind_chunker(chunker)
+
     def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
         """The store's own chunker (recorded by :func:`load_store`) when none is given (a
         hybrid then splits its other parts the same way); a different one is refused."""
