@@ -109,6 +109,7 @@ class PipelineResult:
     level: str
     k: int
     query_ids: list[str] = field(default_factory=list)
+    eval_s: float = 0.0
 
     @property
     def scores(self) -> dict[str, float]:
@@ -297,6 +298,7 @@ class Pipeline:
             context["within_budget"] = context_tokens(run, counts, k, ids)
         qrels = self.qrels(r, level)
         result = coverage = None
+        t0 = time.perf_counter()
         if len(self.evalset.qrels):
             result, coverage = self.score(run, qrels, measures or summary_measures(k),
                                           name or run.name)
@@ -306,7 +308,8 @@ class Pipeline:
         if coverage is not None:
             run.metadata["judged"] = coverage.to_dict()
         return PipelineResult(run, qrels, result, coverage, context, counts, unit,
-                              chunking_of(r.chunker), r, level, k, ids)
+                              chunking_of(r.chunker), r, level, k, ids,
+                              time.perf_counter() - t0)
 
     def token_counts(self, retriever: Retriever, run: Run, level: str) -> dict[str, int]:
         """Tokens of every result of ``run``, in the retriever's token unit."""

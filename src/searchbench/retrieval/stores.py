@@ -15,6 +15,7 @@ so every engine stores the same rows whatever it does with cosine internally.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,9 +28,61 @@ from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
 
-__all__ = ["FORMAT", "DbRetriever", "check_ids", "load_batches", "load_store"]
+__all__ = ["CHUNKER_FIELD", "FORMAT", "DbRetriever", "check_ids", "chunker_slug",
+           "is_template", "load_batches", "load_store", "store_url"]
 
 FORMAT = "searchbench-store/1"
+#: The placeholder of a store URL naming one store per chunker (``table=docs_{chunker}``).
+CHUNKER_FIELD = "{chunker}"
+_NAME_OPTIONS = ("table", "collection", "index", "name")
+_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def chunker_slug(chunk: str | None) -> str:
+    """``tokens:128:16`` → ``tokens_128_16`` (``none`` for whole documents): what
+    :data:`CHUNKER_FIELD` becomes in a store name."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", chunk or "none").strip("_") or "none"
+
+
+def is_template(url: str) -> bool:
+    """Whether ``url`` names one store per chunker (holds :data:`CHUNKER_FIELD`)."""
+    return CHUNKER_FIELD in url
+
+
+def store_url(url: str, chunk: str | None, key: str = "the store URL") -> str:
+    """``url`` with :data:`CHUNKER_FIELD` replaced by :func:`chunker_slug` of ``chunk``
+    (``url`` itself when it holds none). The placeholder may only stand in the value of
+    the store's name option (``table``, ``collection``, ``index``, ``name``), and the name
+    it yields must be a plain identifier (letter or ``_``, then letters, digits, ``_``; at
+    most 63): anything else is one :class:`ConfigError` naming ``key``."""
+    if not is_template(url):
+        return url
+    from ..db import parse_store_url
+
+    expanded = url.replace(CHUNKER_FIELD, chunker_slug(chunk))
+    parsed = parse_store_url(expanded)
+    where = [o for o in _NAME_OPTIONS if CHUNKER_FIELD in _option(url, o)]
+    rest = url
+    for o in where:
+        rest = rest.replace(_option(url, o), "")
+    if not where or CHUNKER_FIELD in rest or re.search(r"{(?!chunker})[^}]*}", url):
+        raise ConfigError(f"{key}: {parse_store_url(url).public!r}: {CHUNKER_FIELD} may "
+                          "only stand in the store's name (table=, collection=, index= or "
+                          "name=), e.g. "
+                          "table=docs_{chunker}; no other {...} field is known")
+    for o in where:
+        name = parsed.options.get(o, "")
+        if not _SAFE_NAME.match(name):
+            raise ConfigError(f"{key}: {o}={name!r} (for chunker {chunk or 'none'!r}) is not "
+                              "a plain identifier; expected a letter or _ then letters, "
+                              "digits or _ (at most 63), e.g. table=docs_{chunker}")
+    return expanded
+
+
+def _option(url: str, name: str) -> str:
+    """The raw ``name=value`` text of ``url``'s query ("" when absent)."""
+    m = re.search(rf"[?&]({re.escape(name)}=[^&#]*)", url)
+    return m.group(1) if m else ""
 
 
 def _store(store_or_url: Any, must_exist: bool = False) -> Any:
