@@ -376,6 +376,17 @@ class DbRetriever(Retriever):
         self._doc_of = np.repeat(np.arange(len(units.doc_ids)),
                                  np.diff(np.append(units.doc_starts, len(units))))
 
+    # -- vectors (for sweeps: searchbench's own copy of what the store holds) -----------
+    def unit_vectors(self) -> np.ndarray:
+        """The indexed units embedded as :func:`load_store` loads them (same model,
+        prefixes, normalisation; read from the embedding cache when it holds them)."""
+        units = self._require_index()
+        return _normalised(self.encoder.encode_documents(units.texts), self.metric)
+
+    def query_vectors(self, query_texts: list[str]) -> np.ndarray:
+        """Query vectors as searches send them."""
+        return self._queries(query_texts)
+
     # -- search -------------------------------------------------------------------------
     def _queries(self, query_texts: list[str]) -> np.ndarray:
         t0 = time.perf_counter()
@@ -383,12 +394,18 @@ class DbRetriever(Retriever):
         self.timings["encode_s"] = time.perf_counter() - t0
         return q
 
-    def _ask(self, q: np.ndarray, depth: int) -> Any:
+    def _ask(self, q: np.ndarray, depth: int, params: Mapping[str, Any]) -> Any:
         if self.exact:
             return self.store.exact_search(q, depth, filter=self.filter)
-        return self.store.search(q, depth, params=self.params, filter=self.filter)
+        return self.store.search(q, depth, params=params, filter=self.filter)
 
     def _topk(self, query_texts: list[str], k: int, level: str) -> tuple[np.ndarray, ...]:
+        """k results per query; at doc level over chunks, k distinct documents: the store
+        is asked again, twice as deep, for the queries whose answer was full but short of
+        documents, and — where the engine returned fewer rows than asked (its candidate
+        list capped the answer) — with the engine's wider setting
+        (:meth:`~searchbench.db.VectorStore.widen`), until k documents or the store is
+        exhausted. What was done is recorded in ``describe()["search"]``."""
         units = self._require_index()
         n = len(units)
         q = self._queries(query_texts)
@@ -398,22 +415,38 @@ class DbRetriever(Retriever):
         vals = np.full((len(q), width), -np.inf)
         if not len(q) or not n:
             return codes, vals
-        depth = min(n, k * max(1, -(-n // max(len(units.doc_ids), 1))) + k) if pooled \
-            else min(k, n)
+        # exact: one scan deep enough for k documents; an index: start at 2k and deepen
+        # only where needed (a huge LIMIT can turn the planner to an exact scan)
+        per_doc = -(-n // max(len(units.doc_ids), 1))
+        depth = min(n, (k * per_doc + k if self.exact else 2 * k) if pooled else k)
+        params: dict[str, Any] = dict(self.params)
         todo = np.arange(len(q))
         hits_info: list[Any] = []
+        widened: dict[str, Any] = {}
         while len(todo):
-            hits = self._ask(q[todo], depth)
+            hits = self._ask(q[todo], depth, params)
             hits_info.append(hits)
-            again = []
+            deeper, capped = [], []
             for row, ids, dist in zip(todo, hits.ids, hits.distances, strict=True):
                 c, v, short = self._row(ids, dist, width, pooled)
                 codes[row, :len(c)], vals[row, :len(v)] = c, v
                 if short and len(ids) >= depth and depth < n:
-                    again.append(row)
-            todo = np.asarray(again, dtype=np.int64)
-            depth = min(n, depth * 2)
-        self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width)
+                    deeper.append(row)
+                elif short and len(ids) < depth and not self.filter:
+                    capped.append(row)
+            wider = self.store.widen(params, depth) if capped and not self.exact else None
+            if wider is not None:
+                widened = {"params": {k_: v for k_, v in wider.items()
+                                      if params.get(k_) != v},
+                           "queries": widened.get("queries", 0) + len(capped)}
+                params = wider
+                todo = np.asarray(sorted(deeper + capped), dtype=np.int64)
+            else:
+                todo = np.asarray(deeper, dtype=np.int64)
+            if len(deeper):
+                depth = min(n, depth * 2)
+        self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width,
+                     widened)
         key = units.key_docs if pooled or units.chunks is None else units.key_units
         order_codes, order_vals = exact_topk(vals, codes, key, width)
         return order_codes, order_vals
@@ -439,8 +472,10 @@ class DbRetriever(Retriever):
     def _score(self, d: np.ndarray) -> np.ndarray:
         return 1.0 - d if self.metric == "cosine" else -d
 
-    def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
-        """What the last search did (run provenance); warns when answers were short."""
+    def _record(self, hits: list[Any], n_queries: int, short: int, k: int,
+                widened: Mapping[str, Any]) -> None:
+        """What the last search did (run provenance); warns once when answers were
+        short, with the count of short queries."""
         first = hits[0]
         # an engine with no ANN index (sqlite-vec) scans by design: nothing to warn about
         # (search.index_used and search.plan in the provenance say so)
@@ -451,11 +486,14 @@ class DbRetriever(Retriever):
                           "this run measures exact search, not the index", SearchbenchWarning,
                           stacklevel=user_stacklevel())
         if short:
+            how = (f" even with {widened['params']}" if widened else
+                   f" ({self.store.engine} has no setting to ask for more candidates)"
+                   if not self.filter and not self.exact else "")
             warnings.warn(f"{self.store.url.public} returned fewer than {k} results for "
-                          f"{short} of {n_queries} queries (an ANN index can cap the rows "
-                          "one search returns, e.g. pgvector's hnsw.ef_search; a filter "
-                          "can leave fewer rows)", SearchbenchWarning,
-                          stacklevel=user_stacklevel())
+                          f"{short} of {n_queries} queries{how} (an ANN index can cap the "
+                          "rows one search returns, e.g. pgvector's hnsw.ef_search; a "
+                          "filter can leave fewer rows); those queries are scored on what "
+                          "was returned", SearchbenchWarning, stacklevel=user_stacklevel())
         lat = np.concatenate([h.latencies_s for h in hits if h.latencies_s is not None] or
                              [np.zeros(0)])
         used = [h.index_used for h in hits]
@@ -463,6 +501,7 @@ class DbRetriever(Retriever):
             "index_used": None if any(u is None for u in used) else all(used),
             "plan": first.plan, "params": first.params, "filter": self.filter,
             "exact": self.exact, "queries": n_queries, "store_calls": int(lat.size),
-            "short_answers": short,
+            "short_answers": short, "rounds": len(hits),
+            "widened": dict(widened) or None,
             "latency_ms": {"mean": float(lat.mean() * 1000) if lat.size else None,
                            "p95": float(np.percentile(lat, 95) * 1000) if lat.size else None}}
