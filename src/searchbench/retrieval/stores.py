@@ -401,9 +401,9 @@ class DbRetriever(Retriever):
 
     def _topk(self, query_texts: list[str], k: int, level: str) -> tuple[np.ndarray, ...]:
         """k results per query; at doc level over chunks, k distinct documents: the store
-        is asked again, twice as deep, for the queries whose answer was full but short of
-        documents, and — where the engine returned fewer rows than asked (its candidate
-        list capped the answer) — with the engine's wider setting
+        is asked again, deeper, for the queries whose answer was full but short of
+        documents (four times as deep each round), and — where the engine returned fewer
+        rows than asked (its candidate list capped the answer) — with its wider setting
         (:meth:`~searchbench.db.VectorStore.widen`), until k documents or the store is
         exhausted. What was done is recorded in ``describe()["search"]``."""
         units = self._require_index()
@@ -415,10 +415,12 @@ class DbRetriever(Retriever):
         vals = np.full((len(q), width), -np.inf)
         if not len(q) or not n:
             return codes, vals
-        # exact: one scan deep enough for k documents; an index: start at 2k and deepen
-        # only where needed (a huge LIMIT can turn the planner to an exact scan)
+        # exact, or every document asked for: one search deep enough; an index: start at
+        # 2k and deepen (×4) only where needed (a huge LIMIT can turn a planner exact)
         per_doc = -(-n // max(len(units.doc_ids), 1))
-        depth = min(n, (k * per_doc + k if self.exact else 2 * k) if pooled else k)
+        everything = width >= len(units.doc_ids)
+        depth = min(n, (n if everything else k * per_doc + k if self.exact else 2 * k)
+                    if pooled else k)
         params: dict[str, Any] = dict(self.params)
         todo = np.arange(len(q))
         hits_info: list[Any] = []
@@ -444,7 +446,7 @@ class DbRetriever(Retriever):
             else:
                 todo = np.asarray(deeper, dtype=np.int64)
             if len(deeper):
-                depth = min(n, depth * 2)
+                depth = min(n, depth * 4)
         self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width,
                      widened)
         key = units.key_docs if pooled or units.chunks is None else units.key_units
