@@ -131,6 +131,14 @@ def test_grid_refuses_a_store_of_another_chunking_before_any_work(stores, tmp_pa
     assert "key 'retrievers.exact.url'" in text and "tokens:96:8" in text
     assert "searchbench db load" in text and "--chunk tokens:96:8" in text
     assert not (tmp_path / "one.sqlite").exists()  # nothing stored, nothing started
+    other = _config(tmp_path / "model.toml", template, engine).read_text().replace(
+        "exact = true", 'exact = true\nmodel = "minilm"')
+    (tmp_path / "model.toml").write_text(other)
+    with pytest.raises(ConfigError) as err:
+        run_experiment(load_config(tmp_path / "model.toml"), quiet=True)
+    assert "key 'retrievers.exact.url'" in str(err.value)
+    assert "vectors were made with static" in str(err.value)
+    assert not (tmp_path / "model.sqlite").exists()
 
 
 def test_grid_refuses_a_missing_store_and_a_chunk_store_without_template(stores, tmp_path):
