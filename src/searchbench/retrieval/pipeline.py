@@ -169,7 +169,8 @@ class Pipeline:
         opened once: its recorded chunker and model decide the units of every cell using
         it."""
         if spec not in self._stores:
-            self._stores[spec] = build_retriever(spec, quiet=self.quiet, **self.options)
+            self._stores[spec] = build_retriever(spec, encoders=self.encoders, quiet=self.quiet,
+                                                 **self.options)
         return self._stores[spec]
 
     def chunker(self, spec: RetrieverSpec | Retriever, chunk: str | Chunker | None

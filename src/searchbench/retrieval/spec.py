@@ -353,8 +353,8 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
         from .stores import DbRetriever
 
         return DbRetriever(spec.url, params=dict(spec.params), filter=spec.filter,
-                           model=spec.model, exact=spec.exact, quiet=quiet, **_for_model(spec.model,
-                                                                       encoder_options))
+                           model=spec.model, exact=spec.exact, quiet=quiet,
+                           encoders=encoders, **_for_model(spec.model, encoder_options))
     if isinstance(spec, DenseSpec):
         enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
         dense = Dense(enc, metric=spec.metric, backend=spec.backend,

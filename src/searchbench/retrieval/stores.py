@@ -284,11 +284,13 @@ class DbRetriever(Retriever):
 
     def __init__(self, store: Any, *, params: Mapping[str, Any] | None = None,
                  filter: str | None = None, model: str | None = None, exact: bool = False,
-                 quiet: bool | None = None, **encoder_options: Any) -> None:
+                 quiet: bool | None = None, encoders: dict[Any, Any] | None = None,
+                 **encoder_options: Any) -> None:
         super().__init__()
         self.store = _store(store, must_exist=True)
         try:
-            self._setup(params, model, quiet, encoder_options)
+            self._setup(params, model, quiet, encoder_options,
+                        encoders if encoders is not None else {})
         except BaseException:
             self.store.close()
             raise
@@ -297,7 +299,8 @@ class DbRetriever(Retriever):
         self.searched: dict[str, Any] = {}
 
     def _setup(self, params: Mapping[str, Any] | None, model: str | None,
-               quiet: bool | None, encoder_options: dict[str, Any]) -> None:
+               quiet: bool | None, encoder_options: dict[str, Any],
+               encoders: dict[Any, Any]) -> None:
         """Parameters checked, model chosen and checked against the store's record."""
         from ..db import check_params
         from .spec import DenseSpec, encoder_for
@@ -316,7 +319,7 @@ class DbRetriever(Retriever):
                               "the one its vectors were made with (--model NAME)")
         spec = DenseSpec(model=chosen, query_prefix=self.stored.get("query_prefix", ""),
                          doc_prefix=self.stored.get("doc_prefix", ""))
-        self.encoder = encoder_for(spec, {}, quiet, **encoder_options)
+        self.encoder = encoder_for(spec, encoders, quiet, **encoder_options)
         ident = self.stored.get("model_identity")
         if ident and ident != self.encoder.identity:
             raise ConfigError(f"{self.store.url.public}: the store's vectors were made with "
