@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,13 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
     engine, template = stores
     lines: list[str] = []
     cfg = load_config(_config(tmp_path / "exp.toml", template, engine))
-    summary = run_experiment(cfg, quiet=True, log=lines.append)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        summary = run_experiment(cfg, quiet=True, log=lines.append)
+    # a weak graph (m=4) can leave a few rows unreachable by any index scan: such a query
+    # is short even after widening, and said so once per run with its count
+    assert all("returned fewer than 10 results for" in str(w.message) for w in seen), \
+        [str(w.message) for w in seen]
     with ResultsStore(summary.store_path) as db:
         cells = {(c.level, c.chunker, c.retriever): c for c in db.cells(summary.experiment_id)}
     assert len(cells) == 2 * 2 * 3
@@ -109,7 +116,10 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
                 assert exact.scores[m] == pytest.approx(dense.scores[m], abs=1e-6), (m, chunk)
             search = ann.provenance["retriever"]["search"]
             assert search["index_used"] is True, search["plan"]
-            assert search["short_answers"] == 0  # k distinct documents every time
+            assert search["short_answers"] <= 2  # k distinct documents (nearly) every time
+            if search["short_answers"]:
+                assert search["widened"] and any(
+                    f"{search['short_answers']} of 103 queries" in str(w.message) for w in seen)
         dense, ann = cells["chunk", chunk, "dense"], cells["chunk", chunk, "ann"]
         assert _means(ann)["nDCG@10"] < _means(dense)["nDCG@10"] - 0.01
         assert ann.extras["judged"]["mean"] > 0.8 and not ann.extras["judged"]["low"]
