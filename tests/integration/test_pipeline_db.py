@@ -99,8 +99,10 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
         warnings.simplefilter("always")
         summary = run_experiment(cfg, quiet=True, log=lines.append)
     # a weak graph (m=4) can leave a few rows unreachable by any index scan: such a query
-    # is short even after widening, and said so once per run with its count
-    assert all("returned fewer than 10 results for" in str(w.message) for w in seen), \
+    # is short even after widening, and said so once per run with its count; a deeper
+    # search can turn PostgreSQL's planner exact, and that is said too
+    assert all("returned fewer than 10 results for" in str(w.message)
+               or "scanned exactly when" in str(w.message) for w in seen), \
         [str(w.message) for w in seen]
     with ResultsStore(summary.store_path) as db:
         cells = {(c.level, c.chunker, c.retriever): c for c in db.cells(summary.experiment_id)}
@@ -115,7 +117,8 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
             for m in ("nDCG@10", "R@10"):
                 assert exact.scores[m] == pytest.approx(dense.scores[m], abs=1e-6), (m, chunk)
             search = ann.provenance["retriever"]["search"]
-            assert search["index_used"] is True, search["plan"]
+            assert search["index_used_by_round"][0] is True, search["plan"]
+            assert search["index_used"] is True or level == "doc"  # deeper rounds: doc
             assert search["short_answers"] <= 2  # k distinct documents (nearly) every time
             if search["short_answers"]:
                 assert search["widened"] and any(

@@ -490,6 +490,13 @@ class DbRetriever(Retriever):
                           "searched exactly; see search.plan in the run's provenance), so "
                           "this run measures exact search, not the index", SearchbenchWarning,
                           stacklevel=user_stacklevel())
+        elif not self.exact and has_index and any(h.index_used is False for h in hits):
+            again = sum(len(h.ids) for h in hits[1:] if h.index_used is False)
+            warnings.warn(f"{self.store.url.public}: the ANN index answered the first search, "
+                          f"but the engine scanned exactly when {again} queries were asked "
+                          "again for more rows (a larger LIMIT changed the plan; see "
+                          "search.index_used_by_round in the run's provenance)",
+                          SearchbenchWarning, stacklevel=user_stacklevel())
         if short:
             how = (f" even with {widened['params']}" if widened else
                    f" ({self.store.engine} has no setting to ask for more candidates)"
@@ -506,7 +513,7 @@ class DbRetriever(Retriever):
             "index_used": None if any(u is None for u in used) else all(used),
             "plan": first.plan, "params": first.params, "filter": self.filter,
             "exact": self.exact, "queries": n_queries, "store_calls": int(lat.size),
-            "short_answers": short, "rounds": len(hits),
+            "short_answers": short, "rounds": len(hits), "index_used_by_round": used,
             "widened": dict(widened) or None,
             "latency_ms": {"mean": float(lat.mean() * 1000) if lat.size else None,
                            "p95": float(np.percentile(lat, 95) * 1000) if lat.size else None}}
