@@ -118,7 +118,8 @@ def store_vectors(store: VectorStore, evalset: Any, model: str | None = None, *,
 
     r = DbRetriever(store, model=model, quiet=quiet)
     r.index(evalset.corpus)  # the store's chunker; its ids checked against the units
-    units = r._require_index()
+    units = r.units
+    assert units is not None  # indexed just above
     queries = evalset.judged_queries
     base = r.unit_vectors()
     qv = r.query_vectors(queries.texts())

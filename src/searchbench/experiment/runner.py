@@ -296,7 +296,8 @@ def _by_work_key(db: ResultsStore) -> dict[str, list[tuple[int, str]]]:
 
 def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
     """What the report shows of a cell besides its scores (units, context, coverage)."""
-    units = res.retriever._require_index()
+    units = res.retriever.units
+    assert units is not None  # the pipeline indexed it
     words = [len(t.split()) for t in units.texts]
     mean = res.result.mean if res.result is not None else {}
     return {"mean_unit_words": float(np.mean(words)) if words else 0.0,
