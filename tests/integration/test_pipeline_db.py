@@ -83,7 +83,10 @@ def _config(path: Path, template: str, engine: str, **extra: str) -> Path:
         "[[retrievers]]", 'name = "exact"', 'type = "db"', f'url = "{template}"',
         "exact = true",
         "[[retrievers]]", 'name = "ann"', 'type = "db"', f'url = "{template}"',
-        f"params = {{ {ann} }}", ""]), encoding="utf-8")
+        f"params = {{ {ann} }}",
+        "[[retrievers]]", 'name = "bm25"', 'type = "bm25"',
+        "[[retrievers]]", 'name = "hybrid"', 'type = "hybrid"', 'of = ["bm25", "ann"]', ""]),
+        encoding="utf-8")
     return path
 
 
@@ -100,13 +103,15 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
         summary = run_experiment(cfg, quiet=True, log=lines.append)
     # a weak graph (m=4) can leave a few rows unreachable by any index scan: such a query
     # is short even after widening, and said so once per run with its count; a deeper
-    # search can turn PostgreSQL's planner exact, and that is said too
-    assert all("returned fewer than 10 results for" in str(w.message)
-               or "scanned exactly when" in str(w.message) for w in seen), \
+    # search can turn PostgreSQL's planner exact (the hybrid's parts are searched 100
+    # deep), and that is said too
+    assert all("returned fewer than" in str(w.message)
+               or "scanned exactly when" in str(w.message)
+               or "the ANN index did not answer" in str(w.message) for w in seen), \
         [str(w.message) for w in seen]
     with ResultsStore(summary.store_path) as db:
         cells = {(c.level, c.chunker, c.retriever): c for c in db.cells(summary.experiment_id)}
-    assert len(cells) == 2 * 2 * 3
+    assert len(cells) == 2 * 2 * 5
     for chunk in CHUNKERS:
         for level in ("doc", "chunk"):
             dense, exact, ann = (cells[level, chunk, r] for r in ("dense", "exact", "ann"))
@@ -126,6 +131,15 @@ def test_grid_db_cells_equal_exact_dense_and_show_the_index_cost(stores, tmp_pat
         dense, ann = cells["chunk", chunk, "dense"], cells["chunk", chunk, "ann"]
         assert _means(ann)["nDCG@10"] < _means(dense)["nDCG@10"] - 0.01
         assert ann.extras["judged"]["mean"] > 0.8 and not ann.extras["judged"]["low"]
+        # a hybrid with a store: its BM25 part is cut like the store (model tokens), so
+        # the fused chunk ids are the store's and judged as such
+        hybrid, bm25 = cells["chunk", chunk, "hybrid"], cells["chunk", chunk, "bm25"]
+        assert hybrid.extras["chunking"] == dense.extras["chunking"]
+        assert bm25.extras["chunking"] == f"{chunk} (whitespace-separated words)"
+        assert hybrid.extras["judged"]["mean"] > 0.8
+        ids = {line.split()[2] for line in Path(hybrid.run_path).read_text().splitlines()}
+        stored = {line.split()[2] for line in Path(ann.run_path).read_text().splitlines()}
+        assert ids & stored and all("#" in i for i in ids)
     assert not [line for line in lines if "mostly unjudged" in line]
     if engine == "pgvector":  # ef_search 10 caps 20 rows asked for 10 documents
         search = cells["doc", CHUNKERS[0], "ann"].provenance["retriever"]["search"]
