@@ -68,6 +68,15 @@ def test_sweep_of_usearch_and_its_report(stores, tmp_path, capsys):
     assert "vs engine exact" in md and "usearch hnsw" in md and html.is_file()
 
 
+def test_a_store_with_prefixes_is_swept_with_them(stores, tmp_path):
+    """The sweep embeds with the store's recorded prefixes (as `run -r db` searches), so
+    a store loaded with a query prefix is swept, not refused."""
+    _, urls, _ = stores
+    rc, out = _sweep(tmp_path, urls["prefixed"], "--no-relevance")
+    assert rc == 0
+    assert json.loads(out.read_text())["dataset"]["model"]["query_prefix"] == "query: "
+
+
 def test_sqlite_vec_declared_approximate_is_flagged(stores, tmp_path, capsys):
     _, urls, _ = stores
     rc, out = _sweep(tmp_path, urls["sqlite-vec"], "--expect-approximate", "--no-relevance",
@@ -88,8 +97,8 @@ def test_sqlite_vec_declared_approximate_is_flagged(stores, tmp_path, capsys):
     ("missing-usearch", [], "nowhere?name=pyref: no store at"),
     ("missing-sqlite", [], "nowhere.db?table=pyref: no store at"),
     ("bad-scheme", [], "unknown store engine 'nosuchdb'"),
-    ("other-model", ["--model", "minilm"], "loaded with model e5 (e5-not-minilm)"),
-    ("prefixed", [], "loaded with {'query_prefix': 'query: '}"),
+    ("other-model", ["--model", "minilm"], "vectors were made with e5 (e5-not-minilm); "
+     "--model minilm is st:all-MiniLM-L6-v2"),
 ])
 def test_bad_input_is_one_line(stores, tmp_path, capsys, which, args, message):
     folder, urls, _ = stores

@@ -261,3 +261,19 @@ def test_experiments_whose_names_read_alike_keep_their_own_report_files(config, 
     assert stems[0] != stems[1]
     names = {json.loads(p.read_text())["experiment"] for p in out_dir.iterdir()}
     assert names == {"a b", "a+b"}
+
+
+def test_a_grid_needing_a_missing_store_is_one_error_line_before_any_work(tmp_path, capsys):
+    """Checked before any cell: the error names the config key, the store and the
+    `db load` command to run; no results store, no store file is created."""
+    pytest.importorskip("sqlite_vec")
+    cfg = tmp_path / "exp.toml"
+    cfg.write_text(f'evalset = "pyref"\nchunkers = ["tokens:64"]\n[[retrievers]]\n'
+                   f'name = "mine"\ntype = "db"\n'
+                   f'url = "sqlite-vec://{tmp_path}/nowhere.db?table=docs_{{chunker}}"\n')
+    assert main(["experiment", "run", str(cfg)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    assert "key 'retrievers.mine.url'" in err[0] and "nowhere.db?table=docs_tokens_64" in err[0]
+    assert "searchbench db load" in err[0] and "--chunk tokens:64" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.toml"]

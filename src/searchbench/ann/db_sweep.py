@@ -37,6 +37,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,10 +53,11 @@ from ..errors import (
 )
 from ..knn import GroundTruth, as_matrix, check_metric, exact_knn
 from .recall import knn_recall, one_recall_at
+from .relevance import RelevanceContext
 from .sweep import SweepResult, _timed_batch, _timed_single, _warn_unstable, machine_info
 
-__all__ = ["EXPLAIN_REFERENCES", "described", "parse_db_param", "run_db_sweep",
-           "search_grid"]
+__all__ = ["EXPLAIN_REFERENCES", "StoreVectors", "described", "parse_db_param",
+           "run_db_sweep", "search_grid", "store_vectors"]
 
 Progress = Callable[[str], None]
 
@@ -68,6 +70,66 @@ EXPLAIN_REFERENCES = (
     "otherwise, or converts its distance (a similarity, a non-squared L2) with rounding; "
     "a gap at every setting, exact search included, comes from the stored vectors, not "
     "from the index.")
+
+
+@dataclass
+class StoreVectors:
+    """searchbench's own vectors of a store's units, with what a sweep scores them by.
+
+    ``unit_ids`` are the store's rows (documents, or chunks ``doc#start-end`` cut with the
+    store's recorded chunker and model), ``unit_docs`` their documents; ``base`` and
+    ``queries`` are embedded with the store's model (through the embedding cache, so the
+    vectors :func:`~searchbench.retrieval.stores.load_store` loaded are read back).
+    :meth:`relevance` gives the chunk-level (chunk judgments cut from these very units)
+    and document-level (a document at its best chunk) contexts."""
+
+    base: np.ndarray
+    queries: np.ndarray
+    unit_ids: list[str]
+    unit_docs: list[str]
+    query_ids: list[str]
+    evalset: Any
+    chunk_qrels: Any
+    model: dict[str, Any]
+    chunking: str
+
+    @property
+    def chunked(self) -> bool:
+        return self.chunk_qrels is not None
+
+    def relevance(self) -> dict[str, RelevanceContext]:
+        """``{"doc": …}`` and, for a chunked store, ``"chunk"`` (first: the main one)."""
+        es = self.evalset
+        doc = RelevanceContext(self.unit_docs, self.query_ids, es.qrels,
+                               prepare=es.prepare_run)
+        if not self.chunked:
+            return {"doc": doc}
+        return {"chunk": RelevanceContext(self.unit_ids, self.query_ids, self.chunk_qrels),
+                "doc": doc}
+
+
+def store_vectors(store: VectorStore, evalset: Any, model: str | None = None, *,
+                  quiet: bool | None = None) -> StoreVectors:
+    """The units of ``evalset`` as ``store`` holds them — split by the store's recorded
+    chunker in its model's tokens, embedded with its model and prefixes — and the
+    judged queries (``model`` overrides the recorded one; a different model identity is
+    refused). The store's ids must be exactly these units."""
+    from ..retrieval import chunk_qrels, chunking_of
+    from ..retrieval.stores import DbRetriever
+
+    r = DbRetriever(store, model=model, quiet=quiet)
+    r.index(evalset.corpus)  # the store's chunker; its ids checked against the units
+    units = r.units
+    assert units is not None  # indexed just above
+    queries = evalset.judged_queries
+    base = r.unit_vectors()
+    qv = r.query_vectors(queries.texts())
+    docs = np.repeat(np.asarray(units.doc_ids, dtype=object),
+                     np.diff(np.append(units.doc_starts, len(units)))).tolist()
+    judged = (chunk_qrels(units.chunks, evalset.qrels, evalset.evidence)
+              if units.chunks is not None else None)
+    return StoreVectors(base, qv, list(units.ids), docs, list(queries.ids), evalset, judged,
+                        r.encoder.describe(), chunking_of(r.chunker))
 
 
 def parse_db_param(text: str) -> tuple[str, list[str]]:
@@ -115,6 +177,7 @@ def run_db_sweep(
     expect_approximate: bool | None = None,
     progress: Progress | None = None,
     quiet: bool | None = None,
+    unit_docs: Sequence[str] | None = None,
 ) -> SweepResult:
     """Sweep ``store`` over the grid of ``params`` (search-time; see module doc).
 
@@ -122,8 +185,13 @@ def run_db_sweep(
     collection, for its float64 exact search) and must equal the collection's ids;
     ``queries`` are embedded with the collection's model. ``relevance`` (a
     :class:`~searchbench.ann.relevance.RelevanceContext` over ``doc_ids``) adds ΔnDCG@10 /
-    ΔR@100 per point. ``expect_approximate`` None: True when the engine declares an ANN
-    index kind. All inputs are checked before the first timed search.
+    ΔR@100 per point; ``{level: context}`` (chunk and doc level over a chunked store,
+    :meth:`StoreVectors.relevance`) gives each level's cost, the first one as the point's
+    ``relevance``. ``unit_docs`` (the document of each row, for a chunked store) adds per
+    point the count of queries whose deep answer held fewer than ``k`` distinct documents
+    and of queries the engine answered with fewer rows than asked (its candidate-list cap),
+    apart from knn_recall. ``expect_approximate`` None: True when the engine declares an
+    ANN index kind. All inputs are checked before the first timed search.
     """
     say = progress or (lambda _m: None)
     info = described(store)
@@ -134,7 +202,10 @@ def run_db_sweep(
     if base is not None and base.shape != (len(doc_ids), info["dim"]):
         raise ConfigError(f"searchbench's vectors have shape {base.shape}; expected "
                           f"({len(doc_ids)}, {info['dim']}) like the collection")
-    depth = min(max(k, relevance.depth if relevance is not None else 0), len(doc_ids))
+    contexts = (dict(relevance) if isinstance(relevance, Mapping) else
+                {} if relevance is None else {"doc": relevance})
+    deepest = max((c.depth for c in contexts.values()), default=0)
+    depth = min(max(k, deepest), len(doc_ids))
     expect = bool(store.index_kinds) if expect_approximate is None else expect_approximate
     t0 = time.perf_counter()
     if store.has_exact:
@@ -159,29 +230,57 @@ def run_db_sweep(
         for sp in grid:
             pt = _point(store, sp, queries, k, filter, position, engine_gt, ours, base,
                         concurrency, repeats, warmup, max_single, info, expect)
-            if relevance is not None:
+            if contexts or unit_docs is not None:
                 deep = store.search(queries, depth, params=sp, filter=filter)
                 ids_deep = _id_matrix(deep, position, depth, pad=-1)
-                pt["relevance"] = relevance.cost(reference,
-                                                 {k: pt.pop("_ids"), depth: ids_deep})
+                pt["db"].update(_short_counts(deep, ids_deep, unit_docs, k, depth))
+                costs = {level: ctx.cost(reference, {k: pt["_ids"], depth: ids_deep})
+                         for level, ctx in contexts.items()}
+                if costs:
+                    pt["relevance"] = next(iter(costs.values()))
+                    pt["db"]["relevance_by_level"] = costs
             pt.pop("_ids", None)
             vs_engine = pt["db"]["knn_recall_vs_engine_exact"]
-            say(f"  {sp or '(defaults)'}: knn_recall@{k} "
-                f"{pt['knn_recall']['by_id']['mean']:.4f}"
+            say(f"  {sp or '(defaults)'}: knn_recall@{k} {pt['knn_recall']['by_id']['mean']:.4f}"
                 + (f" (vs engine exact {vs_engine['by_id']['mean']:.4f})" if vs_engine else "")
-                + f", {pt['qps_batch']:,.0f} QPS")
+                + f", {pt['qps_batch']:,.0f} QPS"
+                + (f"; {pt['db']['short_doc_queries']} queries with fewer than {k} documents "
+                   f"in {depth} rows" if "short_doc_queries" in pt["db"] else "")
+                + (f"; {pt['db']['short_row_queries']} answered with fewer rows than asked"
+                   if pt["db"].get("short_row_queries") else ""))
             points.append(pt)
             done(1)
     _warn_silent(points, store.engine)
     meta = _meta(store, info, queries, metric, k, depth, filter, concurrency, expect,
                  engine_s, ours is not None)
     meta["timing"] = _warn_unstable(points)
-    if relevance is not None:
-        meta["relevance"] = dict(relevance.describe(), search_depths=sorted({k, depth}),
+    if contexts:
+        main = next(iter(contexts))
+        meta["relevance"] = dict(contexts[main].describe(), level=main,
+                                 levels=list(contexts), search_depths=sorted({k, depth}),
                                  against=("searchbench exact_knn" if ours is not None
                                           else "the engine's exact search"
                                           + (" under the filter" if filter else "")))
     return SweepResult(points, meta)
+
+
+def _short_counts(hits: StoreHits, ids: np.ndarray, unit_docs: Sequence[str] | None,
+                  k: int, depth: int) -> dict[str, Any]:
+    """Queries answered with fewer rows than asked (the engine's candidate list capped
+    the answer) and, over a chunked store, queries whose ``depth`` rows held fewer than
+    ``k`` distinct documents: kept apart from knn_recall, which they do not measure."""
+    rows = np.fromiter((len(r) for r in hits.ids), dtype=np.int64, count=len(hits.ids))
+    out: dict[str, Any] = {"asked_rows": depth,
+                           "short_row_queries": int((rows < depth).sum())}
+    if unit_docs is not None:
+        _, code = np.unique(np.asarray(list(unit_docs), dtype=object).astype(str),
+                            return_inverse=True)
+        docs = np.sort(np.where(ids >= 0, code[np.maximum(ids, 0)], -1), axis=1)
+        new = np.ones(docs.shape, dtype=bool)
+        new[:, 1:] = docs[:, 1:] != docs[:, :-1]
+        distinct = (new & (docs >= 0)).sum(axis=1)
+        out["short_doc_queries"] = int((distinct < k).sum())
+    return out
 
 
 def described(store: VectorStore) -> dict[str, Any]:

@@ -161,7 +161,14 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     """``ann sweep --db``: the store's search parameters, through its own client."""
     from click.core import ParameterSource
 
-    from ..ann.db_sweep import described, parse_db_param, run_db_sweep, search_grid
+    from ..ann.db_sweep import (
+        described,
+        parse_db_param,
+        run_db_sweep,
+        search_grid,
+        store_vectors,
+    )
+    from ..collections import load_evalset
     from ..db import connect
     from ..errors import ConfigError
 
@@ -184,56 +191,20 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
             import numpy as np
 
             store.exact_search(np.ones((1, info["dim"]), np.float32), 1, filter=filter_)
-        model = _store_model(info, ctx.params["model"], explicit)
-        emb = _embedded_for(dataset, model, info, quiet)
-        result = run_db_sweep(store, emb.queries, emb.doc_ids, params, base=emb.base, k=k,
+        es = load_evalset(dataset, quiet=quiet)
+        vec = store_vectors(store, es, ctx.params["model"] if explicit else None, quiet=quiet)
+        say(f"{store.url.public}: {len(vec.unit_ids)} units ({vec.chunking}) of {es.name}")
+        result = run_db_sweep(store, vec.queries, vec.unit_ids, params, base=vec.base, k=k,
                               filter=filter_, concurrency=concurrency, repeats=repeats,
-                              relevance=emb.relevance() if relevance else None,
+                              relevance=vec.relevance() if relevance else None,
                               expect_approximate=expect, progress=say,
+                              unit_docs=vec.unit_docs if vec.chunked else None,
                               quiet=quiet or None)
-    result.meta["dataset"] = {"evalset": emb.name, "spec": dataset, "model": emb.model,
-                              "level": "document"}
+    result.meta["dataset"] = {"evalset": es.name, "spec": dataset, "model": vec.model,
+                              "level": "chunk" if vec.chunked else "document",
+                              "chunking": vec.chunking}
     result.save(output)
     click.echo(str(output))
-
-
-def _store_model(info: dict[str, Any], model: str, explicit: bool) -> str:
-    """--model when given, else the model spec the store's provenance names, else minilm."""
-    prov = info.get("provenance") or {}
-    named = prov.get("model_spec") or prov.get("model")
-    if isinstance(named, dict):
-        named = named.get("spec") or named.get("model")
-    aliases = {"all-MiniLM-L6-v2": "minilm", "model2vec-minilm": "static"}
-    if explicit or not isinstance(named, str):
-        return model
-    return aliases.get(named, named)
-
-
-def _embedded_for(dataset: str, model: str, info: dict[str, Any], quiet: bool) -> Any:
-    """The evaluation set embedded with ``model``; its dimension must be the store's."""
-    from ..ann.embed import embed_evalset
-    from ..errors import ConfigError
-
-    prov = info.get("provenance") or {}
-    loaded = {key: prov.get(key) for key in ("query_prefix", "doc_prefix", "chunker")
-              if prov.get(key)}
-    if loaded or prov.get("with_title") is False:
-        raise ConfigError(f"{info.get('url')}: the collection was loaded with "
-                          f"{loaded or {'with_title': False}}; the sweep embeds whole "
-                          "documents with their titles and no prefixes, so its exact search "
-                          "would not be on the same vectors")
-    emb = embed_evalset(dataset, model, quiet=quiet)
-    identity = prov.get("model_identity")
-    if identity and identity != emb.model.get("identity"):
-        raise ConfigError(f"{info.get('url')}: the collection was loaded with model "
-                          f"{prov.get('model')} ({identity}); {model!r} is "
-                          f"{emb.model.get('identity')}: give the model it was loaded with "
-                          "(--model)")
-    if emb.base.shape[1] != info["dim"]:
-        raise ConfigError(f"{info.get('url')}: the collection holds {info['dim']}-d "
-                          f"vectors, model {model!r} gives {emb.base.shape[1]}-d; give the "
-                          "model it was loaded with (--model)")
-    return emb
 
 
 def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,

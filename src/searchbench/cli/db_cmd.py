@@ -30,7 +30,9 @@ def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
 
 
 @db_app.command("load")
-@click.argument("url", help="Store URL, e.g. 'pgvector:///app?host=/run/pg&table=docs'.")
+@click.argument("url", help="Store URL, e.g. 'pgvector:///app?host=/run/pg&table=docs'; "
+                "{chunker} in the store's name (table=docs_{chunker}) names one store per "
+                "chunker, as experiment configs do.")
 @click.option("--evalset", "evalset", required=True, help="Evaluation set: pyref, beir:DIR, "
               "a native folder…")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
@@ -63,10 +65,11 @@ def load_command(url: str, evalset: str, model: str, chunk: str | None, metric: 
     --model minilm --index hnsw --param m=16 --param ef_construction=64
     """
     import searchbench as sb
-    from searchbench.retrieval.stores import load_store
+    from searchbench.retrieval.stores import load_store, store_url
 
     build = _pairs(params, "--param")
     sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
+    url = store_url(url, chunk, "URL")  # table=docs_{chunker}: this chunker's store
     with reported_warnings(quiet), sb.db.connect(url) as store:
         es = sb.load_evalset(evalset, quiet=quiet)
         got = load_store(store, es, model, chunk=chunk, metric=metric, index=index,

@@ -108,29 +108,24 @@ def eval_command(
     from ..data.qrels import Qrels
     from ..data.run import Run
     from ..measures import (
+        CoverageProbe,
         Evaluator,
         apply_unanswerable,
-        judged_cutoff,
         parse_measures,
         scored_queries,
         trec_name,
-        warn_unjudged,
-        without_measure,
     )
 
     keep_policy = keep
     wanted = [m.name for m in parse_measures(measure or DEFAULT_MEASURES)]
-    cutoff = judged_cutoff(wanted)
-    probe = f"Judged@{cutoff}"
+    probe = CoverageProbe(wanted)
     with reported_warnings(quiet):
         judgments = Qrels.from_file(qrels, keep=keep_policy)
         if stream:  # only read as Arrow strings then: no Python string per document
             from ..data.stream import compact_qrels
 
             judgments = compact_qrels(judgments)
-        evaluator = Evaluator(judgments,
-                              wanted + ([probe] if probe not in wanted else []),
-                              missing=missing, depth=depth)
+        evaluator = Evaluator(judgments, probe.all_measures, missing=missing, depth=depth)
         if stream or engine == "ray":
             loaded, results = _evaluate_large(evaluator, runs, qrels, keep_policy, quiet,
                                               stream, engine, address, partitions)
@@ -142,10 +137,8 @@ def eval_command(
         marked, policy = unanswerable_marks(load_queries(queries), unanswerable)
         kept = [res.query_ids for res in results]
         results = [apply_unanswerable(res, marked, policy) for res in results]
-        for run, res in zip(loaded, results, strict=True):  # a loud warning: measures.coverage
-            warn_unjudged(res.run_name, res.mean[probe], cutoff, run, evaluator.qrels)
-    if probe not in wanted:
-        results = [without_measure(res, probe) for res in results]
+        results = [probe.finish(res, run, evaluator.qrels)[0]  # warns: measures.coverage
+                   for run, res in zip(loaded, results, strict=True)]
     scored = [scored_queries(evaluator.qrels, res.query_ids, wanted, marked, policy, kept=k)
               for res, k in zip(results, kept, strict=True)]
     out = _Output(

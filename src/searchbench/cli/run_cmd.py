@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..errors import ConfigError
 from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
 
 POSITIVE = click.IntRange(min=1)
@@ -165,12 +166,6 @@ def run_command(
     """
     import searchbench as sb
     from searchbench.retrieval import provenance as prov
-    from searchbench.retrieval.spec import (
-        bind_chunker,
-        build_retriever,
-        chunking_label,
-        token_unit,
-    )
 
     chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
                                        "stopwords": stopwords, "stemmer": stemmer,
@@ -190,38 +185,36 @@ def run_command(
                            "query_input": query_input,
                            "timeout": 60.0 if timeout is None else timeout},
                       db=_db_settings(retriever, db_url, db_params, db_filter, model))
-    chunker = sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
+    sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
+    if tune_weight and not (isinstance(chosen, sb.retrieval.HybridSpec)
+                            and chosen.fusion == "weighted"):
+        raise ConfigError("--tune-weight needs --retriever hybrid --fusion weighted")
     with reported_warnings(quiet):
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
         _refuse_inputs(output, es)
-        queries = es.judged_queries if es.exclude_unjudged else es.queries
-        r = build_retriever(chosen, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
-                            api_key_env=api_key_env, retries=retries)
-        if not quiet:
-            shown = getattr(r, "stored", {}).get("chunk") or chunk  # a store's own chunks
-            click.echo(f"chunks: {chunking_label(shown, r)}", err=True)
-        r.index(es.corpus, chunker=bind_chunker(chunker, r))
-        sweep = _tune(r, es, queries, k, level) if tune_weight else None
-        run = es.prepare_run(r.search(queries, k=k, level=level))
-        counts = _token_counts(r, run, level)
-        context = sb.retrieval.context_tokens(run, counts, k, queries.ids)
-        if token_budget:
-            run = sb.retrieval.budget_run(run, counts, token_budget)
-            context["within_budget"] = sb.retrieval.context_tokens(run, counts, k, queries.ids)
-        scores, scored = _score(es, r, run, level, k, unanswerable)
-    run.metadata["context_tokens"] = context
-    run.metadata["token_unit"] = token_unit(r)
-    extra = {"scores": scores, "wall_s": time.perf_counter() - t0}
-    if scored is not None:
-        extra["queries"] = scored.to_dict()
+        with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
+                                   api_key_env=api_key_env, retries=retries,
+                                   unanswerable=unanswerable) as pipe:
+            if not quiet:
+                click.echo(f"chunks: {sb.retrieval.chunking_of(pipe.chunker(chosen, chunk))}",
+                           err=True)
+            sweep = None
+            if tune_weight:
+                chosen, sweep = pipe.tune_weights(chosen, chunk, level, k)
+            res = pipe.run(chosen, chunk, level, k, token_budget=token_budget)
+    extra = {"scores": res.scores, "wall_s": time.perf_counter() - t0}
+    if res.coverage is not None:
+        extra["judged"] = res.coverage.to_dict()
+    if res.scored is not None:
+        extra["queries"] = res.scored.to_dict()
     if sweep is not None:
         extra["weight_sweep"] = dataclasses.asdict(sweep)
         if not quiet:
             click.echo(f"weight sweep: {sweep}")
-    _write(run, output, prov.provenance(run, es, spec, extra), scores, context, quiet)
-    if scored is not None and output is not None and not quiet:
-        for note in scored.notes():
+    _write(res, output, prov.provenance(res.run, es, spec, extra), quiet)
+    if res.scored is not None and output is not None and not quiet:
+        for note in res.scored.notes():
             click.echo(f"note: {note}")
 
 
@@ -321,64 +314,6 @@ def _http_spec(flags: dict[str, Any], key: Any) -> Any:
     return retriever_spec("http", settings, key=key)
 
 
-def _tune(r: Any, es: Any, queries: Any, k: int, level: str) -> Any:
-    """Choose the weighted hybrid's BM25 weight on a tune split (sets ``r.weights``)."""
-    import searchbench as sb
-    from searchbench.errors import ConfigError
-
-    if not isinstance(r, sb.retrieval.Hybrid) or r.fusion != "weighted":
-        raise ConfigError("--tune-weight needs --retriever hybrid --fusion weighted")
-    runs = tuple(x.search(queries, max(k, r.depth or 100), level) for x in r.retrievers)
-    sweep = sb.retrieval.sweep_weights(runs, _qrels(es, r, level), "nDCG@10", norm=r.norm)
-    r.weights = [sweep.weight, 1 - sweep.weight]
-    return sweep
-
-
-def _token_counts(r: Any, run: Any, level: str) -> dict[str, int]:
-    """Tokens of every retrieved result, in the retriever's token unit."""
-    import numpy as np
-
-    from searchbench.retrieval.spec import context_token_counts
-
-    used = run.doc_vocab[np.unique(run.doc_codes)].astype(str).tolist()
-    return context_token_counts(r.context_texts(level), used, r)
-
-
-def summary_measures(k: int) -> list[str]:
-    """The measures of the run summary, at cutoffs the run reaches: nDCG@10 and R@100,
-    cut to ``k`` when the run has fewer results per query (``-k 10``: nDCG@10, R@10)."""
-    return [f"nDCG@{min(10, k)}", f"R@{min(100, k)}"]
-
-
-def _score(es: Any, r: Any, run: Any, level: str, k: int,
-           unanswerable: str = "skip") -> tuple[dict[str, float], Any]:
-    """:func:`summary_measures` at the run's level (chunk level: judged by evidence
-    overlap), the queries the set marks ``no_answer`` left out (``unanswerable="skip"``)
-    or kept (``"zero"``), and what was scored
-    (:class:`~searchbench.measures.ScoredQueries`; None without judgments)."""
-    import searchbench as sb
-    from searchbench.measures import apply_unanswerable, no_answer_ids, scored_queries
-
-    if not len(es.qrels):
-        return {}, None
-    qrels, measures = _qrels(es, r, level), summary_measures(k)
-    result = sb.evaluate(qrels, run, measures)
-    marked = no_answer_ids(es.queries)
-    kept = result.query_ids
-    result = apply_unanswerable(result, marked, unanswerable)
-    return dict(result.mean), scored_queries(qrels, result.query_ids, measures, marked,
-                                             unanswerable, kept=kept)
-
-
-def _qrels(es: Any, r: Any, level: str) -> Any:
-    """The judgments at the run's level (chunk level: by overlap with evidence spans)."""
-    import searchbench as sb
-
-    if level == "chunk" and r.units.chunks is not None:
-        return sb.retrieval.chunk_qrels(r.units.chunks, es.qrels, es.evidence)
-    return es.qrels
-
-
 def _refuse_inputs(output: Path | None, es: Any) -> None:
     """Refuse, before any retrieval, a run or sidecar path that is (inside) the set's source."""
     from searchbench._util import refuse_sources
@@ -390,10 +325,10 @@ def _refuse_inputs(output: Path | None, es: Any) -> None:
             refuse_sources(target, source_paths(es))
 
 
-def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str, float],
-           context: dict[str, Any], quiet: bool) -> None:
+def _write(res: Any, output: Path | None, info: dict[str, Any], quiet: bool) -> None:
     from searchbench.retrieval.provenance import write_run_and_sidecar
 
+    run, context = res.run, res.context
     meta = run.metadata
     if output is None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -403,14 +338,15 @@ def _write(run: Any, output: Path | None, info: dict[str, Any], scores: dict[str
     side = write_run_and_sidecar(run, output, info)  # both files or neither
     if quiet:
         return
-    shown = "  ".join(f"{m} {v:.4f}" for m, v in scores.items())
+    shown = "  ".join(f"{m} {v:.4f}" for m, v in res.scores.items())
+    flag = f" ({res.flag()})" if res.flag() else ""
     click.echo(f"wrote {output} ({run.n_queries} queries, {len(run)} results, level "
                f"{meta['level']}) and {side}")
     budget = context.get("within_budget")
     cut = (f"; within {meta['token_budget']} tokens: {budget['results']:.1f} results, "
            f"{budget['mean']:.0f} tokens (mean over all {budget['queries']} queries; "
            f"{budget['empty']} got nothing)" if budget else "")
-    click.echo(f"{meta['retriever']}: {shown}  | context: {context['mean']:.0f} tokens "
+    click.echo(f"{meta['retriever']}: {shown}{flag}  | context: {context['mean']:.0f} tokens "
                f"({meta.get('token_unit', 'tokens')}) "
                f"per query in the top {context['k']} (mean){cut}  | index "
                f"{sum(v for n, v in meta['timings'].items() if n.startswith('index_s')):.1f}s, "

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
-from ..measures.coverage import judged_cutoff, judged_notes, warn_unjudged, without_measure
+from ..measures import CoverageProbe, judged_notes
 from ..measures.scored import ScoredQueries, apply_unanswerable, no_answer_ids, scored_queries
 from ..stats import (
     correct,
@@ -419,20 +419,18 @@ def compare(
     base = _baseline_name(named, baseline)
     wanted = [m.name for m in parse_measures([measures] if isinstance(measures, str)
                                              else list(measures))]
-    k = judged_cutoff(wanted)
-    probe = f"Judged@{k}"
+    probe = CoverageProbe(wanted)
     extra = {} if depth is None else {"depth": depth}
-    evaluator = Evaluator(qrels, [*wanted, probe] if probe not in wanted else wanted,
-                          missing=missing, **extra)
+    evaluator = Evaluator(qrels, probe.all_measures, missing=missing, **extra)
     results = {name: evaluator.evaluate(_renamed(run, name)) for name, run in named.items()}
     marked = no_answer_ids(queries)
     kept = _common_queries(results)
-    results = {name: apply_unanswerable(r, marked, unanswerable) for name, r in results.items()}
-    judged = {name: float(r.mean[probe]) for name, r in results.items()}
-    for name, run in named.items():
-        warn_unjudged(name, judged[name], k, run, qrels)
-    if probe not in wanted:
-        results = {name: without_measure(r, probe) for name, r in results.items()}
+    judged = {}
+    for name, run in named.items():  # warns when a run is unjudged: measures.coverage
+        results[name], coverage = probe.finish(
+            apply_unanswerable(results[name], marked, unanswerable), run, qrels, name)
+        judged[name] = coverage.mean
+    k = probe.k
     return compare_results(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,

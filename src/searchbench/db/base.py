@@ -307,6 +307,15 @@ class VectorStore(ABC):
         parameters, index state (built / rows indexed), size on disk where known, and the
         provenance stored by :meth:`load`. Never a password."""
 
+    def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
+        """Search parameters that let one search return ``depth`` rows where ``params``
+        made the engine return fewer (its candidate list capping the answer, e.g.
+        pgvector's ``hnsw.ef_search``); None when this engine has nothing more to ask
+        (the default: engines whose answer is not capped, or cannot be widened).
+        :class:`~searchbench.retrieval.stores.DbRetriever` calls it to find k distinct
+        documents among a chunked store's rows."""
+        return None
+
     def close(self) -> None:
         """Release connections and files (adapters holding any override this)."""
         return None

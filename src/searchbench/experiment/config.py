@@ -222,7 +222,40 @@ def parse_config(data: dict[str, Any], name: str = "experiment",
                           "no cell); level 'chunk' needs a chunker other than 'none'")
     _check_baseline(cfg, where)
     _check_http(cfg, where)
+    _check_db(cfg, where)
     return cfg
+
+
+def db_parts(cfg: ExperimentConfig) -> list[tuple[RetrieverSpec, Any]]:
+    """``(retriever table, its DbSpec)`` of every retriever that reads a vector store
+    (a db retriever, or a hybrid with a db part: then the db part's own table)."""
+    out = []
+    for r in cfg.retrievers:
+        if r.type == "db":
+            out.append((r, r.spec))
+    return out
+
+
+def _check_db(cfg: ExperimentConfig, where: str) -> None:
+    """A store holds one chunking: several chunkers need one store per chunker, named by
+    a ``{chunker}`` template in the URL (checked for every chunker, before any work)."""
+    from ..retrieval.stores import is_template, store_url
+
+    for r, spec in db_parts(cfg):
+        key = f"key 'retrievers.{r.name}.url'"
+        if is_template(spec.url):
+            for chunk in cfg.chunkers:
+                try:
+                    store_url(spec.url, chunk, key)
+                except ConfigError as exc:
+                    raise ConfigError(f"{where}: {exc}") from None
+        elif len(cfg.chunkers) > 1:
+            raise ConfigError(
+                f"{where}: {key}: a vector store holds one chunking, and the grid has "
+                f"chunkers {cfg.chunkers}: name one store per chunker with {{chunker}} in "
+                "its name (e.g. table=docs_{chunker}, each loaded with `searchbench db "
+                "load URL --evalset SET --chunk CHUNKER`), or run this retriever in an "
+                "experiment whose chunkers = [the store's chunking]")
 
 
 def _check_http(cfg: ExperimentConfig, where: str) -> None:

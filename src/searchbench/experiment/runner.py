@@ -1,17 +1,21 @@
 """Run an experiment's grid, sharing work between cells, and resume after interruption.
 
-Per evaluation set and chunker, each base retriever (BM25, dense per model) is indexed
-once — one BM25 index and one embedding pass per model × chunking — and searched once per
-level; a hybrid cell fuses its components' runs. Retrievers are built by the one builder
-(:mod:`searchbench.retrieval.spec`), so chunk sizes and context tokens count what they
-count in ``searchbench run``: model tokens for a retriever with a model (a hybrid: its first
-dense part's, for every part, so the fused runs share their chunks), whitespace words for
-BM25. A cell is stored when it is complete (run file written atomically, then
-one transaction); cells already in the store are skipped, so running again after a crash
-or ``kill -9`` redoes only unfinished cells (and cells stored without a measure the config
-now asks for, or whose run file is missing or changed). A cell's key includes its names; a
-cell whose work (settings, evaluation set) equals a stored cell's under other names reuses
-that cell's run file and scores instead of retrieving again (see :mod:`.naming`).
+Every cell is one call of the retrieval pipeline (:class:`searchbench.retrieval.Pipeline`,
+the one ``searchbench run`` calls), which indexes each base retriever once per evaluation
+set and bound chunker, searches it once per level and depth, fuses a hybrid's cached part
+runs, cuts chunk-level judgments from the units the run ranks and scores through the one
+Judged@k step; this module only walks the grid, stores and resumes. A vector store (a
+``db`` retriever) decides its own chunking: its cells use the store's recorded chunker and
+model (a ``{chunker}`` template in its URL names one store per chunker), and every store
+the grid reads is checked before any cell runs. A cell whose Judged@k is below 0.5 is
+flagged in the progress line, and its coverage is stored with it (the report notes it).
+
+A cell is stored when it is complete (run file written atomically, then one transaction);
+cells already in the store are skipped, so running again after a crash or ``kill -9``
+redoes only unfinished cells (and cells stored without a measure the config now asks for,
+or whose run file is missing or changed). A cell's key includes its names; a cell whose
+work (settings, evaluation set) equals a stored cell's under other names reuses that
+cell's run file and scores instead of retrieving again (see :mod:`.naming`).
 """
 
 from __future__ import annotations
@@ -26,23 +30,10 @@ from typing import Any
 import numpy as np
 
 from ..data.evalset import EvalSet
-from ..data.qrels import Qrels
 from ..data.run import Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
-from ..retrieval.fusion import fuse
-from ..retrieval.levels import chunk_qrels, context_tokens
-from ..retrieval.spec import (
-    DenseSpec,
-    HybridSpec,
-    build_retriever,
-    chunker_for,
-    chunking_label,
-    context_token_counts,
-    counting_spec,
-    encoder_for,
-    unit_label,
-)
-from .config import Cell, ExperimentConfig, RetrieverSpec, resolve_evalset, resolve_model
+from ..retrieval import DbSpec, DenseSpec, HybridSpec, Pipeline, PipelineResult
+from .config import Cell, ExperimentConfig, resolve_evalset, resolve_model
 from .naming import publish_retagged, publish_run, slug, work_key
 from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
@@ -50,7 +41,6 @@ from .store import CellRecord, ResultsStore
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
 
 CURVE_DEPTH = 100
-HYBRID_DEPTH = 100  # a hybrid's parts are searched max(k, this) deep, as Hybrid does
 CONTEXT_CUTOFFS = (1, 3, 5, 10, 20)
 Log = Callable[[str], None]
 
@@ -81,18 +71,24 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
     t0 = time.perf_counter()
     say = log or (lambda _msg: None)
     path = Path(store) if store else default_store(cfg)
-    with ResultsStore(path) as db:
-        sets = {spec: _load(spec, cfg) for spec in cfg.evalsets}
-        prov = {**run_provenance(cfg.base_dir), "evalsets": {
-            spec: _evalset_provenance(es) for spec, es in sets.items()}}
-        exp_id = db.upsert_experiment(cfg.name, str(cfg.path) if cfg.path else None,
-                                      cfg.text, cfg.to_dict(), prov)
-        summary = RunSummary(exp_id, path)
-        wanted = {*cfg.measures, "RR"}
-        done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
-        for spec, es in sets.items():
-            work = _Workspace(cfg, es, spec, say, quiet)
-            work.run(db, exp_id, done, summary)
+    sets = {spec: _load(spec, cfg) for spec in cfg.evalsets}
+    spaces = [_Workspace(cfg, es, spec, say, quiet) for spec, es in sets.items()]
+    try:
+        for work in spaces:  # every store the grid reads, checked before any work
+            work.check_stores()
+        with ResultsStore(path) as db:
+            prov = {**run_provenance(cfg.base_dir), "evalsets": {
+                spec: _evalset_provenance(es) for spec, es in sets.items()}}
+            exp_id = db.upsert_experiment(cfg.name, str(cfg.path) if cfg.path else None,
+                                          cfg.text, cfg.to_dict(), prov)
+            summary = RunSummary(exp_id, path)
+            wanted = {*cfg.measures, "RR"}
+            done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
+            for work in spaces:
+                work.run(db, exp_id, done, summary)
+    finally:
+        for work in spaces:
+            work.pipe.close()
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -139,11 +135,9 @@ class _Workspace:
         self.hash = es.content_hash()
         self.queries = es.judged_queries
         self.query_ids = self.queries.ids
-        self.encoders: dict[tuple[str, str, str], Any] = {}
-        self.indexes: dict[tuple[str, str, Any], Any] = {}
-        self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
-        self.qrels: dict[tuple[str, str, Any], Qrels] = {}
-        self.unit_tokens: dict[tuple[str, str, Any], float] = {}
+        # every query is stored; the report leaves out those marked no_answer (its policy)
+        self.pipe = Pipeline(es, queries=self.queries, quiet=quiet, log=say,
+                             missing_warnings=False, unanswerable="zero")
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
@@ -179,7 +173,8 @@ class _Workspace:
                 done.add(rec.cell_key)
                 summary.computed.append(f"{cell.level} {cell.system}")
                 self.say(f"  done {cell.level:5} {cell.system}  "
-                         f"{self.cfg.measures[0]}={_mean(rec, self.cfg.measures[0]):.4f}")
+                         f"{self.cfg.measures[0]}={_mean(rec, self.cfg.measures[0]):.4f}"
+                         + _flag(rec))
                 advance(1)
 
     def key(self, cell: Cell) -> str:
@@ -214,175 +209,74 @@ class _Workspace:
                                                       "cell_key": old.cell_key}})
         return None
 
+    # -- stores -------------------------------------------------------------------------------
+    def check_stores(self) -> None:
+        """Open every store the grid's cells read and check, before any work, that it
+        exists and holds this evaluation set cut by the cell's chunker with the asked
+        model: one error naming the config key, the store and what to do."""
+        where = str(self.cfg.path or "config")
+        for cell in self.cfg.cells():
+            if cell.evalset != self.spec:
+                continue
+            for part in _leaves(self.spec_of(cell)):
+                if isinstance(part, DbSpec):
+                    self._check_store(cell, part, where)
+
+    def _check_store(self, cell: Cell, part: DbSpec, where: str) -> None:
+        name = next(r.name for r in self.cfg.retrievers
+                    if r.type == "db" and _same_store(r.spec, part))
+        key = f"{where}: key 'retrievers.{name}.url'"
+        load = (f"searchbench db load '{_public(part.url)}' --evalset {self.spec}"
+                + (f" --chunk {cell.chunker}" if cell.chunker != "none" else "")
+                + (f" --model {part.model}" if part.model else ""))
+        try:
+            store = self.pipe.store(part)
+            self.pipe.chunker(part, cell.chunker)
+        except ConfigError as exc:
+            raise ConfigError(f"{key} (chunker {cell.chunker!r}): {exc}; to load it: "
+                              f"{load}") from None
+        recorded = (store.stored.get("evalset") or {}).get("hash")
+        if recorded and recorded != self.hash:
+            raise ConfigError(f"{key}: the store {_public(part.url)} was loaded from another "
+                              f"evaluation set ({recorded}, not {self.es.name} {self.hash}); "
+                              f"load this set into another store: {load}")
+
+    def spec_of(self, cell: Cell) -> Any:
+        """The cell's retriever spec as it runs: relative model folders made absolute,
+        ``{chunker}`` in a store URL replaced by the cell's chunker."""
+        spec = cell.retriever.spec
+        if spec is None:
+            raise ConfigError(f"retriever {cell.retriever.name!r} is not validated; load "
+                              "the experiment with load_config()")
+        return _resolved(spec, cell.chunker, self.cfg.base_dir)
+
     # -- one cell -----------------------------------------------------------------------------
     def compute(self, cell: Cell) -> CellRecord:
-        spec = cell.retriever
-        if spec.type == "hybrid":
-            run, timings, described = self.hybrid(cell)
-        else:
-            run = self.search(spec, cell.chunker, cell.level, self.unit(spec))
-            timings = dict(run.metadata.get("timings", {}))
-            described = {k: v for k, v in run.metadata.items() if k != "timings"}
-        run = self.es.prepare_run(run)
-        t0 = time.perf_counter()
-        scores, extras = self.evaluate(run, cell)
-        timings["eval_s"] = time.perf_counter() - t0
+        curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]
+        stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
+        res = self.pipe.run(self.spec_of(cell), cell.chunker, cell.level, cell.k,
+                            measures=list(dict.fromkeys([*stored, *curve])),
+                            name=cell.system)
+        run = res.run
+        timings = dict(run.metadata.get("timings", {}))
+        timings.setdefault("index_s", sum(v for n, v in timings.items()
+                                          if n.startswith("index_s.")))
+        timings["eval_s"] = res.eval_s
         n = max(len(self.query_ids), 1)
-        search_s = timings.get("search_s", 0.0) + timings.get("fuse_s", 0.0)
+        search_s = timings.get("search_s", 0.0)
         timings.update(latency_ms=1000 * search_s / n,
                        qps=n / search_s if search_s > 0 else float("inf"))
         path, digest = self.write_run(run, cell)
+        described = {k: v for k, v in run.metadata.items() if k != "timings"}
         return CellRecord(
             cell_key=self.key(cell), system=cell.system, evalset=self.es.name,
             evalset_hash=self.hash, level=cell.level, chunker=cell.chunker,
-            retriever=spec.name, config=cell.to_dict(self.cfg.components(spec)),
-            run_path=str(path), run_hash=digest, timings=timings, extras=extras,
-            provenance={"retriever": described, "evalset_hash": self.hash,
-                        "evalset": self.spec}, scores=scores)
-
-    def hybrid(self, cell: Cell) -> tuple[Run, dict[str, float], dict[str, Any]]:
-        s, h = cell.retriever.settings, cell.retriever.spec
-        if not isinstance(h, HybridSpec):
-            raise ConfigError(f"retriever {cell.retriever.name!r} is not a validated hybrid; "
-                              "load the experiment with load_config()")
-        parts = self.cfg.components(cell.retriever)
-        unit = self.unit(cell.retriever)
-        depth = max(cell.k, HYBRID_DEPTH)  # as Hybrid.search: each part searched this deep
-        runs = [self.search(p, cell.chunker, cell.level, unit, depth) for p in parts]
-        t0 = time.perf_counter()
-        run = fuse(runs, h.fusion, rrf_k=h.rrf_k, weights=h.weights,
-                   norm=h.norm, name=cell.retriever.name).truncate(cell.k)
-        timings = {"fuse_s": time.perf_counter() - t0}
-        for key in ("index_s", "encode_s", "search_s"):
-            timings[key] = sum(r.metadata.get("timings", {}).get(key, 0.0) for r in runs)
-        described = {"retriever": "hybrid", **s,
-                     "components": [{k: v for k, v in r.metadata.items() if k != "timings"}
-                                    for r in runs]}
-        return run, timings, described
-
-    def unit(self, spec: RetrieverSpec) -> DenseSpec | None:
-        """The dense spec whose model counts the tokens of ``spec``'s cells (None: words)."""
-        return counting_spec(spec.spec)
-
-    def encoder(self, unit: DenseSpec | None) -> Any:
-        """The encoder counting tokens in ``unit`` (shared with the dense retrievers)."""
-        if unit is None:
-            return None
-        return encoder_for(self._resolved(unit), self.encoders, self.quiet)
-
-    def _resolved(self, spec: Any) -> Any:
-        from dataclasses import replace
-
-        if isinstance(spec, DenseSpec):
-            return replace(spec, model=resolve_model(spec.model, self.cfg.base_dir))
-        return spec
-
-    def search(self, spec: RetrieverSpec, chunker: str, level: str,
-               unit: DenseSpec | None, depth: int | None = None) -> Run:
-        """The run of a base retriever at (chunker, level, token unit), ``depth`` (default:
-        the config's k) results per query, computed once."""
-        depth = depth or self.cfg.k
-        key = (spec.name, chunker, level, unit, depth)
-        if key not in self.runs:
-            index = self.index(spec, chunker, unit)
-            t0 = time.perf_counter()
-            run = index.search(self.queries, k=depth, level=level)
-            self.say(f"  searched {spec.name} [{chunker}, {level}] in "
-                     f"{time.perf_counter() - t0:.1f} s")
-            self.runs[key] = run
-        return self.runs[key]
-
-    def index(self, spec: RetrieverSpec, chunker: str, unit: DenseSpec | None) -> Any:
-        """The index of a base retriever over the corpus split by ``chunker`` counting in
-        ``unit``'s tokens, built once."""
-        key = (spec.name, chunker, unit)
-        if key not in self.indexes:
-            retriever = self.make(spec)
-            counter = self.encoder(unit)
-            retriever.index(self.es.corpus, chunker=chunker_for(chunker, counter))
-            self.say(f"  indexed {spec.name} [chunks: {chunking_label(chunker, encoder=counter)}]"
-                     f" in {retriever.timings['index_s']:.1f} s")
-            self.indexes[key] = retriever
-        return self.indexes[key]
-
-    def make(self, spec: RetrieverSpec) -> Any:
-        """The (unindexed) bm25 or dense retriever of ``spec``, by the one builder."""
-        return build_retriever(self._resolved(spec.spec), encoders=self.encoders,
-                               quiet=self.quiet)
-
-    # -- evaluation ---------------------------------------------------------------------------
-    def cell_index(self, cell: Cell) -> Any:
-        """An index holding the units of ``cell`` (its chunks, in its token unit)."""
-        return self.index(self._any_base(cell), cell.chunker, self.unit(cell.retriever))
-
-    def judgments(self, cell: Cell) -> Qrels:
-        if cell.level == "doc":
-            return self.es.qrels
-        key = (cell.chunker, cell.level, self.unit(cell.retriever))
-        if key not in self.qrels:
-            units = self.cell_index(cell).units
-            self.qrels[key] = chunk_qrels(units.chunks or [], self.es.qrels, self.es.evidence)
-        return self.qrels[key]
-
-    def lengths(self, cell: Cell, run: Run) -> dict[str, int]:
-        """Context tokens of every result of ``run`` (the one count, as ``run`` does)."""
-        used = run.doc_vocab[np.unique(run.doc_codes)].astype(str).tolist()
-        texts = self.cell_index(cell).context_texts(cell.level)
-        return context_token_counts(texts, used, encoder=self.encoder(self.unit(cell.retriever)))
-
-    def evaluate(self, run: Run, cell: Cell) -> tuple[dict[str, dict[str, float]], dict]:
-        """Per-query scores of every stored measure and the cell's extras: the Recall@K
-        curve (also without the queries marked ``no_answer``, which the report leaves out
-        under ``unanswerable = "skip"``), context sizes, unit sizes, judged coverage and
-        the scored queries that have no relevant judgment at this cell's level."""
-        from ..measures import Evaluator, judged_cutoff, no_relevant_ids
-
-        stored = list(dict.fromkeys([*self.cfg.measures, "RR"]))
-        curve = [f"R@{k}" for k in range(1, CURVE_DEPTH + 1)]
-        cutoff = judged_cutoff(self.cfg.measures)
-        probe = f"Judged@{cutoff}"  # judged coverage at the main cutoff, for the report
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            wanted = list(dict.fromkeys([*stored, *curve, probe]))
-            result = Evaluator(self.judgments(cell), wanted).evaluate(run)
-        qids = result.query_ids.tolist()
-        scores = {m: dict(zip(qids, result.scores[m].tolist(), strict=True)) for m in stored}
-        lengths = self.lengths(cell, run)
-        ctx = {k: context_tokens(run, lengths, k, self.query_ids)["mean"]
-               for k in CONTEXT_CUTOFFS}
-        units = self.cell_index(cell).units
-        words = [len(t.split()) for t in units.texts]
-        extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
-                  "mean_unit_tokens": self.mean_unit_tokens(cell),
-                  "recall_curve": [result.mean[m] for m in curve],
-                  "context_tokens": {str(k): float(v) for k, v in ctx.items()},
-                  "token_unit": unit_label(self.encoder(self.unit(cell.retriever))),
-                  "n_queries": len(qids), "n_units": len(units), "n_docs": len(units.doc_ids),
-                  "judged_units": len(self.judgments(cell)),
-                  "judged": {"k": cutoff, "mean": result.mean[probe]},
-                  "no_relevant": no_relevant_ids(self.judgments(cell), result.query_ids)}
-        answerable = ~np.isin(result.query_ids.astype(str), self.es.queries.no_answer_ids())
-        if not answerable.all():
-            extras["recall_curve_answerable"] = [
-                float(result.scores[m][answerable].mean()) if answerable.any() else 0.0
-                for m in curve]
-        return scores, extras
-
-    def mean_unit_tokens(self, cell: Cell) -> float:
-        """Mean size of the indexed units of ``cell`` in its own token unit (model tokens
-        for a retriever with a model, whitespace words for BM25), counted once per index."""
-        unit = self.unit(cell.retriever)
-        key = (self._any_base(cell).name, cell.chunker, unit)
-        if key not in self.unit_tokens:
-            texts = self.cell_index(cell).units.texts
-            named = {str(i): t for i, t in enumerate(texts)}
-            counts = context_token_counts(named, list(named), encoder=self.encoder(unit))
-            self.unit_tokens[key] = float(np.mean(list(counts.values()))) if counts else 0.0
-        return self.unit_tokens[key]
-
-    def _any_base(self, cell: Cell) -> RetrieverSpec:
-        spec = cell.retriever
-        return self.cfg.components(spec)[0] if spec.type == "hybrid" else spec
+            retriever=cell.retriever.name, config=cell.to_dict(self.cfg.components(
+                cell.retriever)), run_path=str(path), run_hash=digest, timings=timings,
+            extras=_extras(res, curve), provenance={"retriever": described,
+                                                   "evalset_hash": self.hash,
+                                                   "evalset": self.spec},
+            scores=_per_query(res, stored))
 
     def write_run(self, run: Run, cell: Cell) -> tuple[Path, str]:
         """``RUNS/EXPERIMENT/EVALSET/LEVEL/SYSTEM.CONTENT.trec`` (every user name slugged,
@@ -402,6 +296,98 @@ def _by_work_key(db: ResultsStore) -> dict[str, list[tuple[int, str]]]:
     for exp_id, key, config, evalset_hash in db.cell_index():
         out.setdefault(work_key(config, evalset_hash), []).append((exp_id, key))
     return out
+
+
+def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
+    """What the report shows of a cell besides its scores (units, context, coverage)."""
+    units = res.retriever.units
+    assert units is not None  # the pipeline indexed it
+    words = [len(t.split()) for t in units.texts]
+    mean = res.result.mean if res.result is not None else {}
+    extras = {"mean_unit_words": float(np.mean(words)) if words else 0.0,
+              "mean_unit_tokens": _mean_unit_tokens(res),
+              "recall_curve": [mean.get(m, 0.0) for m in curve],
+              "context_tokens": {str(k): res.context_at(k) for k in CONTEXT_CUTOFFS},
+              "token_unit": res.token_unit, "chunking": res.chunking,
+              "n_queries": len(res.query_ids), "n_units": len(units),
+              "n_docs": len(units.doc_ids), "judged_units": len(res.qrels),
+              "judged": res.coverage.to_dict() if res.coverage is not None else None}
+    if res.result is not None:
+        from ..measures import no_relevant_ids
+
+        qids = res.result.query_ids
+        extras["no_relevant"] = no_relevant_ids(res.qrels, qids)
+        # the report leaves the queries marked no_answer out under unanswerable = "skip"
+        answerable = ~np.isin(qids.astype(str), res.no_answer)
+        if not answerable.all():
+            extras["recall_curve_answerable"] = [
+                float(res.result.scores[m][answerable].mean()) if answerable.any() else 0.0
+                for m in curve]
+    return extras
+
+
+def _mean_unit_tokens(res: PipelineResult) -> float:
+    """Mean size of the indexed units in the cell's own token unit (model tokens for a
+    retriever with a model, whitespace words for BM25)."""
+    from ..retrieval.spec import context_token_counts
+
+    units = res.retriever.units
+    assert units is not None
+    named = {str(i): t for i, t in enumerate(units.texts)}
+    counts = context_token_counts(named, list(named), res.retriever)
+    return float(np.mean(list(counts.values()))) if counts else 0.0
+
+
+def _per_query(res: PipelineResult, measures: list[str]) -> dict[str, dict[str, float]]:
+    if res.result is None:
+        return {m: {} for m in measures}
+    qids = res.result.query_ids.tolist()
+    return {m: dict(zip(qids, res.result.scores[m].tolist(), strict=True)) for m in measures}
+
+
+def _flag(rec: CellRecord) -> str:
+    """`` (Judged@10 0.04: mostly unjudged, a lower bound)`` for a cell resting on mostly
+    unjudged results (the one threshold of :class:`~searchbench.measures.Coverage`)."""
+    from ..measures import Coverage
+
+    judged = rec.extras.get("judged") or {}
+    if "mean" not in judged:
+        return ""
+    flag = Coverage(int(judged["k"]), float(judged["mean"])).flag()
+    return f"  ({flag})" if flag else ""
+
+
+def _leaves(spec: Any) -> tuple[Any, ...]:
+    return tuple(spec.parts) if isinstance(spec, HybridSpec) else (spec,)
+
+
+def _resolved(spec: Any, chunker: str, base: Path) -> Any:
+    """``spec`` with relative model folders absolute and store URL templates filled in."""
+    from dataclasses import replace
+
+    from ..retrieval.stores import store_url
+
+    if isinstance(spec, HybridSpec):
+        return replace(spec, parts=tuple(_resolved(p, chunker, base) for p in spec.parts))
+    if isinstance(spec, DenseSpec):
+        return replace(spec, model=resolve_model(spec.model, base))
+    if isinstance(spec, DbSpec):
+        return replace(spec, url=store_url(spec.url, chunker),
+                       model=resolve_model(spec.model, base) if spec.model else None)
+    return spec
+
+
+def _same_store(template: Any, part: DbSpec) -> bool:
+    from dataclasses import replace
+
+    return isinstance(template, DbSpec) and replace(template, url=part.url,
+                                                    model=part.model) == part
+
+
+def _public(url: str) -> str:
+    from ..db import parse_store_url
+
+    return parse_store_url(url).public
 
 
 def _mean(rec: CellRecord, measure: str) -> float:

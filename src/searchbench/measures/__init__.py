@@ -9,6 +9,8 @@ from ..errors import SearchbenchWarning
 from .coverage import (
     MOSTLY_UNJUDGED_BELOW,
     UNJUDGED_WARN_BELOW,
+    Coverage,
+    CoverageProbe,
     judged_cutoff,
     judged_notes,
     unjudged_cause,
@@ -39,6 +41,8 @@ __all__ = [
     "MOSTLY_UNJUDGED_BELOW",
     "UNJUDGED_WARN_BELOW",
     "Combiner",
+    "Coverage",
+    "CoverageProbe",
     "EvalResult",
     "Evaluator",
     "Family",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MOSTLY_UNJUDGED_BELOW",
     "UNJUDGED_WARN_BELOW",
+    "Coverage",
+    "CoverageProbe",
     "judged_cutoff",
     "judged_notes",
     "unjudged_cause",
@@ -110,6 +113,68 @@ def warn_unjudged(name: str, judged: float, k: int, run: Any, qrels: Any) -> Non
         f"non-relevant, so its scores are meaningless; likely cause: "
         f"{unjudged_cause(run_doc_ids, qrels_doc_ids)}",
         SearchbenchWarning, stacklevel=user_stacklevel())
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The mean Judged@``k`` of one evaluated run (see the module docstring)."""
+
+    k: int
+    mean: float
+
+    @property
+    def low(self) -> bool:
+        """Mostly unjudged: below :data:`MOSTLY_UNJUDGED_BELOW` (scores are lower bounds)."""
+        return not self.mean >= MOSTLY_UNJUDGED_BELOW
+
+    def flag(self) -> str:
+        """``""``, or the words that go beside a score resting on mostly unjudged results,
+        e.g. ``"Judged@10 0.00: mostly unjudged, a lower bound"``."""
+        if not self.low:
+            return ""
+        return f"Judged@{self.k} {self.mean:.2f}: mostly unjudged, a lower bound"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"k", "mean", "low"}`` (stored with experiment cells and run sidecars)."""
+        return {"k": self.k, "mean": self.mean, "low": self.low}
+
+
+class CoverageProbe:
+    """The one "add a Judged@k probe, evaluate, warn" step of every command that prints or
+    stores scores (``eval``, ``compare``, ``run``, ``experiment``).
+
+    ``measures`` are the ones asked for; :attr:`all_measures` adds ``Judged@k`` at their
+    main cutoff; :meth:`finish` takes the result of evaluating those, warns when the run
+    is almost entirely unjudged (:func:`warn_unjudged`), and returns the result as asked
+    (the probe removed unless it was asked for) with its :class:`Coverage`."""
+
+    def __init__(self, measures: Sequence[str]) -> None:
+        self.wanted = list(measures)
+        self.k = judged_cutoff(self.wanted)
+        self.name = f"Judged@{self.k}"
+
+    @property
+    def all_measures(self) -> list[str]:
+        """The measures to evaluate: those asked for, and the probe."""
+        return self.wanted if self.name in self.wanted else [*self.wanted, self.name]
+
+    def finish(self, result: EvalResult, run: Any, qrels: Any,
+               name: str | None = None) -> tuple[EvalResult, Coverage]:
+        """``(result without the probe unless asked, coverage)``; warns when unjudged."""
+        coverage = Coverage(self.k, float(result.mean[self.name]))
+        warn_unjudged(name or result.run_name, coverage.mean, self.k, run, qrels)
+        if self.name not in self.wanted:
+            result = without_measure(result, self.name)
+        return result, coverage
+
+    def evaluate(self, qrels: Any, run: Any, name: str | None = None,
+                 **options: Any) -> tuple[EvalResult, Coverage]:
+        """Evaluate ``run`` on ``qrels`` (``options`` go to the
+        :class:`~searchbench.measures.Evaluator`), then :meth:`finish`."""
+        from .evaluator import Evaluator
+
+        evaluator = Evaluator(qrels, self.all_measures, **options)
+        return self.finish(evaluator.evaluate(run), run, evaluator.qrels, name)
 
 
 def judged_notes(judged: Mapping[str, float], k: int) -> list[str]:

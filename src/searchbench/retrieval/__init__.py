@@ -25,8 +25,10 @@ from .http_encoder import OpenAIEncoder
 from .http_search import HttpRetriever
 from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
 from .lexical import BM25
+from .pipeline import Pipeline, PipelineResult, chunking_of, run_pipeline, summary_measures
 from .spec import (
     BM25Spec,
+    DbSpec,
     DenseSpec,
     HttpSpec,
     HybridSpec,
@@ -44,6 +46,7 @@ __all__ = [
     "BM25Spec",
     "Chunk",
     "Chunker",
+    "DbSpec",
     "Dense",
     "DenseSpec",
     "EmbeddingCache",
@@ -54,6 +57,8 @@ __all__ = [
     "Hybrid",
     "HybridSpec",
     "OpenAIEncoder",
+    "Pipeline",
+    "PipelineResult",
     "RecursiveChunker",
     "Retriever",
     "RetrieverSpec",
@@ -66,6 +71,7 @@ __all__ = [
     "budget_run",
     "build_retriever",
     "chunk_qrels",
+    "chunking_of",
     "context_tokens",
     "doc_run",
     "encoder",
@@ -76,6 +82,8 @@ __all__ = [
     "public_url",
     "retriever_spec",
     "rrf",
+    "run_pipeline",
+    "summary_measures",
     "sweep_weights",
     "token_counts",
     "token_unit",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util import atomic_path
+from .._util import atomic_path, file_lock
 from ..errors import BackendError, ConfigError, require
 from .cache import EmbeddingCache, check_vectors, default_cache_dir
 
@@ -234,10 +234,12 @@ def distilled_static_path(cache_root: Path | None = None, pca_dims: int = 256) -
     target = root / f"model2vec-minilm-{weights_hash(src)}-pca{pca_dims}"
     if (target / "config.json").is_file():
         return target
-    distill = require("model2vec.distill", "embeddings")
-    model = distill.distill(model_name=str(src), pca_dims=pca_dims, device="cpu")
-    with atomic_path(target) as tmp:
-        model.save_pretrained(str(tmp))
+    with file_lock(root / f".{target.name}.lock"):  # one process distils, the others wait
+        if not (target / "config.json").is_file():
+            distill = require("model2vec.distill", "embeddings")
+            model = distill.distill(model_name=str(src), pca_dims=pca_dims, device="cpu")
+            with atomic_path(target) as tmp:
+                model.save_pretrained(str(tmp))
     return target
 
 

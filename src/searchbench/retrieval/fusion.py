@@ -183,21 +183,58 @@ class Hybrid(Retriever):
         self.units = self.retrievers[0].units
         return self
 
-    def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
+    def adopt(self) -> Hybrid:
+        """Use the children as they are already indexed (by the caller, with one chunker:
+        their units must be the same); returns ``self``. A caller that caches indexes
+        (the pipeline, an experiment) fuses without indexing again."""
+        units = [r._require_index() for r in self.retrievers]
+        if any(u.ids != units[0].ids for u in units[1:]):
+            raise ConfigError("Hybrid.adopt(): the retrievers hold different units (index "
+                              "them with the same chunker)")
+        first = self.retrievers[0]
+        self.chunker, self.corpus, self.units = first.chunker, first.corpus, units[0]
+        for r in self.retrievers:
+            self.timings[f"index_s.{r.name}"] = r.timings.get("index_s", 0.0)
+        return self
+
+    def part_depth(self, k: int) -> int:
+        """How deep each child is searched for a fused top ``k``."""
+        return max(k, self.depth or 100)
+
+    def search(self, queries: Queries, k: int = 100, level: str = "doc", *,
+               part_runs: Sequence[Run] | None = None) -> Run:
+        """Search every child :meth:`part_depth` deep at ``level`` and fuse, cut to ``k``.
+
+        ``part_runs``: the children's runs computed earlier (one per child, in order, each
+        at least :meth:`part_depth` deep for these queries): they are fused as they are,
+        so a caller caching runs (an experiment grid) fuses without searching again."""
         units = self._require_index()
         level = _check_level(level, k)
-        depth = max(k, self.depth or 100)
+        depth = self.part_depth(k)
         t0 = time.perf_counter()
-        runs = [r.search(queries, depth, level) for r in self.retrievers]
+        if part_runs is None:
+            runs = [r.search(queries, depth, level) for r in self.retrievers]
+        elif len(part_runs) != len(self.retrievers):
+            raise ConfigError(f"Hybrid.search(): {len(part_runs)} part runs for "
+                              f"{len(self.retrievers)} retrievers")
+        else:
+            runs = list(part_runs)
+        t1 = time.perf_counter()
         fused = fuse(runs, self.fusion, rrf_k=self.rrf_k, weights=self.weights,
                      norm=self.norm, name=self.name).truncate(k)
-        encode = sum(r.timings.get("encode_s", 0.0) for r in self.retrievers)
+        parts = [r.metadata.get("timings", {}) for r in runs]
+        encode = sum(t.get("encode_s", 0.0) for t in parts)
         self.timings["encode_s"] = encode
-        self.timings["search_s"] = max(time.perf_counter() - t0 - encode, 0.0)
-        for r in self.retrievers:
-            self.timings[f"search_s.{r.name}"] = r.timings.get("search_s", 0.0)
+        self.timings["fuse_s"] = time.perf_counter() - t1
+        self.timings["search_s"] = (sum(t.get("search_s", 0.0) for t in parts)
+                                    + self.timings["fuse_s"] if part_runs is not None
+                                    else max(time.perf_counter() - t0 - encode, 0.0))
+        for r, t in zip(self.retrievers, parts, strict=True):
+            self.timings[f"search_s.{r.name}"] = t.get("search_s", 0.0)
         fused.metadata.update(self.describe(), level=level, k=k, timings=dict(self.timings),
-                              skipped_empty_docs=units.skipped_empty)
+                              skipped_empty_docs=units.skipped_empty,
+                              components=[{n: v for n, v in r.metadata.items()
+                                           if n != "timings"} for r in runs])
         return fused
 
 

@@ -131,12 +131,16 @@ class HttpSpec:
 class DbSpec:
     """Your own vector store as a retriever (:class:`~searchbench.retrieval.stores.DbRetriever`):
     its URL, search-time ``params`` (name, value pairs), a ``filter`` in the engine's own
-    syntax and the query ``model`` (default: the one recorded in the store)."""
+    syntax, the query ``model`` (default: the one recorded in the store) and ``exact``
+    (search with the engine's exact scan instead of its index: the reference a cell with
+    the index is compared with). A ``{chunker}`` field in the URL's store name names one
+    store per chunker (:func:`~searchbench.retrieval.stores.store_url`)."""
 
     url: str
     params: tuple[tuple[str, Any], ...] = ()
     filter: str | None = None
     model: str | None = None
+    exact: bool = False
 
     type = "db"
 
@@ -315,9 +319,14 @@ def _db(s: dict[str, Any], key: Callable[[str], str]) -> DbSpec:
     cls = engine_class(scheme)
     checked = check_params(scheme, cls.params, given, "search")
     flt, model = s.get("filter"), s.get("model")
+    exact = _bool(s.get("exact", False), key("exact"))
+    if exact and checked:
+        raise ConfigError(f"{key('exact')}: an exact search uses no index, so search "
+                          f"parameters ({', '.join(checked)}) do not apply; drop one of them")
     return DbSpec(url=url, params=tuple(sorted(checked.items())),
                   filter=None if flt is None else _text(flt, key("filter")),
-                  model=None if model is None else _text(model, key("model"), empty=False))
+                  model=None if model is None else _text(model, key("model"), empty=False),
+                  exact=exact)
 
 
 def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
@@ -411,8 +420,8 @@ def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = No
         from .stores import DbRetriever
 
         return DbRetriever(spec.url, params=dict(spec.params), filter=spec.filter,
-                           model=spec.model, quiet=quiet, **_for_model(spec.model,
-                                                                       encoder_options))
+                           model=spec.model, exact=spec.exact, quiet=quiet,
+                           encoders=encoders, **_for_model(spec.model, encoder_options))
     if isinstance(spec, DenseSpec):
         enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
         dense = Dense(enc, metric=spec.metric, backend=spec.backend,

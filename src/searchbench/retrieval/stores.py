@@ -15,6 +15,7 @@ so every engine stores the same rows whatever it does with cosine internally.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,9 +28,61 @@ from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
 
-__all__ = ["FORMAT", "DbRetriever", "check_ids", "load_batches", "load_store"]
+__all__ = ["CHUNKER_FIELD", "FORMAT", "DbRetriever", "check_ids", "chunker_slug",
+           "is_template", "load_batches", "load_store", "store_url"]
 
 FORMAT = "searchbench-store/1"
+#: The placeholder of a store URL naming one store per chunker (``table=docs_{chunker}``).
+CHUNKER_FIELD = "{chunker}"
+_NAME_OPTIONS = ("table", "collection", "index", "name")
+_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def chunker_slug(chunk: str | None) -> str:
+    """``tokens:128:16`` → ``tokens_128_16`` (``none`` for whole documents): what
+    :data:`CHUNKER_FIELD` becomes in a store name."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", chunk or "none").strip("_") or "none"
+
+
+def is_template(url: str) -> bool:
+    """Whether ``url`` names one store per chunker (holds :data:`CHUNKER_FIELD`)."""
+    return CHUNKER_FIELD in url
+
+
+def store_url(url: str, chunk: str | None, key: str = "the store URL") -> str:
+    """``url`` with :data:`CHUNKER_FIELD` replaced by :func:`chunker_slug` of ``chunk``
+    (``url`` itself when it holds none). The placeholder may only stand in the value of
+    the store's name option (``table``, ``collection``, ``index``, ``name``), and the name
+    it yields must be a plain identifier (letter or ``_``, then letters, digits, ``_``; at
+    most 63): anything else is one :class:`ConfigError` naming ``key``."""
+    if not is_template(url):
+        return url
+    from ..db import parse_store_url
+
+    expanded = url.replace(CHUNKER_FIELD, chunker_slug(chunk))
+    parsed = parse_store_url(expanded)
+    where = [o for o in _NAME_OPTIONS if CHUNKER_FIELD in _option(url, o)]
+    rest = url
+    for o in where:
+        rest = rest.replace(_option(url, o), "")
+    if not where or CHUNKER_FIELD in rest or re.search(r"{(?!chunker})[^}]*}", url):
+        raise ConfigError(f"{key}: {parse_store_url(url).public!r}: {CHUNKER_FIELD} may "
+                          "only stand in the store's name (table=, collection=, index= or "
+                          "name=), e.g. "
+                          "table=docs_{chunker}; no other {...} field is known")
+    for o in where:
+        name = parsed.options.get(o, "")
+        if not _SAFE_NAME.match(name):
+            raise ConfigError(f"{key}: {o}={name!r} (for chunker {chunk or 'none'!r}) is not "
+                              "a plain identifier; expected a letter or _ then letters, "
+                              "digits or _ (at most 63), e.g. table=docs_{chunker}")
+    return expanded
+
+
+def _option(url: str, name: str) -> str:
+    """The raw ``name=value`` text of ``url``'s query ("" when absent)."""
+    m = re.search(rf"[?&]({re.escape(name)}=[^&#]*)", url)
+    return m.group(1) if m else ""
 
 
 def _store(store_or_url: Any, must_exist: bool = False) -> Any:
@@ -238,11 +291,13 @@ class DbRetriever(Retriever):
 
     def __init__(self, store: Any, *, params: Mapping[str, Any] | None = None,
                  filter: str | None = None, model: str | None = None, exact: bool = False,
-                 quiet: bool | None = None, **encoder_options: Any) -> None:
+                 quiet: bool | None = None, encoders: dict[Any, Any] | None = None,
+                 **encoder_options: Any) -> None:
         super().__init__()
         self.store = _store(store, must_exist=True)
         try:
-            self._setup(params, model, quiet, encoder_options)
+            self._setup(params, model, quiet, encoder_options,
+                        encoders if encoders is not None else {})
         except BaseException:
             self.store.close()
             raise
@@ -251,7 +306,8 @@ class DbRetriever(Retriever):
         self.searched: dict[str, Any] = {}
 
     def _setup(self, params: Mapping[str, Any] | None, model: str | None,
-               quiet: bool | None, encoder_options: dict[str, Any]) -> None:
+               quiet: bool | None, encoder_options: dict[str, Any],
+               encoders: dict[Any, Any]) -> None:
         """Parameters checked, model chosen and checked against the store's record."""
         from ..db import check_params
         from .spec import DenseSpec, encoder_for
@@ -270,7 +326,7 @@ class DbRetriever(Retriever):
                               "the one its vectors were made with (--model NAME)")
         spec = DenseSpec(model=chosen, query_prefix=self.stored.get("query_prefix", ""),
                          doc_prefix=self.stored.get("doc_prefix", ""))
-        self.encoder = encoder_for(spec, {}, quiet, **encoder_options)
+        self.encoder = encoder_for(spec, encoders, quiet, **encoder_options)
         ident = self.stored.get("model_identity")
         if ident and ident != self.encoder.identity:
             raise ConfigError(f"{self.store.url.public}: the store's vectors were made with "
@@ -301,6 +357,11 @@ class DbRetriever(Retriever):
         return {**super().describe(), "search": dict(self.searched)}
 
     # -- index: the units must be the store's ids ---------------------------------------
+    def store_chunker(self, chunker: Chunker | None = None) -> Chunker | None:
+        """The chunker this store's units are cut with: the recorded one, counting the
+        recorded model's tokens (``chunker``, when given, must be the same)."""
+        return self._bind_chunker(chunker)
+
     def _bind_chunker(self, chunker: Chunker | None) -> Chunker | None:
         """The store's own chunker (recorded by :func:`load_store`) when none is given (a
         hybrid then splits its other parts the same way); a different one is refused."""
@@ -325,6 +386,17 @@ class DbRetriever(Retriever):
         self._doc_of = np.repeat(np.arange(len(units.doc_ids)),
                                  np.diff(np.append(units.doc_starts, len(units))))
 
+    # -- vectors (for sweeps: searchbench's own copy of what the store holds) -----------
+    def unit_vectors(self) -> np.ndarray:
+        """The indexed units embedded as :func:`load_store` loads them (same model,
+        prefixes, normalisation; read from the embedding cache when it holds them)."""
+        units = self._require_index()
+        return _normalised(self.encoder.encode_documents(units.texts), self.metric)
+
+    def query_vectors(self, query_texts: list[str]) -> np.ndarray:
+        """Query vectors as searches send them."""
+        return self._queries(query_texts)
+
     # -- search -------------------------------------------------------------------------
     def _queries(self, query_texts: list[str]) -> np.ndarray:
         t0 = time.perf_counter()
@@ -332,12 +404,18 @@ class DbRetriever(Retriever):
         self.timings["encode_s"] = time.perf_counter() - t0
         return q
 
-    def _ask(self, q: np.ndarray, depth: int) -> Any:
+    def _ask(self, q: np.ndarray, depth: int, params: Mapping[str, Any]) -> Any:
         if self.exact:
             return self.store.exact_search(q, depth, filter=self.filter)
-        return self.store.search(q, depth, params=self.params, filter=self.filter)
+        return self.store.search(q, depth, params=params, filter=self.filter)
 
     def _topk(self, query_texts: list[str], k: int, level: str) -> tuple[np.ndarray, ...]:
+        """k results per query; at doc level over chunks, k distinct documents: the store
+        is asked again, deeper, for the queries whose answer was full but short of
+        documents (four times as deep each round), and — where the engine returned fewer
+        rows than asked (its candidate list capped the answer) — with its wider setting
+        (:meth:`~searchbench.db.VectorStore.widen`), until k documents or the store is
+        exhausted. What was done is recorded in ``describe()["search"]``."""
         units = self._require_index()
         n = len(units)
         q = self._queries(query_texts)
@@ -347,22 +425,40 @@ class DbRetriever(Retriever):
         vals = np.full((len(q), width), -np.inf)
         if not len(q) or not n:
             return codes, vals
-        depth = min(n, k * max(1, -(-n // max(len(units.doc_ids), 1))) + k) if pooled \
-            else min(k, n)
+        # exact, or every document asked for: one search deep enough; an index: start at
+        # 2k and deepen (×4) only where needed (a huge LIMIT can turn a planner exact)
+        per_doc = -(-n // max(len(units.doc_ids), 1))
+        everything = width >= len(units.doc_ids)
+        depth = min(n, (n if everything else k * per_doc + k if self.exact else 2 * k)
+                    if pooled else k)
+        params: dict[str, Any] = dict(self.params)
         todo = np.arange(len(q))
         hits_info: list[Any] = []
+        widened: dict[str, Any] = {}
         while len(todo):
-            hits = self._ask(q[todo], depth)
+            hits = self._ask(q[todo], depth, params)
             hits_info.append(hits)
-            again = []
+            deeper, capped = [], []
             for row, ids, dist in zip(todo, hits.ids, hits.distances, strict=True):
                 c, v, short = self._row(ids, dist, width, pooled)
                 codes[row, :len(c)], vals[row, :len(v)] = c, v
                 if short and len(ids) >= depth and depth < n:
-                    again.append(row)
-            todo = np.asarray(again, dtype=np.int64)
-            depth = min(n, depth * 2)
-        self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width)
+                    deeper.append(row)
+                elif short and len(ids) < depth and not self.filter:
+                    capped.append(row)
+            wider = self.store.widen(params, depth) if capped and not self.exact else None
+            if wider is not None:
+                widened = {"params": {k_: v for k_, v in wider.items()
+                                      if params.get(k_) != v},
+                           "queries": widened.get("queries", 0) + len(capped)}
+                params = wider
+                todo = np.asarray(sorted(deeper + capped), dtype=np.int64)
+            else:
+                todo = np.asarray(deeper, dtype=np.int64)
+            if len(deeper):
+                depth = min(n, depth * 4)
+        self._record(hits_info, len(q), int((vals[:, -1] == -np.inf).sum()), width,
+                     widened)
         key = units.key_docs if pooled or units.chunks is None else units.key_units
         order_codes, order_vals = exact_topk(vals, codes, key, width)
         return order_codes, order_vals
@@ -388,8 +484,10 @@ class DbRetriever(Retriever):
     def _score(self, d: np.ndarray) -> np.ndarray:
         return 1.0 - d if self.metric == "cosine" else -d
 
-    def _record(self, hits: list[Any], n_queries: int, short: int, k: int) -> None:
-        """What the last search did (run provenance); warns when answers were short."""
+    def _record(self, hits: list[Any], n_queries: int, short: int, k: int,
+                widened: Mapping[str, Any]) -> None:
+        """What the last search did (run provenance); warns once when answers were
+        short, with the count of short queries."""
         first = hits[0]
         # an engine with no ANN index (sqlite-vec) scans by design: nothing to warn about
         # (search.index_used and search.plan in the provenance say so)
@@ -399,12 +497,22 @@ class DbRetriever(Retriever):
                           "searched exactly; see search.plan in the run's provenance), so "
                           "this run measures exact search, not the index", SearchbenchWarning,
                           stacklevel=user_stacklevel())
+        elif not self.exact and has_index and any(h.index_used is False for h in hits):
+            again = sum(len(h.ids) for h in hits[1:] if h.index_used is False)
+            warnings.warn(f"{self.store.url.public}: the ANN index answered the first search, "
+                          f"but the engine scanned exactly when {again} queries were asked "
+                          "again for more rows (a larger LIMIT changed the plan; see "
+                          "search.index_used_by_round in the run's provenance)",
+                          SearchbenchWarning, stacklevel=user_stacklevel())
         if short:
+            how = (f" even with {widened['params']}" if widened else
+                   f" ({self.store.engine} has no setting to ask for more candidates)"
+                   if not self.filter and not self.exact else "")
             warnings.warn(f"{self.store.url.public} returned fewer than {k} results for "
-                          f"{short} of {n_queries} queries (an ANN index can cap the rows "
-                          "one search returns, e.g. pgvector's hnsw.ef_search; a filter "
-                          "can leave fewer rows)", SearchbenchWarning,
-                          stacklevel=user_stacklevel())
+                          f"{short} of {n_queries} queries{how} (an ANN index can cap the "
+                          "rows one search returns, e.g. pgvector's hnsw.ef_search; a "
+                          "filter can leave fewer rows); those queries are scored on what "
+                          "was returned", SearchbenchWarning, stacklevel=user_stacklevel())
         lat = np.concatenate([h.latencies_s for h in hits if h.latencies_s is not None] or
                              [np.zeros(0)])
         used = [h.index_used for h in hits]
@@ -412,6 +520,7 @@ class DbRetriever(Retriever):
             "index_used": None if any(u is None for u in used) else all(used),
             "plan": first.plan, "params": first.params, "filter": self.filter,
             "exact": self.exact, "queries": n_queries, "store_calls": int(lat.size),
-            "short_answers": short,
+            "short_answers": short, "rounds": len(hits), "index_used_by_round": used,
+            "widened": dict(widened) or None,
             "latency_ms": {"mean": float(lat.mean() * 1000) if lat.size else None,
                            "p95": float(np.percentile(lat, 95) * 1000) if lat.size else None}}

@@ -238,3 +238,42 @@ def test_a_leading_utf8_bom_is_accepted_and_a_bom_inside_is_not(tmp_path):
     assert load_config(path).k == 7
     path.write_bytes(text + b"\xef\xbb\xbf")
     assert "not valid TOML" in _error(path)
+
+
+DB = "sqlite-vec://./stores.db?table="
+
+
+@pytest.mark.parametrize(("url", "needle"), [
+    (DB + "docs-{chunker}", "table='docs-none' (for chunker 'none') is not a plain "
+                            "identifier"),
+    (DB + "9x{chunker}", "table='9xnone' (for chunker 'none') is not a plain identifier"),
+    ("sqlite-vec://./{chunker}.db?table=docs", "{chunker} may only stand in the store's name"),
+    (DB + "docs_{chunker}_{model}", "no other {...} field is known"),
+    (DB + "d" + "x" * 70 + "_{chunker}", "at most 63"),
+])
+def test_a_store_name_template_must_yield_plain_identifiers(tmp_path, url, needle):
+    """Checked for every chunker of the grid when the config is read: before any work."""
+    path = _write(tmp_path, {"chunkers": ["none", "tokens:8:2"]},
+                  [{"name": "mine", "type": "db", "url": url}])
+    text = _error(path)
+    assert "key 'retrievers.mine.url'" in text and needle in text
+
+
+def test_a_db_retriever_with_several_chunkers_needs_one_store_per_chunker(tmp_path):
+    path = _write(tmp_path, {"chunkers": ["none", "tokens:8:2"]},
+                  [{"name": "mine", "type": "db", "url": DB + "docs"}])
+    text = _error(path)
+    assert "key 'retrievers.mine.url'" in text
+    assert "table=docs_{chunker}" in text and "searchbench db load" in text
+    one = _write(tmp_path, {"chunkers": ["tokens:8:2"]},
+                 [{"name": "mine", "type": "db", "url": DB + "docs"}])
+    assert load_config(one).retrievers[0].spec.url == DB + "docs"  # one chunker: one store
+    ok = _write(tmp_path, {"chunkers": ["none", "tokens:8:2"]},
+                [{"name": "mine", "type": "db", "url": DB + "docs_{chunker}"}])
+    assert load_config(ok).retrievers[0].settings["url"] == DB + "docs_{chunker}"
+
+
+def test_exact_db_search_takes_no_search_parameters(tmp_path):
+    path = _write(tmp_path, {}, [{"name": "mine", "type": "db", "url": "usearch://./u?name=d",
+                                  "exact": True, "params": {"expansion_search": 8}}])
+    assert "exact search uses no index" in _error(path)

@@ -205,3 +205,33 @@ def test_concurrent_runs_on_one_store_and_one_runs_folder(tiny_config):
         mine = {c.system: c for c in db.cells(exps["other"]["id"]) if c.level == "doc"}
     assert tiny["bm25"].run_path != mine["bm25"].run_path  # different settings, own file
     assert tiny["bm25"].run_hash != mine["bm25"].run_hash
+
+
+def test_an_unjudged_cell_is_warned_flagged_and_stored_as_such(tmp_path):
+    """Never a silent 0: each query's only judged document shares no word with it, so BM25
+    ranks only unjudged documents (Judged@10 = 0 by hand); the cell warns as `eval` does,
+    its progress line says so and the stored result records it."""
+    import json
+
+    from searchbench.errors import SearchbenchWarning
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    docs = {"a": "apples and pears", "b": "boats and rivers", "c": "clouds and rain"}
+    (folder / "corpus.jsonl").write_text("".join(
+        json.dumps({"id": i, "title": "", "text": t}) + "\n" for i, t in docs.items()))
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"id": q, "text": t}) + "\n" for q, t in (("q1", "apples"),
+                                                            ("q2", "rivers"))))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tc\t1\nq2\tc\t1\n")
+    (tmp_path / "exp.toml").write_text('evalset = "set"\nmeasures = ["nDCG@10"]\n'
+                                       '[[retrievers]]\nname = "bm25"\ntype = "bm25"\n')
+    lines: list[str] = []
+    with pytest.warns(SearchbenchWarning, match=r"run 'bm25': only 0.0% of its top 10"):
+        summary = run_experiment(load_config(tmp_path / "exp.toml"), log=lines.append)
+    done = [line for line in lines if "done" in line]
+    assert done == ["  done doc   bm25  nDCG@10=0.0000  (Judged@10 0.00: mostly unjudged, "
+                    "a lower bound)"]
+    with ResultsStore(summary.store_path) as db:
+        (cell,) = db.cells(summary.experiment_id)
+    assert cell.extras["judged"] == {"k": 10, "mean": 0.0, "low": True}

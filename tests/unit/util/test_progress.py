@@ -118,4 +118,4 @@ def test_control_characters_in_a_step_name_are_shown_escaped(capsys):
     with progress(1, "evil\x1b[2Jname\n", unit="texts") as s:
         s(1)
     err = capsys.readouterr().err
-    assert "\x1b" not in err and "evil\\x1b[2Jname" in err
+    assert "\x1b" not in err and "evil\\u001b[2Jname" in err

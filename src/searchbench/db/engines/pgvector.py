@@ -409,6 +409,25 @@ class PgVectorStore(VectorStore):
                      filter: str | None = None) -> StoreHits:
         return self._search(queries, k, {}, filter, exact=True)
 
+    def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
+        """pgvector's iterative index scans (0.8+): an HNSW scan returns at most
+        ``hnsw.ef_search`` rows unless ``hnsw.iterative_scan`` keeps it scanning (in
+        ``strict_order``: by distance) up to the LIMIT or ``hnsw.max_scan_tuples``; an
+        IVFFlat scan keeps probing (``relaxed_order``, re-sorted by the retriever). The
+        candidate list (the index's recall) stays what ``params`` set."""
+        wider = dict(params)
+        wider.setdefault("hnsw.iterative_scan", "off")
+        wider.setdefault("ivfflat.iterative_scan", "off")
+        if wider["hnsw.iterative_scan"] == "off":
+            wider["hnsw.iterative_scan"] = "strict_order"
+        if wider["ivfflat.iterative_scan"] == "off":
+            wider["ivfflat.iterative_scan"] = "relaxed_order"
+        tuples = int(wider.get("hnsw.max_scan_tuples", 20000))
+        if tuples < 2 * depth:
+            wider["hnsw.max_scan_tuples"] = 2 * depth
+        return None if wider == {**{"hnsw.iterative_scan": "off",
+                                    "ivfflat.iterative_scan": "off"}, **params} else wider
+
     def _search(self, queries: np.ndarray, k: int, given: dict[str, Any],
                 filter: str | None, exact: bool) -> StoreHits:
         q = np.ascontiguousarray(np.atleast_2d(np.asarray(queries, dtype=np.float32)))

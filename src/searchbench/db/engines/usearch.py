@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -249,16 +250,27 @@ class USearchStore(VectorStore):
             if index.expansion_search != ef:
                 index.expansion_search = ef
 
-        with self._gate.using(expansion, apply):  # expansion_search is the index's
-            found = index.search(q, k, exact=exact)
-        keys = np.atleast_2d(found.keys)
-        dist = np.atleast_2d(np.asarray(found.distances, dtype=np.float64))
+        with self._gate.using(expansion, apply), warnings.catch_warnings():
+            # the empty slots of a short answer hold garbage that numpy warns about when
+            # cast; usearch's counts say how many are real (short answers are reported)
+            warnings.filterwarnings("ignore", "invalid value encountered in cast",
+                                    RuntimeWarning)
+            found = index.search(q, k, exact=exact)  # expansion_search is the index's
+            keys = np.atleast_2d(found.keys)
+            dist = np.atleast_2d(np.asarray(found.distances, dtype=np.float64))
         counts = np.atleast_1d(getattr(found, "counts", len(keys[0])))
         if meta["metric"] == "ip":
             dist = dist - 1.0  # usearch ip distance is 1 − ⟨q, x⟩
         idmap = self._id_map()
         ids = [idmap.lookup(keys[i, :c]) for i, c in enumerate(counts)]
         return ids, [dist[i, :c].copy() for i, c in enumerate(counts)], meta
+
+    def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
+        """An HNSW search keeps ``expansion_search`` candidates and can return fewer rows
+        than asked when that is below the count: ask again with at least ``depth``."""
+        if int(params.get("expansion_search", 64)) >= depth:
+            return None
+        return {**params, "expansion_search": depth}
 
     def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
                filter: str | None = None) -> StoreHits:
