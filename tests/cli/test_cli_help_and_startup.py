@@ -60,8 +60,9 @@ def test_help_lists_every_option_without_type_placeholders(path, capsys) -> None
         for name in (*param.opts, *param.secondary_opts):
             shown = name if isinstance(param, click.Option) else name.upper()
             assert shown in out, (path, name)
+    plain = out.replace("{chunker}", "")  # the store-name placeholder is real syntax
     for ugly in ("<bool>", "<int", "<str>", "<path>", "list[", "INTEGER RANGE", "{"):
-        assert ugly not in out, (path, ugly)
+        assert ugly not in plain, (path, ugly)
     for param in cmd.get_params(ctx):  # a flag shows no metavar: "--per-query  Also ..."
         if isinstance(param, click.Option) and param.is_flag and not param.secondary_opts:
             name = re.escape(max(param.opts, key=len))
