@@ -126,9 +126,11 @@ def demo_command(out: Path, open_browser: bool, decimals: int, quiet: bool) -> N
     stages = demo_stages(cfg)
     computed = 0
     shown: set[str] = set()
+    encoders: dict[Any, Any] = {}  # MiniLM loaded once for every stage
     with reported_warnings(quiet):
         for i, stage in enumerate(stages):
-            summary: Any = run_experiment(stage, store, quiet=quiet or None, log=log)
+            summary: Any = run_experiment(stage, store, quiet=quiet or None, log=log,
+                                           encoders=encoders)
             computed += len(summary.computed)
             if i < len(stages) - 1 and summary.computed:
                 partial = experiment_report(store, config=cfg)

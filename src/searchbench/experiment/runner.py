@@ -76,8 +76,11 @@ def default_store(cfg: ExperimentConfig) -> Path:
 
 
 def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
-                   quiet: bool | None = None, log: Log | None = None) -> RunSummary:
-    """Run every unfinished cell of ``cfg`` and store it; returns what was done."""
+                   quiet: bool | None = None, log: Log | None = None,
+                   encoders: dict[Any, Any] | None = None) -> RunSummary:
+    """Run every unfinished cell of ``cfg`` and store it; returns what was done.
+    ``encoders`` (see :func:`~searchbench.retrieval.spec.encoder_for`) lets several calls
+    share their loaded models (``searchbench demo`` runs its grid in stages)."""
     t0 = time.perf_counter()
     say = log or (lambda _msg: None)
     path = Path(store) if store else default_store(cfg)
@@ -91,7 +94,7 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
         wanted = {*cfg.measures, "RR"}
         done = {k for k, ms in db.stored_measures(exp_id).items() if wanted <= ms}
         for spec, es in sets.items():
-            work = _Workspace(cfg, es, spec, say, quiet)
+            work = _Workspace(cfg, es, spec, say, quiet, encoders)
             work.run(db, exp_id, done, summary)
     summary.seconds = time.perf_counter() - t0
     return summary
@@ -132,12 +135,12 @@ class _Workspace:
     """Indexes, runs and judgments of one evaluation set, shared between its cells."""
 
     def __init__(self, cfg: ExperimentConfig, es: EvalSet, spec: str, say: Log,
-                 quiet: bool | None) -> None:
+                 quiet: bool | None, encoders: dict[Any, Any] | None = None) -> None:
         self.cfg, self.es, self.spec, self.say, self.quiet = cfg, es, spec, say, quiet
         self.hash = es.content_hash()
         self.queries = es.judged_queries
         self.query_ids = self.queries.ids
-        self.encoders: dict[tuple[str, str, str], Any] = {}
+        self.encoders: dict[Any, Any] = {} if encoders is None else encoders
         self.indexes: dict[tuple[str, str, Any], Any] = {}
         self.runs: dict[tuple[str, str, str, Any, int], Run] = {}
         self.qrels: dict[tuple[str, str, Any], Qrels] = {}
