@@ -123,18 +123,19 @@ def test_demo_prints_tables_and_report_path(tmp_path, capsys, monkeypatch):
 
 
 def test_packaged_demo_config_is_the_issue_grid(tmp_path):
-    """pyref over BM25, MiniLM, the static model and hybrid RRF, three chunk sizes, both
-    levels (validated without running it)."""
-    from searchbench.cli.demo_cmd import _config_file
+    """pyref over BM25, MiniLM and hybrid RRF, three chunk sizes, both levels (validated
+    without running it); BM25 runs first, then the model-based cells per chunk size."""
+    from searchbench.cli.demo_cmd import _config_file, demo_stages
     from searchbench.experiment import load_config
 
     cfg = load_config(_config_file(tmp_path))
     assert cfg.evalsets == ["pyref"] and cfg.levels == ["doc", "chunk"]
     assert len(cfg.chunkers) == 3
     kinds = {(r.type, r.settings.get("model"), r.settings.get("fusion")) for r in cfg.retrievers}
-    assert kinds == {("bm25", None, None), ("dense", "minilm", None), ("dense", "static", None),
-                     ("hybrid", None, "rrf")}
-    assert len(cfg.cells()) == 4 * 3 * 2
+    assert kinds == {("bm25", None, None), ("dense", "minilm", None), ("hybrid", None, "rrf")}
+    assert len(cfg.cells()) == 3 * 3 * 2
+    stages = demo_stages(cfg)
+    assert [r.name for r in stages[0].retrievers] == ["bm25"] and len(stages) == 4
 
 
 @pytest.mark.parametrize("name", ["a\\b", "..", "a/b", "a\x00b", "x" * 101, " bm25"])

@@ -85,8 +85,11 @@ def run_command(config: Path, store: Path | None, quiet: bool) -> None:
           + (f" --store {store}" if store else ""))
 
 
-def means_table(group, decimals: int) -> None:
-    """A compact rich table: a row per system, a column per measure, ▲/▼ marks."""
+def means_table(group, decimals: int, systems=None, title_note: str = "",
+                legend_text: str | None = None) -> None:
+    """A compact rich table: a row per system (``systems``, default all, in that order), a
+    column per measure, ▲/▼ marks; then the legend (``legend_text`` replaces the standard
+    one) and every note of the comparison (low judged coverage …)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -100,12 +103,12 @@ def means_table(group, decimals: int) -> None:
     )
 
     cmp = group.comparison
-    table = Table(title=f"{group.title} · {len(group.query_ids)} queries",
+    table = Table(title=f"{group.title} · {len(group.query_ids)} queries{title_note}",
                   title_justify="left")
     table.add_column("system")
     for m in [*cmp.measures, *judged_header(cmp)]:
         table.add_column(escape(m), justify="right")
-    for s in cmp.systems:
+    for s in (cmp.systems if systems is None else systems):
         cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
         for m in cmp.measures:
             text = format_number(cmp.means[s][m], decimals)
@@ -115,7 +118,7 @@ def means_table(group, decimals: int) -> None:
     console = Console(highlight=False, emoji=False,
                       width=None if sys.stdout.isatty() else 120)
     console.print(table)
-    console.print(escape(legend(cmp)), style="dim")
+    console.print(escape(legend(cmp) if legend_text is None else legend_text), style="dim")
     for note in cmp.notes:
         console.print(f"note: {escape(note)}", style="yellow")
 

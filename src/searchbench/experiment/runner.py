@@ -66,13 +66,16 @@ def default_store(cfg: ExperimentConfig) -> Path:
 
 
 def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
-                   quiet: bool | None = None, log: Log | None = None) -> RunSummary:
-    """Run every unfinished cell of ``cfg`` and store it; returns what was done."""
+                   quiet: bool | None = None, log: Log | None = None,
+                   encoders: dict[Any, Any] | None = None) -> RunSummary:
+    """Run every unfinished cell of ``cfg`` and store it; returns what was done.
+    ``encoders`` (see :func:`~searchbench.retrieval.spec.encoder_for`) lets several calls
+    share their loaded models (``searchbench demo`` runs its grid in stages)."""
     t0 = time.perf_counter()
     say = log or (lambda _msg: None)
     path = Path(store) if store else default_store(cfg)
     sets = {spec: _load(spec, cfg) for spec in cfg.evalsets}
-    spaces = [_Workspace(cfg, es, spec, say, quiet) for spec, es in sets.items()]
+    spaces = [_Workspace(cfg, es, spec, say, quiet, encoders) for spec, es in sets.items()]
     try:
         for work in spaces:  # every store the grid reads, checked before any work
             work.check_stores()
@@ -130,14 +133,15 @@ class _Workspace:
     """Indexes, runs and judgments of one evaluation set, shared between its cells."""
 
     def __init__(self, cfg: ExperimentConfig, es: EvalSet, spec: str, say: Log,
-                 quiet: bool | None) -> None:
+                 quiet: bool | None, encoders: dict[Any, Any] | None = None) -> None:
         self.cfg, self.es, self.spec, self.say, self.quiet = cfg, es, spec, say, quiet
         self.hash = es.content_hash()
         self.queries = es.judged_queries
         self.query_ids = self.queries.ids
         # every query is stored; the report leaves out those marked no_answer (its policy)
         self.pipe = Pipeline(es, queries=self.queries, quiet=quiet, log=say,
-                             missing_warnings=False, unanswerable="zero")
+                             missing_warnings=False, unanswerable="zero",
+                             encoders=encoders)
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:

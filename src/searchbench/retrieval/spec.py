@@ -542,10 +542,14 @@ def context_token_counts(texts: Mapping[str, str], ids: Sequence[str] | np.ndarr
                          retriever: Any = None, *, encoder: Any = None) -> dict[str, int]:
     """Tokens of the context text of every id in ``ids`` (``texts`` as
     :meth:`Retriever.context_texts` gives them), counted in ``retriever``'s token unit (or
-    ``encoder``'s) — the one way context tokens and token budgets are counted."""
+    ``encoder``'s) — the one way context tokens and token budgets are counted. A model's
+    tokens are counted in one batch (``token_lengths``: the length of ``token_offsets``,
+    never truncated)."""
     enc = counting_encoder(retriever) if retriever is not None else encoder
-    count = enc.token_offsets if enc is not None else whitespace_offsets
-    return {i: len(count(texts[i])) for i in ids}
+    if enc is None:
+        return {i: len(whitespace_offsets(texts[i])) for i in ids}
+    keys = list(ids)
+    return dict(zip(keys, enc.token_lengths([texts[i] for i in keys]), strict=True))
 
 
 def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
