@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from .base import LEVELS, Retriever, exact_topk
 from .cache import EmbeddingCache
+from .callable import (
+    CallableRetriever,
+    from_callable,
+    from_haystack,
+    from_langchain,
+    from_llamaindex,
+)
 from .chunking import (
     Chunk,
     Chunker,
@@ -44,6 +51,7 @@ __all__ = [
     "BM25",
     "LEVELS",
     "BM25Spec",
+    "CallableRetriever",
     "Chunk",
     "Chunker",
     "DbSpec",
@@ -77,6 +85,10 @@ __all__ = [
     "encoder",
     "evalset_chunk_qrels",
     "exact_topk",
+    "from_callable",
+    "from_haystack",
+    "from_langchain",
+    "from_llamaindex",
     "fuse",
     "parse_chunker",
     "public_url",

@@ -54,7 +54,8 @@ from .base import Retriever, Units, _check_level, build_units
 from .chunking import Chunk, Chunker, parse_chunk_id
 from .frameworks import Hit, adapter_for
 
-__all__ = ["CallableRetriever", "Hit", "load_target", "target_provenance"]
+__all__ = ["CallableRetriever", "Hit", "from_callable", "from_haystack", "from_langchain",
+           "from_llamaindex", "load_target", "target_provenance"]
 
 ON_ERROR = ("fail", "skip")
 CALLS = ("auto", "batch", "single")
@@ -221,8 +222,9 @@ class CallableRetriever(Retriever):
                 if got is None:
                     failed.append(qids[i])
                     continue
+                before = _distinct(out[i])
                 out[i] = _map_hits(got, level, self.adapter, known)
-                if level == "doc" and _distinct(out[i]) < k and len(got) >= want:
+                if level == "doc" and _needs_more(got, out[i], k, want, before):
                     deeper.append(i)
             if not deeper:
                 break
@@ -323,6 +325,16 @@ def _run_pool(fn: Callable[..., Any], batches: list[tuple[int, int]], workers: i
 
 def _distinct(ranked: list[tuple[str, float | None]]) -> int:
     return len({rid for rid, _ in ranked})
+
+
+def _needs_more(got: Sequence[Hit], ranked: list[tuple[str, float | None]], k: int,
+                want: int, before: int) -> bool:
+    """Whether to ask again for more: the list was full, chunks of one document took
+    several of its places (not the same id repeated), and the last round found new
+    documents (a system that keeps answering the same documents is exhausted)."""
+    distinct = _distinct(ranked)
+    chunked = len({h.id for h in got}) > distinct
+    return distinct < k and len(got) >= want and chunked and distinct > before
 
 
 def _map_hits(hits: Sequence[Hit], level: str, adapter: Any,
@@ -456,3 +468,24 @@ def _warn(message: str) -> None:
     import warnings
 
     warnings.warn(message, SearchbenchWarning, stacklevel=user_stacklevel())
+
+
+def from_callable(fn: Any, **options: Any) -> CallableRetriever:
+    """Your function ``fn(queries, k)`` / ``fn(query, k)`` as a retriever (options as
+    :class:`CallableRetriever`'s)."""
+    return CallableRetriever(fn, kind="python", **options)
+
+
+def from_langchain(obj: Any, **options: Any) -> CallableRetriever:
+    """A LangChain ``VectorStore`` or ``BaseRetriever`` as a retriever."""
+    return CallableRetriever(obj, kind="langchain", **options)
+
+
+def from_llamaindex(obj: Any, **options: Any) -> CallableRetriever:
+    """A LlamaIndex index (``as_retriever``) or retriever as a retriever."""
+    return CallableRetriever(obj, kind="llamaindex", **options)
+
+
+def from_haystack(obj: Any, **options: Any) -> CallableRetriever:
+    """A Haystack ``Pipeline`` or retriever component as a retriever."""
+    return CallableRetriever(obj, kind="haystack", **options)

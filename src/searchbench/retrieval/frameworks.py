@@ -27,7 +27,6 @@ id), ``"metadata:KEY"`` (LangChain metadata, Haystack meta, LlamaIndex node meta
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import itertools
 import os
@@ -60,6 +59,8 @@ class Hit:
 
 def run_coroutines(calls: list[Any], concurrency: int) -> list[Any]:
     """Await ``calls`` (coroutines) with at most ``concurrency`` in flight."""
+    import asyncio
+
 
     async def main() -> list[Any]:
         gate = asyncio.Semaphore(concurrency)
