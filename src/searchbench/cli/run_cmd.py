@@ -88,8 +88,8 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--kwargs", "target_kwargs", metavar="JSON", help="--target: keyword arguments "
               "for the factory, as a JSON object.")
 @click.option("--id-from", metavar="WHERE", help="--target: where the evaluation set's "
-              "document id is: id, ref_doc_id or metadata:KEY (default: the framework's "
-              "document id).")
+              "document id is: id, ref_doc_id, metadata:KEY or python:MODULE:FUNCTION (a "
+              "function of the result object; default: the framework's document id).")
 @click.option("--batch-size", default=16, type=POSITIVE, metavar="INTEGER",
               help="--target: queries per call of a batch callable.")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",

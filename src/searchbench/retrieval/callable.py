@@ -141,6 +141,11 @@ class CallableRetriever(Retriever):
                 raise ConfigError(f"{key}={value!r}: expected a whole number >= 1")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
             raise ConfigError(f"timeout={timeout!r}: expected seconds > 0")
+        if isinstance(id_from, str) and id_from.startswith("python:"):
+            id_from = load_target(id_from.removeprefix("python:"))  # your mapping function
+            if not callable(id_from):
+                raise ConfigError("id_from 'python:module:name' must name a function of the "
+                                  "framework's result object returning the document id")
         self.kind, self.target = kind, target
         self.name = name or kind
         self.batch_size, self.concurrency, self.timeout = batch_size, concurrency, timeout

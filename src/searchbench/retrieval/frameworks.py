@@ -97,8 +97,8 @@ class _Adapter:
     def __init__(self, id_from: IdFrom) -> None:
         if isinstance(id_from, str) and not (id_from in ("id", "ref_doc_id")
                                              or id_from.startswith("metadata:")):
-            raise ConfigError(f"id_from={id_from!r}: expected 'id', 'ref_doc_id' or "
-                              "'metadata:KEY'")
+            raise ConfigError(f"id_from={id_from!r}: expected 'id', 'ref_doc_id', "
+                              "'metadata:KEY' or 'python:module:function'")
         self.id_from = id_from
 
     def describe(self) -> dict[str, Any]:
@@ -175,12 +175,15 @@ class PythonAdapter(_Adapter):
             if "id" not in item:
                 raise BackendError(f"a result mapping has no 'id' key (keys: "
                                    f"{', '.join(sorted(map(str, item)))})")
-            return Hit(_id(item["id"]), _score(item.get("score")), _opt_id(item.get("doc_id")),
+            meta = item.get("metadata") or item.get("meta") or {}
+            doc = self._doc_id(item, _opt_id(item.get("doc_id")),
+                               meta if isinstance(meta, Mapping) else {})
+            return Hit(_id(item["id"]), _score(item.get("score")), _opt_id(doc),
                        item.get("start"), item.get("end"))
         if isinstance(item, tuple | list) and len(item) == 2:
-            return Hit(_id(item[0]), _score(item[1]))
+            return Hit(_id(item[0]), _score(item[1]), _opt_id(self._doc_id(item, None, {})))
         if isinstance(item, str | int) and not isinstance(item, bool):
-            return Hit(_id(item))
+            return Hit(_id(item), None, _opt_id(self._doc_id(item, None, {})))
         raise BackendError(f"a result is a {type(item).__name__}; expected (id, score), an "
                            "id, or a mapping with 'id'")
 

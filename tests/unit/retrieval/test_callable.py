@@ -215,3 +215,21 @@ def test_cli_runs_a_callable_and_refuses_a_broken_one_in_one_line(tmp_path, pyre
         assert not (tmp_path / "bad.trec").exists()
     done = _cli("run", "pyref", "-r", "python", "-o", "x.trec", cwd=tmp_path)
     assert done.returncode == 1 and "needs --target" in done.stderr
+
+
+def test_id_from_a_function_of_the_result_maps_ids(pyref, tmp_path, monkeypatch):
+    ids = _docs(pyref, 3)
+    (tmp_path / "idmap.py").write_text("def doc_of(item):\n    return item['meta']['src']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    answer = [{"id": f"chunk-{i}", "score": 3.0 - i, "meta": {"src": d}}
+              for i, d in enumerate(ids)]
+
+    class Mapped:
+        def __call__(self, query: str, k: int):
+            return answer
+
+    r = _retriever(Mapped(), pyref, id_from="python:idmap:doc_of")
+    run = r.search(pyref.judged_queries, k=3)
+    assert [d for d, _ in run.ranking(pyref.judged_queries.ids[0])] == ids
+    with pytest.raises(ConfigError, match="has no attribute"):
+        CallableRetriever(lambda q, k: [], id_from="python:idmap:nothing")
