@@ -53,6 +53,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _no_secrets_from_other_tests():
+    """Secrets are held per process (``_util.secrets``): one test's token must not redact
+    another test's text in the same worker."""
+    yield
+    from searchbench._util.secrets import forget_all
+
+    forget_all()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The process that made the run's folder removes it (workers leave it alone)."""
     if _OWN_ROOT and not hasattr(config, "workerinput"):

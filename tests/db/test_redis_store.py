@@ -195,7 +195,7 @@ def test_cli_load_and_run_on_pyref(server, tmp_path, tmp_path_factory) -> None:
     try:
         side = check_cli_on_pyref(f"redis://:{SECRET}@127.0.0.1:{server.port}?index=pyref",
                                   tmp_path, dense_reference(tmp_path_factory.getbasetemp()),
-                                  ["M=8", "EF_CONSTRUCTION=32"], "EF_RUNTIME=200",
+                                  ["M=16", "EF_CONSTRUCTION=200"], "EF_RUNTIME=200",
                                   "valid: BATCH_SIZE, EF_RUNTIME, HYBRID_POLICY", SECRET)
     finally:
         admin.r.config_set("requirepass", "")
@@ -203,7 +203,7 @@ def test_cli_load_and_run_on_pyref(server, tmp_path, tmp_path_factory) -> None:
     search = side["retrieval"]["search"]
     assert search["params"]["EF_RUNTIME"] == 200 and search["index_used"] is True
     index = side["retrieval"]["store"]["provenance"]["index"]
-    assert index["params"] == {"M": 8, "EF_CONSTRUCTION": 32}
+    assert index["params"] == {"M": 16, "EF_CONSTRUCTION": 200}
 
 
 def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

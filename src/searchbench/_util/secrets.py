@@ -28,7 +28,8 @@ import threading
 import urllib.parse
 from typing import Any
 
-__all__ = ["MIN_SECRET", "REDACTED", "hold", "hold_url", "redact", "redacted", "remote_text"]
+__all__ = ["MIN_SECRET", "REDACTED", "forget_all", "hold", "hold_url", "redact", "redacted",
+           "remote_text"]
 
 REDACTED = "[redacted]"
 MIN_SECRET = 4
@@ -55,6 +56,15 @@ def hold(*values: str | None) -> None:
         pieces = {f[i:i + _PIECE] for f in forms if len(f) >= _PIECE
                   for i in range(len(f) - _PIECE + 1)}
         _pieces = (whole, tuple(sorted(pieces)))
+
+
+def forget_all() -> None:
+    """Forget every held secret: a process that runs one command after another (a test
+    run, a notebook) starts each with only its own secrets."""
+    global _pieces
+    with _lock:
+        _held.clear()
+        _pieces = ((), ())
 
 
 def hold_url(url: str | None) -> None:

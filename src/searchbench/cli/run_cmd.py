@@ -196,7 +196,10 @@ def run_command(
         with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                                    api_key_env=api_key_env, retries=retries,
                                    unanswerable=unanswerable) as pipe:
-            if not quiet:
+            from searchbench.retrieval.spec import CallableSpec, HttpSpec
+
+            if not quiet and not isinstance(chosen, HttpSpec | CallableSpec):
+                # (a search service or your own retriever chunks, if at all, by itself)
                 click.echo(f"chunks: {sb.retrieval.chunking_of(pipe.chunker(chosen, chunk))}",
                            err=True)
             sweep = None
