@@ -57,10 +57,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def _no_secrets_from_other_tests():
     """Secrets are held per process (``_util.secrets``): one test's token must not redact
     another test's text in the same worker."""
-    yield
-    from searchbench._util.secrets import forget_all
+    from searchbench._util.secrets import forget_all, held, hold
 
+    before = held()  # a test module's own secrets, held when it was imported, stay
+    yield
     forget_all()
+    hold(*before)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

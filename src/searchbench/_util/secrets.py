@@ -28,8 +28,17 @@ import threading
 import urllib.parse
 from typing import Any
 
-__all__ = ["MIN_SECRET", "REDACTED", "forget_all", "hold", "hold_url", "redact", "redacted",
-           "remote_text"]
+__all__ = [
+    "MIN_SECRET",
+    "REDACTED",
+    "forget_all",
+    "held",
+    "hold",
+    "hold_url",
+    "redact",
+    "redacted",
+    "remote_text",
+]
 
 REDACTED = "[redacted]"
 MIN_SECRET = 4
@@ -56,6 +65,11 @@ def hold(*values: str | None) -> None:
         pieces = {f[i:i + _PIECE] for f in forms if len(f) >= _PIECE
                   for i in range(len(f) - _PIECE + 1)}
         _pieces = (whole, tuple(sorted(pieces)))
+
+
+def held() -> frozenset[str]:
+    """The secrets this process holds (a copy)."""
+    return frozenset(_held)
 
 
 def forget_all() -> None:
