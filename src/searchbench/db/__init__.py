@@ -21,6 +21,7 @@ from .base import (
     VectorStore,
     check_params,
     engine_failure,
+    no_store,
     parse_store_url,
     register_engine,
     without_secrets,
@@ -102,13 +103,8 @@ def connect(url: str, *, must_exist: bool = False) -> VectorStore:
             raise
         if not found:
             store.close()
-            raise ConfigError(_no_store(parsed, store.location()))
+            raise ConfigError(no_store(parsed, store.location()))
     return store
-
-
-def _no_store(parsed: StoreURL, where: str) -> str:
-    return (f"{parsed.public}: no store at {where!r}; check the URL, or load it first with "
-            "searchbench db load URL --evalset SET")
 
 
 def _check_layout(parsed: StoreURL, layout: str, must_exist: bool) -> None:
@@ -116,7 +112,7 @@ def _check_layout(parsed: StoreURL, layout: str, must_exist: bool) -> None:
     path = Path(parsed.path)
     if not path.exists():
         if must_exist:
-            raise ConfigError(_no_store(parsed, parsed.path))
+            raise ConfigError(no_store(parsed, parsed.path))
         return
     if layout == "folder" and not path.is_dir():
         raise ConfigError(f"{parsed.public}: {parsed.path} is a file; {parsed.scheme} keeps "

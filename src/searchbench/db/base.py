@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import errno
 import functools
-import re
-import urllib.parse
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,26 +32,37 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from .._util.secrets import hold
-from .._util.urls import split_url
+from .._util import utc_now
 from ..errors import BackendError, ConfigError, OutputError, SearchbenchError
+from ._validate import Rows, check_layout, check_name, check_queries, check_rows
+from .url import (
+    ENGINES,
+    LOCAL_ENGINES,
+    StoreURL,
+    parse_store_url,
+    register_engine,
+    without_secrets,
+)
 
 __all__ = [
     "ENGINES",
     "LOCAL_ENGINES",
     "LoadReport",
     "ParamSpec",
+    "Rows",
     "StoreHits",
     "StoreURL",
     "VectorStore",
     "advice",
+    "check_name",
     "check_params",
     "engine_failure",
+    "no_store",
     "parse_store_url",
     "register_engine",
 ]
 
-ParamWhen = Literal["build", "search"]
+ParamWhen = Literal["build", "search", "url"]
 
 
 @dataclass(frozen=True)
@@ -120,78 +130,6 @@ def check_params(engine: str, specs: Sequence[ParamSpec], given: Mapping[str, An
     return out
 
 
-@dataclass(frozen=True)
-class StoreURL:
-    """A parsed store URL: ``scheme://[user[:password]@]host[:port]/path?key=value&...``.
-
-    ``path`` is a filesystem path for embedded engines (``lancedb://./lance`` → ``./lance``)
-    or a database name for servers. ``public`` is the URL with any password removed: the
-    only form that may appear in messages, logs and files.
-    """
-
-    scheme: str
-    host: str
-    port: int | None
-    path: str
-    user: str | None
-    password: str | None
-    options: dict[str, str]
-    public: str
-
-
-def parse_store_url(url: str) -> StoreURL:
-    """Parse ``url``; raises :class:`ConfigError` naming what is wrong (never the password:
-    :func:`~searchbench._util.urls.split_url`, which also holds it for redaction)."""
-    parts = split_url(url, "store URL", "e.g. 'pgvector:///app?host=/run/pg&table=docs'")
-    port = parts.port
-    hold(*(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-           if _SECRET_OPTION.search(k) and not k.lower().endswith("_env")))  # env: a name
-    if not parts.scheme:
-        raise ConfigError(f"store URL {_redacted(url)!r} has no scheme; expected one of "
-                          f"{', '.join(sorted(ENGINES))}")
-    options: dict[str, str] = {}
-    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True,
-                                             strict_parsing=False):
-        if key in options:
-            raise ConfigError(f"store URL {_redacted(url)!r}: option {key!r} given twice")
-        options[key] = value
-    path = urllib.parse.unquote(parts.netloc.split("@")[-1] if _embedded_path(parts) else "")
-    path = path + urllib.parse.unquote(parts.path) if path else urllib.parse.unquote(parts.path)
-    return StoreURL(parts.scheme.lower(), parts.hostname or "", port, path,
-                    urllib.parse.unquote(parts.username) if parts.username else None,
-                    urllib.parse.unquote(parts.password) if parts.password else None,
-                    options, _redacted(url))
-
-
-def _embedded_path(parts: urllib.parse.SplitResult) -> bool:
-    """``lancedb://./lance`` puts ``.`` in the netloc: a relative path, not a host."""
-    return parts.netloc in (".", "..") or parts.netloc.startswith("~")
-
-
-_SECRET_OPTION = re.compile(r"(?i)key|token|secret|sig|pass|pwd|auth|cred")
-
-
-def _redacted(url: str) -> str:
-    """``url`` with the password (if any) and the values of credential-like options
-    (``?password=``, ``api_key=``, ``token=``…) replaced by ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        secret_options = any(_SECRET_OPTION.search(k) for k, _ in pairs)
-        if parts.password is None and not secret_options:
-            return url
-        netloc = parts.netloc
-        if parts.password is not None:
-            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-        query = "&".join(f"{k}=***" if _SECRET_OPTION.search(k) else f"{k}={v}"
-                         for k, v in pairs) if secret_options else parts.query
-        # by hand: urlunsplit drops an empty host ("pgvector:///db" -> "pgvector:/db")
-        return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
-                + (f"#{parts.fragment}" if parts.fragment else ""))
-    except ValueError:
-        return "<unparsable URL>"
-
-
 @dataclass
 class StoreHits:
     """The answer to one batch of searches.
@@ -223,12 +161,21 @@ class LoadReport:
 
 
 class VectorStore(ABC):
-    """One collection in one real engine. Subclasses set the class variables and implement
-    the abstract methods; :func:`searchbench.db.connect` builds them from a URL.
+    """One collection in one real engine; :func:`searchbench.db.connect` builds it from a URL.
 
     Life cycle: ``connect(url)`` → ``load(...)`` (idempotent, resumable) →
     ``build_index(...)`` (if the engine builds separately) → ``search``/``exact_search`` →
     ``close()``. Stores are context managers.
+
+    The public methods here do the work every engine shares (as httpx's ``BaseTransport``
+    or ir_measures' ``Provider.evaluator()`` → ``_evaluator()``): URL options checked
+    against :attr:`url_options`, rows and queries validated (:mod:`._validate`: one error
+    class per case for every engine), the layout check, resumable batching, provenance
+    merged into the collection's record, index parameters checked and recorded. An
+    adapter sets the class variables and implements the narrow hooks: ``_read_meta`` /
+    ``_write_meta`` (the record: ``dim``, ``metric``, ``provenance`` and its own keys),
+    ``_create_collection``, ``_write_batch`` (one atomic batch), ``_knn`` / ``_exact_knn``,
+    ``_build``, ``_describe``, plus ``count``, ``stored_ids``, ``exists``, ``close``.
     """
 
     engine: ClassVar[str]  # URL scheme, e.g. "pgvector"
@@ -237,9 +184,22 @@ class VectorStore(ABC):
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()  # e.g. ("hnsw", "ivfflat"); first = default
     has_exact: ClassVar[bool] = True  # False: exact_search raises (no exact path)
+    # URL options the adapter reads (when="url"; None: an adapter not yet converted to the
+    # hooks, which checks its own options)
+    url_options: ClassVar[tuple[ParamSpec, ...] | None] = None
+    # other URL options are handed to this client library, which refuses what it does not
+    # know (pgvector: "libpq"); None: any other option is refused here
+    passthrough: ClassVar[str | None] = None
+    metrics: ClassVar[tuple[str, ...]] = ("cosine", "ip", "l2")  # distances it can store
+    filters: ClassVar[bool] = True  # False: a filter is refused (no payload stored)
 
     def __init__(self, url: StoreURL) -> None:
         self.url = url
+        self._known: set[str] | None = None  # stored ids, kept current by this object's loads
+        self.options: dict[str, Any] = {}
+        self.passed: dict[str, str] = {}  # options for the client library (passthrough)
+        if self.url_options is not None:
+            self.options, self.passed = self._check_options()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every public method of an adapter reports its engine's own exceptions as one
@@ -250,6 +210,167 @@ class VectorStore(ABC):
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_guarded", False):
                 setattr(cls, name, _guarded(method, name))
+
+    # -- URL options ------------------------------------------------------------------
+    def _check_options(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """The declared options (typed, defaults filled) and the passthrough ones. An
+        unknown option, or one repeating a part of the URL with another value (``?user=``
+        and ``user@``), is a :class:`ConfigError`."""
+        specs = {s.name: s for s in self.url_options or ()}
+        known = {name: s.default for name, s in specs.items()}
+        passed: dict[str, str] = {}
+        for name, value in self.url.options.items():
+            if name in specs:
+                known[name] = specs[name].coerce(value, self.engine)
+            elif self.passthrough:
+                passed[name] = value
+            else:
+                raise ConfigError(f"{self.url.public}: unknown option {name!r}; valid: "
+                                  f"{', '.join(sorted(specs)) or 'none'}")
+            own = self._url_part(name)
+            if own not in (None, "") and str(own) != str(value):
+                shown = "***" if name == "password" else f"{value!r} and {own!r}"
+                raise ConfigError(f"{self.url.public}: {name} is given twice, in the URL "
+                                  f"and as ?{name}= ({shown}); give it once")
+        return known, passed
+
+    def _url_part(self, name: str) -> Any:
+        """What the URL itself says for option ``name`` (``user@``, ``:port``…), or None."""
+        u = self.url
+        return {"user": u.user, "password": u.password, "host": u.host or None,
+                "port": u.port}.get(name)
+
+    # -- writing ----------------------------------------------------------------------
+    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
+             texts: Sequence[str] | None = None,
+             metadata: Sequence[Mapping[str, Any]] | None = None,
+             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
+             ) -> LoadReport:
+        """Add the rows whose ids are not stored yet, in batches of ``batch_size`` (each
+        written atomically by ``_write_batch``): re-running after a crash finishes the job
+        without duplicates. A collection holding another dimension or metric raises
+        :class:`ConfigError`. ``provenance`` (model identity, dimension, metric, ...) is
+        merged key by key into the collection's record (its ``dim`` and ``metric`` are
+        always the collection's) and returned by :meth:`describe`. A call with zero rows
+        (a ``(0, dim)`` array) only merges ``provenance``: :func:`~searchbench.retrieval.
+        stores.load_store` records the final count, index and times that way."""
+        started = time.perf_counter()
+        rows = check_rows(ids, vectors, metric, texts, metadata)
+        if rows.metric not in self.metrics:
+            raise ConfigError(f"{self.engine} has no {rows.metric!r} distance; load with "
+                              f"metric {' or '.join(self.metrics)}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size={batch_size!r}; expected an integer ≥ 1")
+        n = len(rows.ids)
+        meta = self._read_meta()
+        changed = meta is None
+        if meta is None:
+            if not rows.dim:  # nothing to load, no dimension: nothing to create
+                return LoadReport(0, 0, 0, time.perf_counter() - started)
+            meta = {"dim": rows.dim, "metric": rows.metric, "created": utc_now(),
+                    "provenance": {}}
+            self._create_collection(meta, rows)
+        else:
+            check_layout(f"{self.url.public}: {self.location()}", meta,
+                         rows.dim if n else None, rows.metric)
+        if provenance:
+            merged = {**(meta.get("provenance") or {}),
+                      **{str(k): v for k, v in provenance.items()}}
+            merged.update({k: meta[k] for k in ("dim", "metric") if k in merged})
+            changed = changed or merged != meta.get("provenance")
+            meta["provenance"] = merged
+        if changed:
+            self._write_meta(meta)
+        have = self._existing(rows.ids) if n else set()
+        todo = [i for i, doc in enumerate(rows.ids) if doc not in have]
+        for start in range(0, len(todo), batch_size):
+            batch = rows.take(todo[start:start + batch_size])
+            self._write_batch(batch, meta)
+            if self._known is not None:
+                self._known.update(batch.ids)
+        return LoadReport(len(todo), n - len(todo), self.count(), time.perf_counter() - started)
+
+    def build_index(self, kind: str | None = None, **params: Any) -> float:
+        """Build (or rebuild) the ANN index of ``kind`` (default: the engine's first) with
+        build-time ``params`` (checked, defaults filled by ``_build_params``); the index
+        and its effective parameters are recorded under ``provenance["index"]``. Seconds
+        taken. An engine without an ANN index builds nothing (any kind or parameter is an
+        error)."""
+        if not self.index_kinds:
+            if kind is not None or params:
+                raise ConfigError(f"{self.engine} has no ANN index (every search is exact): "
+                                  "no index kind or build parameter applies; valid: none")
+            return 0.0
+        kind = kind or self.index_kinds[0]
+        if kind not in self.index_kinds:
+            raise ConfigError(f"{self.engine} index kind {kind!r}; expected one of "
+                              f"{', '.join(self.index_kinds)}")
+        given = check_params(self.engine, self.params, params, "build")
+        meta = self._require_meta()
+        effective = self._build_params(kind, given, meta)
+        seconds = self._build(kind, effective, meta)
+        meta = self._require_meta()  # the build may have recorded its own state
+        meta["provenance"] = {**(meta.get("provenance") or {}), "index": {
+            "kind": kind, "params": effective, "build_seconds": round(seconds, 3),
+            "built": utc_now()}}
+        self._write_meta(meta)
+        return seconds
+
+    # -- reading ----------------------------------------------------------------------
+    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
+               filter: str | None = None) -> StoreHits:
+        """Top-``k`` through the engine's index with search-time ``params`` (validated with
+        :func:`check_params`); ``filter`` is in the engine's own syntax."""
+        given = check_params(self.engine, self.params, params or {}, "search")
+        meta, q = self._queries(queries, k, filter)
+        if not len(q):
+            return StoreHits([], [], None, params=given)
+        return _float64(self._knn(q, k, given, filter, meta))
+
+    def exact_search(self, queries: np.ndarray, k: int, *,
+                     filter: str | None = None) -> StoreHits:
+        """Top-``k`` by the engine's own exact scan (its ground truth)."""
+        if not self.has_exact:
+            raise ConfigError(f"{self.engine} has no exact search path; compute the ground "
+                              "truth with searchbench ann groundtruth")
+        meta, q = self._queries(queries, k, filter)
+        if not len(q):
+            return StoreHits([], [], False)
+        return _float64(self._exact_knn(q, k, filter, meta))
+
+    def _queries(self, queries: np.ndarray, k: int, filter: str | None
+                 ) -> tuple[dict[str, Any], np.ndarray]:
+        """The collection's record and the checked query matrix."""
+        if filter and not self.filters:
+            raise ConfigError(f"{self.engine} stores no metadata, so it has no filters; drop "
+                              "--filter or use an engine with filters (e.g. sqlite-vec)")
+        meta = self._require_meta()
+        return meta, check_queries(queries, int(meta["dim"]), k)
+
+    def _require_meta(self) -> dict[str, Any]:
+        """The collection's record; :class:`ConfigError` ("no store at …") when there is
+        none (never loaded, or a mistyped name)."""
+        meta = self._read_meta()
+        if meta is None:
+            raise ConfigError(no_store(self.url, self.location()))
+        return meta
+
+    def describe(self) -> dict[str, Any]:
+        """Engine and version, collection, dimension, metric, count, index kind and build
+        parameters, index state (built / rows indexed), size on disk where known, and the
+        provenance stored by :meth:`load`. Never a password. A collection not created yet:
+        ``dim`` and ``metric`` None, ``count`` 0, ``provenance`` {}."""
+        info: dict[str, Any] = {"engine": self.engine, "url": self.url.public,
+                                "where": self.location(), "dim": None, "metric": None,
+                                "count": 0, "index": None, "provenance": {}}
+        meta = self._read_meta()
+        if meta is None:
+            return info
+        provenance = dict(meta.get("provenance") or {})
+        info.update(dim=meta["dim"], metric=meta["metric"], count=self.count(),
+                    index=provenance.get("index"), provenance=provenance)
+        info.update(self._describe(meta))
+        return info
 
     def exists(self) -> bool:
         """Whether the collection (table, index, shard…) is there: read-only commands
@@ -262,50 +383,13 @@ class VectorStore(ABC):
         """Where the collection would be, for messages (default: the URL's path)."""
         return str(getattr(self, "where", None) or self.url.path or self.url.public)
 
-    # -- writing ----------------------------------------------------------------------
-    @abstractmethod
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Add the rows whose ids are not stored yet, in batches; re-running after a crash
-        finishes the job without duplicates. A collection holding another dimension or
-        metric raises :class:`ConfigError`. ``provenance`` (model identity, dimension,
-        metric, ...) is stored with the collection (merged key by key into what is there)
-        and returned by :meth:`describe` under ``"provenance"``. A call with zero rows (a
-        ``(0, dim)`` array) only merges ``provenance``: :func:`~searchbench.retrieval.
-        stores.load_store` records the final count, index and times that way."""
-
-    @abstractmethod
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        """Build (or rebuild) the ANN index with build-time ``params``; seconds taken."""
-
-    # -- reading ----------------------------------------------------------------------
-    @abstractmethod
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        """Top-``k`` through the engine's index with search-time ``params`` (validated with
-        :func:`check_params`); ``filter`` is in the engine's own syntax."""
-
-    @abstractmethod
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        """Top-``k`` by the engine's own exact scan (its ground truth)."""
-
     @abstractmethod
     def count(self) -> int:
-        """Rows stored."""
+        """Rows stored (0 for a collection not created yet)."""
 
     @abstractmethod
     def stored_ids(self) -> list[str]:
         """Every stored id (for resume and for matching against an evaluation set)."""
-
-    @abstractmethod
-    def describe(self) -> dict[str, Any]:
-        """Engine and version, collection, dimension, metric, count, index kind and build
-        parameters, index state (built / rows indexed), size on disk where known, and the
-        provenance stored by :meth:`load`. Never a password."""
 
     def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
         """Search parameters that let one search return ``depth`` rows where ``params``
@@ -326,6 +410,76 @@ class VectorStore(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- engine hooks -------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, Any] | None:
+        """The collection's record, or None when it does not exist: ``dim``, ``metric``,
+        ``provenance`` (a dict) and any key of the adapter's own. Reading creates
+        nothing. A collection made by other software may be described from its schema."""
+        raise self._unconverted("_read_meta")
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        """Store the record (the whole of it, as :meth:`_read_meta` returns it)."""
+        raise self._unconverted("_write_meta")
+
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        """Create the collection for ``meta["dim"]`` / ``meta["metric"]`` (the first load,
+        ``rows`` its rows; may add keys of the adapter's own to ``meta``, which the base
+        then writes with :meth:`_write_meta`). Default: nothing (created on first write)."""
+        return None
+
+    def _existing(self, ids: list[str]) -> set[str]:
+        """The ids among ``ids`` that are stored (a superset will do). Default: every
+        stored id, read once per store object and kept current by its own loads."""
+        if self._known is None:
+            self._known = set(self.stored_ids())
+        return self._known
+
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """Write one batch atomically (one transaction; a killed load leaves whole batches
+        only, so a resumed one skips exactly what was written)."""
+        raise self._unconverted("_write_batch")
+
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
+        """Top-``k`` of checked float32 ``queries`` (at least one) through the index, with
+        checked ``params``; distances in the knn convention."""
+        raise self._unconverted("_knn")
+
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        """Top-``k`` by the engine's exact scan."""
+        raise self._unconverted("_exact_knn")
+
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The effective build parameters of ``kind``: the declared defaults, then
+        ``given`` (adapters with per-kind parameters or derived defaults override)."""
+        return {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """Build the index; seconds taken."""
+        raise self._unconverted("_build")
+
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """The adapter's own keys for :meth:`describe` (version, index state, size…)."""
+        return {}
+
+    def _unconverted(self, hook: str) -> NotImplementedError:
+        return NotImplementedError(f"{type(self).__name__} overrides the public methods "
+                                   f"instead of implementing {hook}")
+
+
+def _float64(hits: StoreHits) -> StoreHits:
+    """``hits`` with float64 distance arrays (the :class:`StoreHits` contract)."""
+    hits.distances = [np.asarray(d, dtype=np.float64) for d in hits.distances]
+    return hits
+
+
+def no_store(url: StoreURL, where: str) -> str:
+    """The message for a store that is not there (never loaded, or a mistyped name)."""
+    return (f"{url.public}: no store at {where!r}; check the URL, or load it first with "
+            "searchbench db load URL --evalset SET")
+
 
 _GUARDED = ("load", "build_index", "search", "exact_search", "count", "stored_ids",
             "describe", "exists", "close")
@@ -345,6 +499,9 @@ def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
+for _name in ("load", "build_index", "search", "exact_search", "describe"):
+    setattr(VectorStore, _name, _guarded(getattr(VectorStore, _name), _name))
+
 _ACCESS = (errno.EACCES, errno.EPERM, errno.EROFS)
 _NOT_A_FOLDER = (errno.ENOTDIR, errno.EEXIST, errno.EISDIR)
 _ACCESS_WORDS = ("permission denied", "operation not permitted", "read-only file system",
@@ -359,17 +516,6 @@ def engine_failure(store: VectorStore, action: str, exc: BaseException) -> Searc
     where = f"{store.url.public}: {store.engine} {action} failed ({first[:300]})"
     kind, hint = advice(exc, store.engine, store.location())
     return kind(f"{where}; {hint}")
-
-
-def without_secrets(text: str, url: StoreURL) -> str:
-    """``text`` (an engine's message) with the URL's password and the values of its
-    credential-like options (``api_key=``, ``token=``…) replaced by ``***``, before any
-    cut."""
-    secrets = [url.password or ""] + [v for k, v in url.options.items()
-                                       if _SECRET_OPTION.search(k)]
-    for secret in sorted((x for x in secrets if len(x) >= 3), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 def advice(exc: BaseException | str, engine: str, location: str
@@ -397,17 +543,3 @@ def advice(exc: BaseException | str, engine: str, location: str
     return BackendError, (f"check the URL, that the store was made by {engine} "
                           "(searchbench db load creates one) and that its folder can be "
                           "written")
-
-
-ENGINES: dict[str, tuple[str, str]] = {}  # scheme -> (module, class name), imported lazily
-LOCAL_ENGINES: dict[str, str] = {}  # scheme -> "file" or "folder": what its URL path names
-
-
-def register_engine(scheme: str, module: str, cls: str, *,
-                    local: Literal["file", "folder"] | None = None) -> None:
-    """Declare that ``scheme://`` URLs are served by ``module.cls`` (imported on first use);
-    ``local``: the URL's path is a file or a folder on this machine that the engine creates
-    on first open."""
-    ENGINES[scheme] = (module, cls)
-    if local:
-        LOCAL_ENGINES[scheme] = local

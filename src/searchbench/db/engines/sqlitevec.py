@@ -25,21 +25,17 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import utc_now
 from ...errors import ConfigError, DataFormatError, MissingDependencyError, OutputError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice
-from ._rows import check_queries, check_rows, mismatch
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_name
 
 __all__ = ["SqliteVecStore"]
 
-_OPTIONS = ("table",)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _METRICS = {"cosine": "cosine", "l2": "l2"}  # searchbench → vec0 distance_metric
 _RESERVED = {"id", "embedding", "text", "distance", "k", "rowid"}
@@ -72,18 +68,13 @@ class SqliteVecStore(VectorStore):
                              "an exact baseline in SQL"
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()
-    has_exact: ClassVar[bool] = True
+    metrics: ClassVar[tuple[str, ...]] = tuple(_METRICS)
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("table", str, "docs", "the vec0 table", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: "
-                              f"{', '.join(_OPTIONS)}")
-        self.table = url.options.get("table", "docs")
-        if not _NAME.match(self.table):
-            raise ConfigError(f"{url.public}: table {self.table!r}; expected a SQL name "
-                              "(letters, digits, '_', not starting with a digit)")
+        self.table = check_name(self.options["table"], "table", url.public)
         if not url.path:
             raise ConfigError(f"{url.public}: no database file; expected e.g. "
                               "'sqlite-vec://./vec.db?table=docs'")
@@ -133,16 +124,16 @@ class SqliteVecStore(VectorStore):
                                    (self.table,)).fetchone()
         return row[0] if row else None
 
-    def _meta(self, required: bool = True) -> dict[str, Any] | None:
-        """Dimension, metric, columns and provenance of the table (None if absent)."""
-        conn = self._conn(create=not required)
+    def _read_meta(self) -> dict[str, Any] | None:
+        """Id column, vector column, dimension and metric from the table's schema, and the
+        provenance searchbench recorded (None: no database file, or no such table)."""
+        if not self.path.is_file():
+            return None
         sql = self._table_sql()
         if sql is None:
-            if required:
-                raise ConfigError(f"{self.url.public}: no table {self.table!r} in "
-                                  f"{self.path}; load it first (searchbench db load)")
             return None
         meta = self._parse_schema(sql)
+        conn = self._conn()
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
                         (_META_TABLE,)).fetchone():
             row = conn.execute(f"SELECT meta FROM {_META_TABLE} WHERE name = ?",
@@ -150,6 +141,15 @@ class SqliteVecStore(VectorStore):
             if row:
                 meta["provenance"] = json.loads(row[0]).get("provenance", {})
         return meta
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        """The provenance, in ``searchbench_collections`` (the rest is the schema)."""
+        with self._conn() as conn:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {_META_TABLE} "
+                         "(name TEXT PRIMARY KEY, meta TEXT NOT NULL)")
+            conn.execute(f"INSERT OR REPLACE INTO {_META_TABLE} VALUES (?, ?)",
+                         (self.table, json.dumps({"provenance": meta.get("provenance", {})},
+                                                 default=str)))
 
     def _parse_schema(self, sql: str) -> dict[str, Any]:
         """Id column, vector column, dimension and metric from a ``CREATE VIRTUAL TABLE``."""
@@ -164,50 +164,14 @@ class SqliteVecStore(VectorStore):
         if metric not in _METRICS.values():
             raise ConfigError(f"{self.url.public}: distance_metric {metric}; expected "
                               f"{' or '.join(_METRICS.values())}")
-        return {"id": key.group(1), "vector": vec.group(1), "dimension": int(vec.group(2)),
+        return {"id": key.group(1), "vector": vec.group(1), "dim": int(vec.group(2)),
                 "metric": metric, "provenance": {}}
 
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Insert the rows whose ids are not in the table yet, one transaction per batch."""
-        t0 = time.perf_counter()
-        ids, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
-        if metric not in _METRICS:
-            raise ConfigError(f"sqlite-vec has no {metric!r} distance (vec0 offers cosine, "
-                              "l2 and l1); load with metric cosine or l2")
-        meta = self._meta(required=False)
-        where = f"sqlite-vec table {self.table!r} in {self.path}"
-        if meta is None:
-            meta = self._create(matrix.shape[1], metric, metadata)
-        elif meta["dimension"] != matrix.shape[1]:
-            raise mismatch(where, "dimension", meta["dimension"], matrix.shape[1])
-        elif meta["metric"] != metric:
-            raise mismatch(where, "metric", meta["metric"], metric)
-        conn = self._conn()
-        self._save_meta(conn, meta, provenance)
-        have = self._existing(conn, meta["id"], ids)
-        new = [i for i, doc_id in enumerate(ids) if doc_id not in have]
-        cols = self._metadata_columns(metadata)
-        names = [meta["id"], meta["vector"], *cols] + (["text"] if texts is not None else [])
-        sql = (f"INSERT INTO {self._q()} ({', '.join(names)}) "
-               f"VALUES ({', '.join('?' * len(names))})")
-        step = max(1, batch_size)
-        for lo in range(0, len(new), step):
-            rows = [(ids[i], matrix[i].tobytes(),
-                     *(self._value(metadata[i], c) for c in cols),  # type: ignore[index]
-                     *((texts[i],) if texts is not None else ())) for i in new[lo:lo + step]]
-            with conn:
-                conn.executemany(sql, rows)
-        return LoadReport(len(new), len(ids) - len(new), self.count(),
-                          time.perf_counter() - t0, None)
-
-    def _existing(self, conn: Any, id_col: str, ids: Sequence[str]) -> set[str]:
+    def _existing(self, ids: list[str]) -> set[str]:
         """Which of ``ids`` the table holds (looked up by key, 500 at a time: a load of
         one batch reads that batch, not the whole table)."""
+        conn, id_col = self._conn(), self._require_meta()["id"]
         have: set[str] = set()
         for lo in range(0, len(ids), 500):
             part = list(ids[lo:lo + 500])
@@ -215,6 +179,20 @@ class SqliteVecStore(VectorStore):
             have.update(str(r[0]) for r in conn.execute(
                 f"SELECT {id_col} FROM {self._q()} WHERE {id_col} IN ({marks})", part))
         return have
+
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """One transaction: the rows, their metadata columns and texts."""
+        cols = self._metadata_columns(rows.metadata)
+        texts, metadata = rows.texts, rows.metadata
+        names = [meta["id"], meta["vector"], *cols] + (["text"] if texts is not None else [])
+        sql = (f"INSERT INTO {self._q()} ({', '.join(names)}) "
+               f"VALUES ({', '.join('?' * len(names))})")
+        values = [(doc, rows.vectors[i].tobytes(),
+                   *(self._value(metadata[i], c) for c in cols),  # type: ignore[index]
+                   *((texts[i],) if texts is not None else ()))
+                  for i, doc in enumerate(rows.ids)]
+        with self._conn() as conn:
+            conn.executemany(sql, values)
 
     def _metadata_columns(self, metadata: Sequence[Mapping[str, Any]] | None) -> list[str]:
         if not metadata:
@@ -233,8 +211,10 @@ class SqliteVecStore(VectorStore):
                                   "of the first one")
         return row[col]
 
-    def _create(self, dim: int, metric: str,
-                metadata: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        """``vec0(id text primary key, embedding float[D] distance_metric=M, <metadata
+        columns typed from the first row>, +text text)``."""
+        metadata = rows.metadata
         cols = []
         for c in self._metadata_columns(metadata):
             kind = _SQL_TYPES.get(type(metadata[0][c]))  # type: ignore[index]
@@ -243,36 +223,15 @@ class SqliteVecStore(VectorStore):
                                       "expected bool, int, float or str")
             cols.append(f"{c} {kind}")
         spec = ", ".join(["id text primary key",
-                          f"embedding float[{dim}] distance_metric={_METRICS[metric]}",
-                          *cols, "+text text"])
-        conn = self._conn(create=True)
-        with conn:
+                          f"embedding float[{meta['dim']}] distance_metric="
+                          f"{_METRICS[meta['metric']]}", *cols, "+text text"])
+        with self._conn(create=True) as conn:
             conn.execute(f"CREATE VIRTUAL TABLE {self._q()} USING vec0({spec})")
-        return {"id": "id", "vector": "embedding", "dimension": dim, "metric": metric,
-                "provenance": {}, "created": utc_now()}
-
-    def _save_meta(self, conn: Any, meta: dict[str, Any],
-                   provenance: Mapping[str, Any] | None) -> None:
-        meta["provenance"] = {**meta.get("provenance", {}), **dict(provenance or {})}
-        with conn:
-            conn.execute(f"CREATE TABLE IF NOT EXISTS {_META_TABLE} "
-                         "(name TEXT PRIMARY KEY, meta TEXT NOT NULL)")
-            conn.execute(f"INSERT OR REPLACE INTO {_META_TABLE} VALUES (?, ?)",
-                         (self.table, json.dumps({"provenance": meta["provenance"]},
-                                                 default=str)))
-
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        """vec0 has no ANN index: nothing to build (any kind or parameter is an error)."""
-        if kind is not None or params:
-            raise ConfigError("sqlite-vec has no ANN index (brute force only): no index kind "
-                              "or build parameter applies; valid: none")
-        return 0.0
+        meta.update(id="id", vector="embedding")
 
     # -- reading ------------------------------------------------------------------------
-    def _knn(self, queries: np.ndarray, k: int, filter: str | None) -> StoreHits:
-        meta = self._meta()
-        assert meta is not None
-        q = check_queries(queries, meta["dimension"], k)
+    def _scan(self, q: np.ndarray, k: int, filter: str | None, meta: Mapping[str, Any]
+              ) -> StoreHits:
         conn = self._conn()
         cond = f" AND ({filter})" if filter else ""
         sql = (f"SELECT {meta['id']}, distance FROM {self._q()} WHERE {meta['vector']} "
@@ -293,18 +252,14 @@ class SqliteVecStore(VectorStore):
                               f"{exc}") from None
         return StoreHits(ids, dist, False, f"vec0 brute-force scan: {plan}")
 
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        """The exact scan (vec0 has no index); any parameter is an error."""
-        if params:
-            from ..base import check_params
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
+        """The exact scan (vec0 has no index)."""
+        return self._scan(queries, k, filter, meta)
 
-            check_params(self.engine, self.params, params, "search")
-        return self._knn(queries, k, filter)
-
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        return self._knn(queries, k, filter)
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        return self._scan(queries, k, filter, meta)
 
     def _absent(self) -> bool:
         """No database file, or no such table in it (a collection not created yet)."""
@@ -325,34 +280,23 @@ class SqliteVecStore(VectorStore):
 
     def stored_ids(self) -> list[str]:
         """Every stored id ([] for a table not created yet)."""
-        if self._absent():
+        meta = self._read_meta()
+        if meta is None:
             return []
-        meta = self._meta()
-        assert meta is not None
         return [str(r[0]) for r in self._conn().execute(
             f"SELECT {meta['id']} FROM {self._q()}")]
 
-    def describe(self) -> dict[str, Any]:
-        """Engine and versions, table, ``dim``, metric, count, ``index`` (none: vec0 has
-        no ANN index), file size and provenance; ``dim`` and ``metric`` None for a table
-        not created yet."""
-        if self._absent():
-            return {"engine": self.engine, "url": self.url.public, "collection": self.table,
-                    "dim": None, "metric": None, "count": 0, "index": None,
-                    "provenance": {}}
-        meta = self._meta()
-        assert meta is not None
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Versions, table, ``index`` (none: vec0 has no ANN index) and file size."""
         conn = self._conn()
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
                    if p.exists())
         return {
-            "engine": self.engine, "version": conn.execute("SELECT vec_version()").fetchone()[0],
-            "sqlite": sqlite_module().sqlite_version, "url": self.url.public,
-            "collection": self.table, "dim": meta["dimension"], "metric": meta["metric"],
-            "count": self.count(),
+            "version": conn.execute("SELECT vec_version()").fetchone()[0],
+            "sqlite": sqlite_module().sqlite_version, "collection": self.table,
             "index": {"kind": None, "note": "vec0 has no ANN index: every search scans",
                       "build_seconds": None, "size_bytes": None},
-            "size_bytes": size, "provenance": meta["provenance"],
+            "size_bytes": size,
         }
 
     def close(self) -> None:

@@ -22,9 +22,10 @@ usearch stores no payloads: texts and metadata are not kept and filters are refu
 from __future__ import annotations
 
 import io
+import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,16 +33,14 @@ import numpy as np
 
 from ..._util import atomic_path, safe_component, utc_now, write_bytes, write_json
 from ...errors import ConfigError, DataFormatError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore
 from ..ids import IdMap
 from ._common import SettingGate
-from ._rows import check_queries, check_rows, mismatch
 
 __all__ = ["USearchStore"]
 
 _FORMAT = "searchbench-usearch/1"
 _METRICS = {"cosine": "cos", "ip": "ip", "l2": "l2sq"}  # searchbench → usearch
-_OPTIONS = ("name",)
 
 
 def _usearch_index() -> Any:
@@ -64,6 +63,9 @@ class USearchStore(VectorStore):
     summary: ClassVar[str] = "usearch HNSW library (in-process); exact = brute force over " \
                              "the index's stored vectors"
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("name", str, "docs", "collection name (its files' stem)", "url"),)
+    filters: ClassVar[bool] = False
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("connectivity", int, 16, "HNSW edges per node (M)", "build", low=2),
         ParamSpec("expansion_add", int, 128, "candidates kept while inserting "
@@ -77,11 +79,7 @@ class USearchStore(VectorStore):
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: "
-                              f"{', '.join(_OPTIONS)}")
-        self.name = safe_component(url.options.get("name", "docs"), "usearch collection name")
+        self.name = safe_component(self.options["name"], "usearch collection name")
         self.folder = Path(url.path or ".")
         self._index: Any = None
         self._idmap: IdMap | None = None
@@ -93,11 +91,10 @@ class USearchStore(VectorStore):
         return self.folder / f"{self.name}{suffix}"
 
     def _read_meta(self) -> dict[str, Any] | None:
+        """``name.meta.json`` (its ``dimension`` is the record's ``dim``)."""
         path = self._file(".meta.json")
         if not path.exists():
             return None
-        import json
-
         try:
             meta = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -105,15 +102,17 @@ class USearchStore(VectorStore):
                                   ) from None
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise DataFormatError(f"{path}: expected format {_FORMAT!r}")
+        meta["dim"] = meta.pop("dimension")
         return meta
 
-    def _meta(self) -> dict[str, Any]:
-        meta = self._read_meta()
-        if meta is None:
-            raise ConfigError(f"{self.url.public}: no usearch collection {self.name!r} in "
-                              f"{self.folder} (no {self._file('.meta.json').name}); load it "
-                              "first (searchbench db load)")
-        return meta
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        record = {k: v for k, v in meta.items() if k != "dim"}
+        write_json(self._file(".meta.json"), {**record, "dimension": meta["dim"]})
+
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        _usearch_index()  # a missing extra is reported before anything is written
+        meta.update(format=_FORMAT, name=self.name, rows_indexed=0, build_seconds=None,
+                    build={s.name: s.default for s in self.params if s.when == "build"})
 
     def _chunks(self) -> list[tuple[int, Path]]:
         folder = self._file(".rows")
@@ -132,45 +131,24 @@ class USearchStore(VectorStore):
         return rows
 
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Write the new rows batch by batch (the index is built by :meth:`build_index`;
-        until then searches are refused). Texts and metadata are not stored."""
-        _usearch_index()
-        t0 = time.perf_counter()
-        ids, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
-        meta = self._read_meta()
-        where = f"usearch collection {self.name!r} in {self.folder}"
-        if meta is not None:
-            if meta["dimension"] != matrix.shape[1]:
-                raise mismatch(where, "dimension", meta["dimension"], matrix.shape[1])
-            if meta["metric"] != metric:
-                raise mismatch(where, "metric", meta["metric"], metric)
-        else:
-            meta = {"format": _FORMAT, "name": self.name, "dimension": int(matrix.shape[1]),
-                    "metric": metric, "created": utc_now(),
-                    "build": {s.name: s.default for s in self.params if s.when == "build"},
-                    "rows_indexed": 0, "build_seconds": None, "provenance": {}}
-        if provenance:
-            meta["provenance"] = {**meta.get("provenance", {}), **dict(provenance)}
-        write_json(self._file(".meta.json"), meta)
+    def _existing(self, ids: list[str]) -> set[str]:
+        """The ids in the map; batch files an interrupted load wrote after its last saved
+        map are orphans, removed first (their rows are written again)."""
         idmap = self._id_map()
         self._drop_orphans(len(idmap))
-        new = [i for i, doc_id in enumerate(ids) if doc_id not in idmap]
+        return {doc for doc in ids if doc in idmap}
+
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """The batch's rows as one file, then the id map (texts and metadata are not
+        stored): a crash between the two leaves an orphan file, never a key without rows."""
+        idmap = self._id_map()
         try:
-            for lo in range(0, len(new), max(1, batch_size)):
-                batch = new[lo:lo + max(1, batch_size)]
-                self._write_chunk(len(idmap), matrix[batch])
-                idmap.assign([ids[i] for i in batch])
-                idmap.save()
+            self._write_chunk(len(idmap), rows.vectors)
+            idmap.assign(rows.ids)
+            idmap.save()
         except BaseException:
             self._idmap = None  # the map on disk is the truth: reread it
             raise
-        return LoadReport(len(new), len(ids) - len(new), len(idmap),
-                          time.perf_counter() - t0, None)
 
     def _id_map(self) -> IdMap:
         """The id map, read from disk once per store object and kept current by loads."""
@@ -189,62 +167,55 @@ class USearchStore(VectorStore):
         np.save(buf, np.ascontiguousarray(rows, dtype=np.float32), allow_pickle=False)
         write_bytes(self._file(".rows") / f"{start:012d}.npy", buf.getvalue())
 
-    def _build(self, meta: dict[str, Any], n: int) -> float:
-        """Build the index over the first ``n`` rows with ``meta['build']``; seconds."""
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """Unset parameters keep the values of the last build."""
+        return {**meta["build"], **given}
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """Rebuild the HNSW index over every stored row; replaces the index file. Seconds
+        taken by ``add``."""
         usearch = _usearch_index()
-        build = meta["build"]
-        rows = self._rows(n, meta["dimension"])
-        index = usearch.Index(ndim=meta["dimension"], metric=_METRICS[meta["metric"]],
-                              dtype=build["dtype"], connectivity=build["connectivity"],
-                              expansion_add=build["expansion_add"])
+        n = len(self._id_map())
+        rows = self._rows(n, meta["dim"])
+        index = usearch.Index(ndim=meta["dim"], metric=_METRICS[meta["metric"]],
+                              dtype=params["dtype"], connectivity=params["connectivity"],
+                              expansion_add=params["expansion_add"])
         t0 = time.perf_counter()
         if n:
             index.add(np.arange(n, dtype=np.uint64), rows)
         seconds = time.perf_counter() - t0
         with atomic_path(self._file(".usearch")) as tmp:
             index.save(str(tmp))
-        meta.update(rows_indexed=n, build_seconds=seconds, built=utc_now(),
-                    usearch=require("usearch", "usearch").__version__)
-        write_json(self._file(".meta.json"), meta)
-        self._index, self._loaded_meta = index, dict(meta)
+        done = {**meta, "build": dict(params), "rows_indexed": n, "build_seconds": seconds,
+                "built": utc_now(), "usearch": require("usearch", "usearch").__version__}
+        self._write_meta(done)
+        self._index, self._loaded_meta = index, done
         return seconds
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        """Rebuild the HNSW index from the stored rows with ``params`` (unset ones keep
-        their current values); replaces the index file. Seconds taken by ``add``."""
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"usearch index kind {kind!r}; expected hnsw")
-        given = check_params(self.engine, self.params, params, "build")
-        meta = self._meta()
-        meta["build"] = {**meta["build"], **given}
-        return self._build(meta, len(self._id_map()))
-
     # -- reading ------------------------------------------------------------------------
-    def _loaded(self) -> tuple[Any, dict[str, Any]]:
+    def _loaded(self, meta: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
         """The index and its description, read once per store object (the searches of a
         sweep then touch no file)."""
         if self._index is not None and self._loaded_meta is not None:
             return self._index, self._loaded_meta
-        meta = self._meta()
         n = len(self._id_map())
         if meta["rows_indexed"] != n or not self._file(".usearch").exists():
             raise ConfigError(f"{self.url.public}: the index covers {meta['rows_indexed']} of "
                               f"{n} rows; build it (searchbench db load --index hnsw, or "
                               "store.build_index() after store.load)")
+        path = self._file(".usearch")
+        self._index = _usearch_index().Index.restore(str(path))
         if self._index is None:
-            usearch = _usearch_index()
-            path = self._file(".usearch")
-            self._index = usearch.Index.restore(str(path)) if path.exists() else None
-            if self._index is None:
-                raise DataFormatError(f"{path}: missing or not a usearch index; run the "
-                                      "load again to rebuild it")
-        self._loaded_meta = meta
+            raise DataFormatError(f"{path}: not a usearch index; run the load again to "
+                                  "rebuild it")
+        self._loaded_meta = dict(meta)
         return self._index, meta
 
-    def _search(self, queries: np.ndarray, k: int, exact: bool,
-                expansion: int | None) -> tuple[list[list[str]], list[np.ndarray], dict[str, Any]]:
-        index, meta = self._loaded()
-        q = check_queries(queries, meta["dimension"], k)
+    def _search(self, q: np.ndarray, k: int, exact: bool, expansion: int | None,
+                meta: Mapping[str, Any]) -> tuple[list[list[str]], list[np.ndarray],
+                                                  Mapping[str, Any]]:
+        index, meta = self._loaded(meta)
 
         def apply(ef: int) -> None:
             if index.expansion_search != ef:
@@ -272,33 +243,25 @@ class USearchStore(VectorStore):
             return None
         return {**params, "expansion_search": depth}
 
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         """HNSW search with ``expansion_search`` (default 64); ``index_used`` is True."""
-        self._no_filter(filter)
-        sp = check_params(self.engine, self.params, params or {}, "search")
-        ef = int(sp.get("expansion_search", 64))
-        ids, dist, meta = self._search(queries, k, False, ef)
+        ef = int(params.get("expansion_search", 64))
+        ids, dist, meta = self._search(queries, k, False, ef, meta)
         b = meta["build"]
         plan = (f"usearch HNSW over {meta['rows_indexed']} indexed rows (connectivity="
                 f"{b['connectivity']}, expansion_add={b['expansion_add']}, dtype={b['dtype']}),"
                 f" expansion_search={ef}, k={k}")
         return StoreHits(ids, dist, True, plan, {"expansion_search": ef})
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
         """usearch's brute force (``search(..., exact=True)``) over the index's vectors, in
         the index's dtype (bf16 by default: its ground truth, not float64's)."""
-        self._no_filter(filter)
-        ids, dist, meta = self._search(queries, k, True, None)
+        ids, dist, meta = self._search(queries, k, True, None, meta)
         plan = (f"usearch exact=True: brute force over {meta['rows_indexed']} rows stored "
                 f"as {meta['build']['dtype']}")
         return StoreHits(ids, dist, False, plan)
-
-    def _no_filter(self, filter: str | None) -> None:
-        if filter:
-            raise ConfigError("usearch stores no metadata, so it has no filters; drop "
-                              "--filter or use an engine with filters (e.g. sqlite-vec)")
 
     def exists(self) -> bool:
         """The collection's record is in the folder."""
@@ -315,28 +278,18 @@ class USearchStore(VectorStore):
         """Every stored id in load order ([] for a collection not created yet)."""
         return list(IdMap(self._file(".ids.json")).ids)
 
-    def describe(self) -> dict[str, Any]:
-        """Engine, collection, ``dim``, metric, count, ``index`` (kind, build ``params``,
-        rows indexed, build seconds, size), size on disk and provenance; ``dim`` and
-        ``metric`` None for a collection not created yet."""
-        meta = self._read_meta()
-        if meta is None:
-            return {"engine": self.engine, "url": self.url.public, "collection": self.name,
-                    "dim": None, "metric": None, "count": 0, "index": None,
-                    "provenance": {}}
-        n = len(IdMap(self._file(".ids.json")))
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Version, collection, ``index`` (kind, build ``params``, rows indexed, build
+        seconds, size) and size on disk."""
         index_file = self._file(".usearch")
         index_bytes = index_file.stat().st_size if index_file.exists() else None
         rows_bytes = sum(p.stat().st_size for _, p in self._chunks())
         return {
-            "engine": self.engine, "version": meta.get("usearch"), "url": self.url.public,
-            "collection": self.name, "dim": meta["dimension"], "metric": meta["metric"],
-            "count": n,
+            "version": meta.get("usearch"), "collection": self.name,
             "index": {"kind": "hnsw", "params": dict(meta["build"]),
                       "built": meta.get("built"), "rows_indexed": meta["rows_indexed"],
                       "build_seconds": meta.get("build_seconds"), "size_bytes": index_bytes},
             "size_bytes": (index_bytes or 0) + rows_bytes,
-            "provenance": dict(meta.get("provenance", {})),
         }
 
     def close(self) -> None:
