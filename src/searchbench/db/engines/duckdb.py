@@ -28,7 +28,7 @@ import json
 import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -42,16 +42,7 @@ from ...errors import (
     require,
     user_stacklevel,
 )
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
-from ._input import (
-    as_hits_arrays,
-    batches,
-    check_name,
-    check_queries,
-    check_rows,
-    check_same_layout,
-    vector_text,
-)
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_name
 
 __all__ = ["DuckDBStore", "vss_extension_path"]
 
@@ -93,13 +84,12 @@ class DuckDBStore(VectorStore):
                   "search", low=1, high=100_000),
     )
 
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("table", str, "docs", "the table", "url"),)
+
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = set(url.options) - {"table"}
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option(s) {', '.join(sorted(unknown))}; "
-                              "valid: table")
-        self.table = check_name(url.options.get("table", "docs"), "table", url.public)
+        self.table = check_name(self.options["table"], "table", url.public)
         self.path = url.path or url.host
         if not self.path:
             raise ConfigError(f"{url.public}: no database file; expected "
@@ -137,7 +127,7 @@ class DuckDBStore(VectorStore):
         return cursor
 
     # -- stored settings ----------------------------------------------------------------
-    def _meta(self) -> dict[str, Any] | None:
+    def _read_meta(self) -> dict[str, Any] | None:
         reader = self._reader()
         if not reader.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = ?",
                               [_META]).fetchone():
@@ -146,58 +136,27 @@ class DuckDBStore(VectorStore):
                              [self.table]).fetchone()
         return json.loads(row[0]) if row else None
 
-    def _save_meta(self, meta: Mapping[str, Any]) -> None:
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
         self.con.execute(f"CREATE TABLE IF NOT EXISTS {_META} "
                          "(name VARCHAR PRIMARY KEY, info VARCHAR)")
         self.con.execute(f"INSERT OR REPLACE INTO {_META} VALUES (?, ?)",
-                         [self.table, json.dumps(meta, sort_keys=True, default=str)])
-
-    def _require_meta(self) -> dict[str, Any]:
-        meta = self._meta()
-        if meta is None:
-            raise ConfigError(f"{self.url.public}: table {self.table!r} was not loaded by "
-                              "searchbench; run `searchbench db load` first")
-        return meta
+                         [self.table, json.dumps(dict(meta), sort_keys=True, default=str)])
 
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Insert rows whose ids are absent, one transaction per batch (resumable)."""
-        started = time.perf_counter()
-        id_list, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
-        dim = matrix.shape[1]
-        meta = self._meta()
-        if meta is None:
-            meta = {"dim": dim, "metric": metric, "provenance": dict(provenance or {}),
-                    "index": None}
-            self.con.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (id VARCHAR PRIMARY "
-                             f"KEY, vec FLOAT[{dim}] NOT NULL, text VARCHAR, meta JSON)")
-            self._save_meta(meta)
-        check_same_layout(self.url.public, meta, dim, metric)
-        have = set(self.stored_ids())
-        todo = np.asarray([i for i, doc in enumerate(id_list) if doc not in have], dtype=np.int64)
-        for rows in batches(len(todo), batch_size):
-            self._insert(todo[rows.start:rows.stop], id_list, matrix, texts, metadata)
-        if provenance:
-            meta = self._require_meta()
-            self._save_meta({**meta, "provenance": {**meta["provenance"], **provenance}})
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(),
-                          time.perf_counter() - started)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        self.con.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (id VARCHAR PRIMARY "
+                         f"KEY, vec FLOAT[{meta['dim']}] NOT NULL, text VARCHAR, meta JSON)")
 
-    def _insert(self, rows: np.ndarray, ids: list[str], matrix: np.ndarray,
-                texts: Sequence[str] | None, metadata: Sequence[Mapping[str, Any]] | None
-                ) -> None:
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """One transaction: the batch as an Arrow table, inserted by one statement."""
         pa = require("pyarrow", self.extra)
-        dim = matrix.shape[1]
+        texts, metadata = rows.texts, rows.metadata
         batch = pa.table({
-            "id": [ids[i] for i in rows],
-            "vec": pa.FixedSizeListArray.from_arrays(pa.array(matrix[rows].ravel()), dim),
-            "text": [texts[i] if texts is not None else None for i in rows],
-            "meta": [json.dumps(metadata[i], sort_keys=True) if metadata is not None else None
-                     for i in rows],
+            "id": rows.ids,
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(rows.vectors.ravel()), rows.dim),
+            "text": list(texts) if texts is not None else [None] * len(rows.ids),
+            "meta": [json.dumps(m, sort_keys=True) for m in metadata]
+            if metadata is not None else [None] * len(rows.ids),
         })
         self.con.register("searchbench_batch", batch)
         try:
@@ -211,26 +170,23 @@ class DuckDBStore(VectorStore):
         finally:
             self.con.unregister("searchbench_batch")
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """M0 defaults to 2·M, as in the extension."""
+        params = super()._build_params(kind, given, meta)
+        if "M0" not in given:
+            params["M0"] = 2 * params["M"]
+        return params
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
         """(Re)build the HNSW index with the collection's metric; seconds taken."""
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"duckdb index kind {kind!r}; expected hnsw")
-        given = check_params(self.engine, self.params, params, "build")
-        given = {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
-        if "M0" not in params:
-            given["M0"] = 2 * given["M"]  # the extension's default
-        meta = self._require_meta()
         options = {"metric": f"'{_INDEX_METRIC[meta['metric']]}'",
-                   **{name: str(value) for name, value in given.items()}}
+                   **{name: str(value) for name, value in params.items()}}
         started = time.perf_counter()
         self.con.execute(f"DROP INDEX IF EXISTS {self.table}_hnsw")
         self.con.execute(f"CREATE INDEX {self.table}_hnsw ON {self.table} USING HNSW (vec) "
                          f"WITH ({', '.join(f'{k} = {v}' for k, v in options.items())})")
-        seconds = time.perf_counter() - started
-        index = {"kind": "hnsw", "params": given, "build_seconds": round(seconds, 3)}
-        self._save_meta({**meta, "index": index,
-                         "provenance": {**meta["provenance"], "index": index}})
-        return seconds
+        return time.perf_counter() - started
 
     # -- reading ------------------------------------------------------------------------
     def _sql(self, metric: str, dim: int, filter: str | None, exact: bool) -> str:
@@ -240,8 +196,10 @@ class DuckDBStore(VectorStore):
         return f"SELECT id, {distance} AS d FROM {self.table}{where} ORDER BY {order} LIMIT ?"
 
     def _run(self, con: Any, sql: str, queries: np.ndarray, k: int, metric: str
-             ) -> tuple[list[list[tuple[str, float]]], np.ndarray, str]:
-        texts = [vector_text(row) for row in queries]
+             ) -> tuple[list[list[str]], list[np.ndarray], np.ndarray, str]:
+        """Ids, distances (l2 squared), latencies and the plan of one query per row; the
+        vector is bound as text (``[x1,x2,...]``, each float32's shortest decimal)."""
+        texts = ["[" + ",".join(map(str, row.tolist())) + "]" for row in queries]
         try:
             plan = "\n".join(r[1] for r in con.execute("EXPLAIN " + sql, [texts[0], k])
                              .fetchall())
@@ -252,26 +210,22 @@ class DuckDBStore(VectorStore):
                 latencies[i] = time.perf_counter() - started
         except self._duckdb.Error as exc:
             raise BackendError(f"{self.url.public}: search failed: {exc}") from None
-        if metric == "l2":
-            rows = [[(doc, d * d) for doc, d in row] for row in rows]
-        return rows, latencies, plan
+        ids = [[doc for doc, _ in row] for row in rows]
+        dists = [np.asarray([d for _, d in row], dtype=np.float64) for row in rows]
+        return ids, [d * d for d in dists] if metric == "l2" else dists, latencies, plan
 
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         """Top-k through the HNSW index (if the plan uses it: see ``index_used``)."""
-        given = check_params(self.engine, self.params, params or {}, "search")
-        meta = self._require_meta()
-        q = check_queries(queries, meta["dim"], k)
-        ef = given.get("hnsw_ef_search", self.params[3].default)
+        ef = params.get("hnsw_ef_search", self.params[3].default)
         con = self._reader()
         sql = self._sql(meta["metric"], meta["dim"], filter, exact=False)
         with self._query_lock:
             con.execute(f"SET SESSION hnsw_ef_search = {int(ef)}")
             try:
-                rows, latencies, plan = self._run(con, sql, q, k, meta["metric"])
+                ids, dists, latencies, plan = self._run(con, sql, queries, k, meta["metric"])
             finally:
                 con.execute("RESET SESSION hnsw_ef_search")
-        ids, dists = as_hits_arrays(rows)
         used = "HNSW_INDEX_SCAN" in plan
         short = sum(len(row) < k for row in ids)
         if filter and used and short:
@@ -282,59 +236,54 @@ class DuckDBStore(VectorStore):
                           stacklevel=user_stacklevel())
         return StoreHits(ids, dists, used, plan, {"hnsw_ef_search": int(ef)}, latencies)
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
         """Top-k by a full scan (the extension's optimizer disabled; checked by EXPLAIN)."""
-        meta = self._require_meta()
-        q = check_queries(queries, meta["dim"], k)
         con = self._reader()
         sql = self._sql(meta["metric"], meta["dim"], filter, exact=True)
         with self._query_lock:  # DuckDB sets this optimizer switch globally, not per cursor
             con.execute("SET disabled_optimizers = 'extension'")
             try:
-                rows, latencies, plan = self._run(con, sql, q, k, meta["metric"])
+                ids, dists, latencies, plan = self._run(con, sql, queries, k, meta["metric"])
             finally:
                 con.execute("RESET disabled_optimizers")
         if "HNSW_INDEX_SCAN" in plan:
             raise BackendError(f"{self.url.public}: the exact scan still used the HNSW index "
                                "(duckdb ignored disabled_optimizers)")
-        ids, dists = as_hits_arrays(rows)
         return StoreHits(ids, dists, False, plan, {}, latencies)
 
     def exists(self) -> bool:
         """The database file records the table."""
-        return self._meta() is not None
+        return self._read_meta() is not None
 
     def location(self) -> str:
         return f"table {self.table} in {self.path}"
 
     def count(self) -> int:
         """Rows in the table (0 before the first load)."""
-        if self._meta() is None:
+        if self._read_meta() is None:
             return 0
         row = self.con.execute(f"SELECT count(*) FROM {self.table}").fetchone()
         return int(row[0]) if row else 0
 
     def stored_ids(self) -> list[str]:
         """Every id in the table."""
-        if self._meta() is None:
+        if self._read_meta() is None:
             return []
         return [r[0] for r in self.con.execute(f"SELECT id FROM {self.table}").fetchall()]
 
-    def describe(self) -> dict[str, Any]:
-        """Engine versions, table, dimension, metric, count, index, size, provenance."""
-        meta = self._meta() or {}
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Engine versions, table, index (as built, if it is there) and file size."""
         indexes = self.con.execute("SELECT index_name, sql FROM duckdb_indexes() WHERE "
                                    "table_name = ?", [self.table]).fetchall()
         hnsw = [sql for name, sql in indexes if name == f"{self.table}_hnsw"]
         size = Path(self.path).stat().st_size if Path(self.path).is_file() else None
         return {
             "engine": f"duckdb {self._duckdb.__version__} + vss extension (HNSW)",
-            "url": self.url.public, "table": self.table, "dim": meta.get("dim"),
-            "metric": meta.get("metric"), "count": self.count(),
-            "index": meta.get("index") if hnsw else None,
+            "table": self.table,
+            "index": (meta.get("provenance") or {}).get("index") if hnsw else None,
             "index_state": "built" if hnsw else "none (every search scans exactly)",
-            "size_bytes": size, "provenance": meta.get("provenance", {}),
+            "size_bytes": size,
         }
 
     def close(self) -> None:
