@@ -65,15 +65,12 @@ def test_server_is_bound_to_loopback_only(server) -> None:
     store.close()
 
 
-@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
-def test_exact_search_equals_exact_knn(server, metric: str) -> None:
-    with db.connect(f"{server.url}?index=exact_{metric}") as store:
-        store.load(IDS[:800], VECTORS[:800], metric=metric)
-        hits = store.exact_search(QUERIES, 10)
-        assert hits.index_used is False
-        assert_exact(hits, IDS, VECTORS[:800], QUERIES, 10, metric)
-        # before any HNSW build, search answers through the FLAT index and says so
-        assert store.search(QUERIES[:2], 3).index_used is False
+def test_before_any_build_search_answers_through_the_flat_index(server) -> None:
+    with db.connect(f"{server.url}?index=flat_only") as store:
+        store.load(IDS[:200], VECTORS[:200], metric="ip")
+        assert store.exact_search(QUERIES, 10).index_used is False
+        hits = store.search(QUERIES[:2], 3)
+        assert hits.index_used is False and "FLAT index answered" in hits.plan
 
 
 def test_recall_rises_with_ef_runtime(built) -> None:
@@ -127,29 +124,6 @@ def test_results_do_not_carry_the_vector_blob(built) -> None:
         Query("*=>[KNN 1 @vec $vec AS dist]").return_fields("dist").dialect(2),
         query_params={"vec": QUERIES[0].tobytes()})
     assert not hasattr(result.docs[0], "vec")
-
-
-def test_resume_after_an_interrupted_load_adds_no_duplicates(server) -> None:
-    url = f"{server.url}?index=resume"
-    with db.connect(url) as store:  # the first run died after 1,000 written rows
-        store.load(IDS[:1000], VECTORS[:1000], metric="l2", batch_size=300)
-    with db.connect(url) as store:
-        again = store.load(IDS, VECTORS, metric="l2", batch_size=300)
-        assert (again.added, again.skipped_existing, again.total) == (2000, 1000, 3000)
-        assert store.load(IDS, VECTORS, metric="l2").added == 0
-        assert sorted(store.stored_ids()) == sorted(IDS)
-        store.build_index(M=8)
-        assert store.describe()["index_state"]["num_docs"] == 3000
-
-
-def test_other_dimension_or_metric_is_refused(server) -> None:
-    with db.connect(f"{server.url}?index=layout") as store:
-        store.load(IDS[:10], VECTORS[:10], metric="cosine")
-        with pytest.raises(ConfigError, match="dim 64 / metric cosine"):
-            store.load(IDS[:10], VECTORS[:10, :32], metric="cosine")
-        with pytest.raises(ConfigError, match="metric ip"):
-            store.load(IDS[:10], VECTORS[:10], metric="ip")
-        assert store.count() == 10
 
 
 def test_parameters_are_validated(built) -> None:

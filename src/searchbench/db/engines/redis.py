@@ -33,8 +33,7 @@ import numpy as np
 
 from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
-from ._input import batches, check_name, check_queries, check_rows, check_same_layout
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, check_name
 
 __all__ = ["RedisStore"]
 
@@ -63,13 +62,12 @@ class RedisStore(VectorStore):
                   "RediSearch's choice)", "search", low=0, high=1_000_000),
     )
 
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("index", str, "docs", "the RediSearch index (hash prefix <index>:)", "url"),)
+
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = set(url.options) - {"index"}
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option(s) {', '.join(sorted(unknown))}; "
-                              "valid: index")
-        self.index = check_name(url.options.get("index", "docs"), "index", url.public)
+        self.index = check_name(self.options["index"], "index", url.public)
         self.prefix = f"{self.index}:"
         self.flat = f"{self.index}_flat"
         self.meta_key = f"searchbench:meta:{self.index}"
@@ -97,19 +95,13 @@ class RedisStore(VectorStore):
                                "Redis Stack or Redis ≥ 8 with the query engine")
 
     # -- stored settings ----------------------------------------------------------------
-    def _meta(self) -> dict[str, Any] | None:
+    def _read_meta(self) -> dict[str, Any] | None:
         raw = self._call(self.r.get, self.meta_key)
         return json.loads(raw) if raw else None
 
-    def _save_meta(self, meta: Mapping[str, Any]) -> None:
-        self._call(self.r.set, self.meta_key, json.dumps(meta, sort_keys=True, default=str))
-
-    def _require_meta(self) -> dict[str, Any]:
-        meta = self._meta()
-        if meta is None:
-            raise ConfigError(f"{self.url.public}: index {self.index!r} was not loaded by "
-                              "searchbench; run `searchbench db load` first")
-        return meta
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        self._call(self.r.set, self.meta_key,
+                   json.dumps(dict(meta), sort_keys=True, default=str))
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -129,37 +121,22 @@ class RedisStore(VectorStore):
             raise BackendError(f"cannot reach Redis at {self.url.public}: {exc}") from None
 
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Write the hashes of absent ids, one MULTI/EXEC per batch (resumable)."""
-        started = time.perf_counter()
-        id_list, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
-        meta = self._meta()
-        if meta is None:
-            meta = {"dim": matrix.shape[1], "metric": metric, "fields": _fields(metadata),
-                    "provenance": dict(provenance or {}), "index": None}
-            self._create(self.flat, "FLAT", meta, {})
-            self._save_meta(meta)
-        check_same_layout(self.url.public, meta, matrix.shape[1], metric)
-        have = set(self.stored_ids())
-        todo = [i for i, doc in enumerate(id_list) if doc not in have]
-        for rows in batches(len(todo), batch_size):
-            pipe = self.r.pipeline(transaction=True)
-            for i in todo[rows.start:rows.stop]:
-                pipe.hset(self.prefix + id_list[i],
-                          mapping=_row(matrix[i], texts, metadata, i, meta["fields"]))
-            self._call(pipe.execute)
-        if provenance:
-            meta = self._require_meta()
-            self._save_meta({**meta, "provenance": {**meta["provenance"], **provenance}})
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(),
-                          time.perf_counter() - started)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        """The FLAT index (the exact path) over the hashes to come; the filterable fields
+        are those of the first load's metadata."""
+        meta["fields"] = _fields(rows.metadata)
+        self._create_index(self.flat, "FLAT", meta, {})
 
-    def _create(self, name: str, algorithm: str, meta: Mapping[str, Any],
-                build: Mapping[str, Any]) -> None:
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """The batch's hashes in one MULTI/EXEC."""
+        pipe = self.r.pipeline(transaction=True)
+        for i, doc in enumerate(rows.ids):
+            pipe.hset(self.prefix + doc,
+                      mapping=_row(rows.vectors[i], rows.texts, rows.metadata, i, meta["fields"]))
+        self._call(pipe.execute)
+
+    def _create_index(self, name: str, algorithm: str, meta: Mapping[str, Any],
+                      build: Mapping[str, Any]) -> None:
         fields = self._search_fields()
         attributes = {"TYPE": "FLOAT32", "DIM": meta["dim"],
                       "DISTANCE_METRIC": _METRIC[meta["metric"]], **build}
@@ -173,23 +150,14 @@ class RedisStore(VectorStore):
     def _search_fields(self) -> Any:
         return require("redis.commands.search.field", self.extra)
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
         """(Re)create the HNSW index over the stored hashes and wait until it is filled."""
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"redis index kind {kind!r}; expected hnsw")
-        given = check_params(self.engine, self.params, params, "build")
-        given = {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
-        meta = self._require_meta()
         started = time.perf_counter()
         if self._index_info(self.index) is not None:
             self._call(self.r.ft(self.index).dropindex, delete_documents=False)
-        self._create(self.index, "HNSW", meta, given)
+        self._create_index(self.index, "HNSW", meta, params)
         self._wait_indexed(self.index)
-        seconds = time.perf_counter() - started
-        index = {"kind": "hnsw", "params": given, "build_seconds": round(seconds, 3)}
-        self._save_meta({**meta, "index": index,
-                         "provenance": {**meta["provenance"], "index": index}})
-        return seconds
+        return time.perf_counter() - started
 
     def _wait_indexed(self, name: str, timeout: float = 3600.0) -> None:
         deadline = time.monotonic() + timeout
@@ -203,26 +171,21 @@ class RedisStore(VectorStore):
             time.sleep(0.05)
 
     # -- reading ------------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         """Top-k through the HNSW index (the FLAT one, reported, when none is built)."""
-        given = check_params(self.engine, self.params, params or {}, "search")
-        meta = self._require_meta()
-        q = check_queries(queries, meta["dim"], k)
         info = self._index_info(self.index)
         if info is None:
-            hits = self._search(self.flat, q, k, filter, {}, meta["metric"])
+            hits = self._search(self.flat, queries, k, filter, {}, meta["metric"])
             hits.index_used, hits.plan = False, "no HNSW index built: the FLAT index answered"
             return hits
-        knn = {name: given.get(name, spec.default) for name, spec in
-               ((s.name, s) for s in self.params if s.when == "search")}
-        hits = self._search(self.index, q, k, filter, knn, meta["metric"])
-        done = _indexing_done(info)
+        knn = {s.name: params.get(s.name, s.default) for s in self.params if s.when == "search"}
+        hits = self._search(self.index, queries, k, filter, knn, meta["metric"])
         policy = knn["HYBRID_POLICY"]
         hits.plan = (f"FT.INFO {self.index}: num_docs={info.get('num_docs')}, "
                      f"percent_indexed={info.get('percent_indexed')}; filter="
                      f"{'none' if not filter else 'yes, HYBRID_POLICY=' + policy}")
-        if not done:
+        if not _indexing_done(info):
             hits.index_used = False
         elif filter and policy != "BATCHES":
             hits.index_used = False if policy == "ADHOC_BF" else None
@@ -230,12 +193,10 @@ class RedisStore(VectorStore):
             hits.index_used = True
         return hits
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
         """Top-k by the FLAT index (brute force inside RediSearch)."""
-        meta = self._require_meta()
-        q = check_queries(queries, meta["dim"], k)
-        hits = self._search(self.flat, q, k, filter, {}, meta["metric"])
+        hits = self._search(self.flat, queries, k, filter, {}, meta["metric"])
         hits.index_used, hits.plan = False, f"FLAT index {self.flat}"
         return hits
 
@@ -271,7 +232,7 @@ class RedisStore(VectorStore):
 
     def exists(self) -> bool:
         """searchbench's record of the index, or the index itself, is there."""
-        return self._meta() is not None or self._index_info(self.index) is not None
+        return self._read_meta() is not None or self._index_info(self.index) is not None
 
     def location(self) -> str:
         return f"index {self.index} at {self.url.public}"
@@ -289,9 +250,8 @@ class RedisStore(VectorStore):
         except self._errors.RedisError as exc:
             raise BackendError(f"cannot reach Redis at {self.url.public}: {exc}") from None
 
-    def describe(self) -> dict[str, Any]:
-        """Server and module versions, index, dimension, metric, count, HNSW state."""
-        meta = self._meta() or {}
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Server and module versions, the two indexes, filter fields, HNSW state."""
         info = self._index_info(self.index)
         server = self._call(self.r.info, "server")
         version = ".".join(str(self.modules["search"] // 10**p % 100) for p in (4, 2, 0))
@@ -300,14 +260,12 @@ class RedisStore(VectorStore):
             state = {"num_docs": int(info["num_docs"]), "indexing": int(info["indexing"]),
                      "percent_indexed": float(info["percent_indexed"]),
                      "vector_index_sz_mb": float(info.get("vector_index_sz_mb", 0) or 0)}
+        built = (meta.get("provenance") or {}).get("index") if info is not None else None
         return {
             "engine": f"redis {server.get('redis_version')} + RediSearch {version}",
-            "url": self.url.public, "index": self.index, "exact_index": self.flat,
-            "dim": meta.get("dim"), "metric": meta.get("metric"), "count": self.count(),
-            "filter_fields": meta.get("fields", {}),
-            "index_build": meta.get("index") if info is not None else None,
+            "index": self.index, "exact_index": self.flat,
+            "filter_fields": meta.get("fields", {}), "index_build": built,
             "index_state": state or "no HNSW index (searches use the FLAT index)",
-            "provenance": meta.get("provenance", {}),
         }
 
     def close(self) -> None:
