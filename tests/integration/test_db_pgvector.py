@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from searchbench import db
-from searchbench.errors import BackendError, ConfigError
+from searchbench.errors import BackendError, ConfigError, DataFormatError
 from searchbench.knn import exact_knn
 from searchbench.retrieval.stores import DbRetriever, load_batches, load_store
 
@@ -219,11 +219,14 @@ def test_parameters_are_checked_before_the_engine(server):
 
 def test_dimension_and_metric_mismatch_are_refused(server):
     with db.connect(url(server, "exact_cosine")) as store:
-        with pytest.raises(ConfigError, match="holds 24-d vectors; these are 8-d"):
+        with pytest.raises(ConfigError, match="holds dim 24 / metric cosine, the rows to load "
+                                              "have dim 8 / metric cosine"):
             store.load(["z"], _random(1, 8, 0), metric="cosine")
-        with pytest.raises(ConfigError, match="loaded for metric cosine; asked for l2"):
+        with pytest.raises(ConfigError, match="holds dim 24 / metric cosine, the rows to load "
+                                              "have dim 24 / metric l2"):
             store.load(["z"], _random(1, 24, 0), metric="l2")
-        with pytest.raises(ConfigError, match="24-d vectors; the queries are 8-d"):
+        with pytest.raises(DataFormatError, match="query vectors have dim 8, the collection "
+                                                  "holds dim 24"):
             store.search(_random(1, 8, 0), 3)
         assert store.count() == 1500  # nothing was added
 

@@ -44,14 +44,15 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ...errors import BackendError, ConfigError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ...knn import check_metric
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, check_name
 
 __all__ = ["PgVectorStore"]
 
@@ -60,8 +61,6 @@ CONNECT_TIMEOUT = 10  # seconds, unless the URL says ?connect_timeout=
 _OPERATORS = {"cosine": "<=>", "ip": "<#>", "l2": "<->"}
 _OPCLASS = {"cosine": "vector_cosine_ops", "ip": "vector_ip_ops", "l2": "vector_l2_ops"}
 _METRIC_OF_OPCLASS = {v: k for k, v in _OPCLASS.items()}
-_NOT_LIBPQ = {"table", "id", "vector", "metric", "host"}
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
 _VECTOR_LITERAL = re.compile(r"'\[[^\]']*\]'::vector")
 _EXACT_SETTINGS = ("enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan")
 
@@ -90,13 +89,6 @@ _PARAMS: tuple[ParamSpec, ...] = (
 _BUILD_PARAMS = {"hnsw": ("m", "ef_construction"), "ivfflat": ("lists",)}
 
 
-def _ident(name: str, what: str, url: StoreURL) -> str:
-    if not _IDENT.match(name):
-        raise ConfigError(f"{url.public}: {what} {name!r} is not a plain SQL identifier; "
-                          "expected letters, digits and _ (starting with a letter or _)")
-    return name
-
-
 class PgVectorStore(VectorStore):
     """One table of a PostgreSQL database with the pgvector extension."""
 
@@ -107,42 +99,45 @@ class PgVectorStore(VectorStore):
     params: ClassVar[tuple[ParamSpec, ...]] = _PARAMS
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw", "ivfflat")
 
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("table", str, "docs", "the table", "url"),
+        ParamSpec("id", str, "id", "id column (a table of your own)", "url"),
+        ParamSpec("vector", str, "embedding", "vector column (a table of your own)", "url"),
+        ParamSpec("metric", str, None, "metric of a table of your own searchbench did not "
+                  "load", "url", choices=("cosine", "ip", "l2")),
+        ParamSpec("host", str, None, "host name or Unix socket folder", "url"),
+    )
+    passthrough: ClassVar[str | None] = "libpq"  # sslmode=, connect_timeout=, user=…
+
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        self.table = _ident(url.options.get("table", "docs"), "table", url)
-        self.id_column = _ident(url.options.get("id", "id"), "id column", url)
-        self.vector_column = _ident(url.options.get("vector", "embedding"), "vector column",
-                                    url)
+        self.table = check_name(self.options["table"], "table", url.public)
+        self.id_column = check_name(self.options["id"], "id column", url.public)
+        self.vector_column = check_name(self.options["vector"], "vector column", url.public)
         self._local = threading.local()  # a connection per thread, as with a pool
         self._conns: list[Any] = []
         self._conns_lock = threading.Lock()
 
     # -- connection ---------------------------------------------------------------------
+    def _url_part(self, name: str) -> Any:
+        """libpq's ``dbname`` is the URL's path."""
+        if name == "dbname":
+            return self.url.path.lstrip("/") or None
+        return super()._url_part(name)
+
     def _connect_kwargs(self) -> dict[str, Any]:
         """libpq keywords: every URL option except the adapter's own is passed on as
-        written (``connect_timeout``, ``sslmode``, ``user``…); a keyword the URL also gives
-        in its own place (``user@``, ``:port``, ``/dbname``, host) must agree with it."""
+        written (``connect_timeout``, ``sslmode``, ``user``…; libpq refuses one it does
+        not know); the URL's own parts fill what the options leave out (the base refused
+        an option that repeats one of them with another value)."""
         u = self.url
-        kw: dict[str, Any] = {k: v for k, v in u.options.items() if k not in _NOT_LIBPQ}
-        kw.setdefault("connect_timeout", str(CONNECT_TIMEOUT))
-        in_url = {"host": u.host or None, "port": u.port, "user": u.user,
-                  "password": u.password, "dbname": u.path.lstrip("/") or None}
-        given = dict(kw, host=u.options.get("host"))
-        for name, value in in_url.items():
-            option = given.get(name)
-            if value is None or value == "":
-                continue
-            if option is not None and str(option) != str(value):
-                shown = "***" if name == "password" else f"{option!r} and {value!r}"
-                raise ConfigError(f"{u.public}: {name} is given twice, in the URL and as "
-                                  f"?{name}= ({shown}); give it once")
-        for name, value in in_url.items():
-            if given.get(name) is None and value not in (None, ""):
+        kw: dict[str, Any] = {"connect_timeout": str(CONNECT_TIMEOUT), **self.passed}
+        own = {"host": self.options["host"] or u.host or None, "port": u.port, "user": u.user,
+               "password": u.password, "dbname": u.path.lstrip("/") or "postgres"}
+        for name, value in own.items():
+            if kw.get(name) is None and value not in (None, ""):
                 kw[name] = value
-        if u.options.get("host"):
-            kw["host"] = u.options["host"]
-        kw.setdefault("dbname", "postgres")
-        return {k: v for k, v in kw.items() if v is not None}
+        return kw
 
     @property
     def _has_vector_type(self) -> bool:
@@ -276,7 +271,7 @@ class PgVectorStore(VectorStore):
                             "DEFAULT now())"))
         self.conn.commit()
 
-    def provenance(self) -> dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         """What :meth:`load` recorded for this table ({} when nothing was)."""
         exists = self.conn.execute("SELECT to_regclass(%s)",
                                    (f'"{PROVENANCE_TABLE}"',)).fetchone()[0]
@@ -288,95 +283,83 @@ class PgVectorStore(VectorStore):
         self.conn.rollback()
         return dict(row[0]) if row else {}
 
-    def _merge_provenance(self, info: Mapping[str, Any]) -> None:
+    def _read_meta(self) -> dict[str, Any] | None:
+        """The vector column's dimension; the metric recorded at load, else ``?metric=``,
+        else its index's; the provenance (None: no such table)."""
+        dim = self._table_dim()
+        if dim is None:
+            self.conn.rollback()
+            return None
+        prov = self._provenance()
+        found = prov.get("metric") or self.options["metric"]
+        if not found:
+            found = next((_index_info(n, d)["metric"] for n, d in self._vector_indexes()), None)
+        self.conn.rollback()
+        if not found:
+            raise ConfigError(f"{self.url.public}: table {self.table} records no metric; add "
+                              "&metric=cosine (or ip, l2) to the URL")
+        return {"dim": dim, "metric": check_metric(found), "provenance": prov}
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        """The provenance (with dim and metric) as the table's row of
+        ``searchbench_provenance``."""
+        info = {**(meta.get("provenance") or {}), "metric": meta["metric"], "dim": meta["dim"]}
+        self.conn.execute(self._q("CREATE TABLE IF NOT EXISTS {prov} (collection text PRIMARY "
+                                  "KEY, info jsonb NOT NULL, updated timestamptz NOT NULL "
+                                  "DEFAULT now())"))
         self.conn.execute(self._q(
             "INSERT INTO {prov} (collection, info) VALUES (%s, %s::jsonb) ON CONFLICT "
-            "(collection) DO UPDATE SET info = {prov}.info || EXCLUDED.info, updated = now()"),
-            (self.table, json.dumps(dict(info), default=str)))
+            "(collection) DO UPDATE SET info = EXCLUDED.info, updated = now()"),
+            (self.table, json.dumps(info, default=str)))
+        self.conn.commit()
 
-    def _check_existing(self, dim: int, metric: str) -> None:
-        have = self._table_dim()
-        if have is not None and have != dim:
-            raise ConfigError(f"{self.url.public}: table {self.table} holds {have}-d vectors; "
-                              f"these are {dim}-d. Load into another table (?table=NAME) or "
-                              "drop this one")
-        stored = self.provenance().get("metric")
-        if stored is not None and stored != metric:
-            raise ConfigError(f"{self.url.public}: table {self.table} was loaded for metric "
-                              f"{stored}; asked for {metric}. Use metric {stored} or another "
-                              "table")
+    def _require_meta(self) -> dict[str, Any]:
+        """Reading needs the extension enabled (a clear error where it is not)."""
+        self._vector_ready(create=False)
+        return super()._require_meta()
 
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        from ...knn import check_metric
-
-        t0 = time.perf_counter()
-        metric = check_metric(metric)
-        vecs = np.asarray(vectors, dtype=np.float32)
-        if vecs.ndim != 2 or len(vecs) != len(ids):
-            raise ConfigError(f"{len(ids)} ids but vectors of shape {vecs.shape}; expected "
-                              "one row per id")
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
         self._vector_ready(create=True)
-        dim = int(vecs.shape[1]) if len(vecs) else int((provenance or {}).get("dim", 0))
-        if dim:
-            self._check_existing(dim, metric)
-            self._create(dim)
-        have = set(self.stored_ids()) if self._table_dim() is not None or dim else set()
-        todo = [i for i, d in enumerate(ids) if d not in have]
-        for a in range(0, len(todo), max(int(batch_size), 1)):
-            rows = todo[a:a + max(int(batch_size), 1)]
-            self._copy(rows, ids, vecs, texts, metadata)
-            self.conn.commit()
-        if dim:
-            self._merge_provenance({"metric": metric, "dim": dim, **(provenance or {})})
-            self.conn.commit()
-        return LoadReport(added=len(todo), skipped_existing=len(ids) - len(todo),
-                          total=self.count(), seconds=time.perf_counter() - t0)
+        self._create(int(meta["dim"]))
 
-    def _copy(self, rows: list[int], ids: Sequence[str], vecs: np.ndarray,
-              texts: Sequence[str] | None, metadata: Sequence[Mapping[str, Any]] | None) -> None:
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """Binary ``COPY`` of the batch, one transaction."""
+        self._vector_ready(create=False)
         jsonb = require("psycopg.types.json", "pgvector").Jsonb
+        texts, metadata = rows.texts, rows.metadata
         with self.conn.cursor() as cur, cur.copy(self._q(
                 "COPY {t} ({id}, {vec}, text, metadata) FROM STDIN WITH (FORMAT BINARY)")) as cp:
             cp.set_types(["text", "vector", "text", "jsonb"])
-            for i in rows:
-                cp.write_row((ids[i], vecs[i], texts[i] if texts is not None else None,
+            for i, doc in enumerate(rows.ids):
+                cp.write_row((doc, rows.vectors[i], texts[i] if texts is not None else None,
                               jsonb(dict(metadata[i])) if metadata is not None else None))
+        self.conn.commit()
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        kind = kind or self.index_kinds[0]
-        if kind not in self.index_kinds:
-            raise ConfigError(f"pgvector index kind {kind!r}; expected one of "
-                              f"{', '.join(self.index_kinds)}")
-        given = check_params(self.engine, self.params, params, "build")
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The parameters of ``kind`` only (``m`` is HNSW's, ``lists`` IVFFlat's)."""
         foreign = sorted(set(given) - set(_BUILD_PARAMS[kind]))
         if foreign:
             raise ConfigError(f"pgvector {kind} index: parameter(s) {', '.join(foreign)} "
                               f"belong to another index kind; {kind} takes "
                               f"{', '.join(_BUILD_PARAMS[kind])}")
         defaults = {p.name: p.default for p in self.params if p.name in _BUILD_PARAMS[kind]}
-        given = {**defaults, **given}  # explicit, so describe() shows what was built
-        metric = self.metric()
-        self._vector_ready(create=False)
+        return {**defaults, **given}  # explicit, so describe() shows what was built
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
         name = f"{self.table}_{self.vector_column}_{kind}"[:63]
-        with_ = ", ".join(f"{k} = {int(v)}" for k, v in given.items())
+        with_ = ", ".join(f"{k} = {int(v)}" for k, v in params.items())
         t0 = time.perf_counter()
         cur = self.conn.cursor()
         for old in self._vector_indexes():
             cur.execute(self._q("DROP INDEX IF EXISTS {i}", i=old[0]))
         cur.execute(self._q(f"CREATE INDEX {{i}} ON {{t}} USING {kind} ({{vec}} "
-                            f"{_OPCLASS[metric]}){f' WITH ({with_})' if with_ else ''}",
+                            f"{_OPCLASS[meta['metric']]}){f' WITH ({with_})' if with_ else ''}",
                             i=name))
         cur.execute(self._q("ANALYZE {t}"))
-        seconds = time.perf_counter() - t0
-        self._merge_provenance({"index": {"kind": kind, "params": given,
-                                          "build_seconds": round(seconds, 3)}})
         self.conn.commit()
-        return seconds
+        return time.perf_counter() - t0
 
     def _vector_indexes(self) -> list[tuple[str, str]]:
         """``(name, definition)`` of every HNSW/IVFFlat index on the table."""
@@ -387,27 +370,14 @@ class PgVectorStore(VectorStore):
         return [(r[0], r[1]) for r in rows]
 
     # -- reading ------------------------------------------------------------------------
-    def metric(self) -> str:
-        """The table's metric: recorded at load, else ``?metric=``, else its index's."""
-        from ...knn import check_metric
+    # -- reading ------------------------------------------------------------------------
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, dict(params), filter, False, meta)
 
-        found = self.provenance().get("metric") or self.url.options.get("metric")
-        if found:
-            return check_metric(found)
-        for name, definition in self._vector_indexes():
-            return str(_index_info(name, definition)["metric"])
-        self.conn.rollback()
-        raise ConfigError(f"{self.url.public}: table {self.table} records no metric; add "
-                          "&metric=cosine (or ip, l2) to the URL")
-
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        given = check_params(self.engine, self.params, params or {}, "search")
-        return self._search(queries, k, given, filter, exact=False)
-
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        return self._search(queries, k, {}, filter, exact=True)
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, {}, filter, True, meta)
 
     def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
         """pgvector's iterative index scans (0.8+): an HNSW scan returns at most
@@ -428,18 +398,9 @@ class PgVectorStore(VectorStore):
         return None if wider == {**{"hnsw.iterative_scan": "off",
                                     "ivfflat.iterative_scan": "off"}, **params} else wider
 
-    def _search(self, queries: np.ndarray, k: int, given: dict[str, Any],
-                filter: str | None, exact: bool) -> StoreHits:
-        q = np.ascontiguousarray(np.atleast_2d(np.asarray(queries, dtype=np.float32)))
-        self._vector_ready(create=False)
-        metric = self.metric()
-        dim = self._table_dim()
-        if dim is None:
-            raise ConfigError(f"{self.url.public}: table {self.table} does not exist; load "
-                              "it first (searchbench db load)")
-        if q.shape[1] != dim and len(q):
-            raise ConfigError(f"{self.url.public}: table {self.table} holds {dim}-d vectors; "
-                              f"the queries are {q.shape[1]}-d (another model?)")
+    def _search(self, q: np.ndarray, k: int, given: dict[str, Any], filter: str | None,
+                exact: bool, meta: Mapping[str, Any]) -> StoreHits:
+        metric = meta["metric"]
         settings: dict[str, Any] = dict(given)
         if exact:
             settings.update({name: "off" for name in _EXACT_SETTINGS})
@@ -448,7 +409,7 @@ class PgVectorStore(VectorStore):
         dists: list[np.ndarray] = []
         lat = np.zeros(len(q))
         with self._transaction(settings) as cur:
-            plan = self._explain(cur, sql, q[0], k) if len(q) else ""
+            plan = self._explain(cur, sql, q[0], k)
             for i, vec in enumerate(q):
                 t0 = time.perf_counter()
                 rows = cur.execute(sql, {"q": vec, "k": int(k)}, prepare=False).fetchall()
@@ -504,27 +465,18 @@ class PgVectorStore(VectorStore):
         self.conn.rollback()
         return [r[0] for r in rows]
 
-    def describe(self) -> dict[str, Any]:
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Server and pgvector versions, table, its vector indexes and size."""
         conn = self.conn
         server = conn.execute("SHOW server_version").fetchone()[0]
         ext = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'"
                            ).fetchone()
-        dim = self._table_dim()
-        info: dict[str, Any] = {
-            "engine": self.engine, "url": self.url.public, "server": f"PostgreSQL {server}",
-            "pgvector": ext[0] if ext else None, "table": self.table, "dim": dim,
-            "count": self.count() if dim is not None else 0}
-        prov = self.provenance()
-        try:
-            info["metric"] = self.metric() if dim is not None else None
-        except ConfigError:
-            info["metric"] = None
-        if dim is not None:
-            info["indexes"] = [_index_info(n, d) for n, d in self._vector_indexes()]
-            info["size_bytes"] = int(conn.execute("SELECT pg_total_relation_size(%s)",
-                                                  (self._regname(),)).fetchone()[0])
+        info = {"server": f"PostgreSQL {server}", "pgvector": ext[0] if ext else None,
+                "table": self.table,
+                "indexes": [_index_info(n, d) for n, d in self._vector_indexes()],
+                "size_bytes": int(conn.execute("SELECT pg_total_relation_size(%s)",
+                                               (self._regname(),)).fetchone()[0])}
         conn.rollback()
-        info["provenance"] = prov
         return info
 
 
