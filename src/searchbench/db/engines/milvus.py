@@ -269,10 +269,10 @@ class MilvusStore(VectorStore):
         index = self.client.prepare_index_params()
         built = meta.get("index") or {"type": "FLAT", "params": {}}
         index.add_index("vector", index_type=built["type"], metric_type=_METRIC[meta["metric"]],
-                        params=self._build_params(built["params"]))
+                        params=self._index_request_params(built["params"]))
         self._call(self.client.create_index, self.collection, index)
 
-    def _build_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+    def _index_request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Build parameters as the index request carries them (a server reads each as a
         key of its own)."""
         return dict(params)
@@ -431,7 +431,7 @@ class MilvusLiteStore(MilvusStore):
         row."""
         self._replace_index(meta)
 
-    def _build_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+    def _index_request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Milvus Lite 3.2 reads build parameters only from one JSON ``params`` key, and
         pymilvus 3 sends each as a key of its own, which it ignores: ``nlist=16`` built 128
         clusters (its default) and ``M``, ``efConstruction`` were its defaults too."""
