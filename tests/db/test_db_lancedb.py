@@ -138,7 +138,8 @@ def test_other_dimension_or_metric_is_refused(tmp_path, data):
 
 def test_parameters_are_validated(table):
     q = np.ones((1, 32), np.float32)
-    with pytest.raises(ConfigError, match="valid: ef, fast_search, nprobes, refine_factor"):
+    with pytest.raises(ConfigError, match="valid: ef, fast_search, maximum_nprobes, nprobes, "
+                                          "refine_factor"):
         table.search(q, 3, params={"ef_search": 10})
     with pytest.raises(ConfigError, match="expected int"):
         table.search(q, 3, params={"nprobes": "all"})

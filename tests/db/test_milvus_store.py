@@ -47,7 +47,7 @@ def built(lite: str):
     store.load(IDS, VECTORS, metric="cosine", metadata=categories(len(IDS)),
                texts=[f"text of {i}" for i in IDS], provenance={"model": "seeded-gaussian"})
     assert store.search(QUERIES[:2], 3).index_used is False  # FLAT until an index is built
-    store.build_index("hnsw", M=4, efConstruction=8)
+    store.build_index("hnsw", M=8, efConstruction=32)
     yield store
     store.close()
 
@@ -81,7 +81,9 @@ def test_ivf_flat_recall_rises_with_nprobe(lite: str) -> None:
             store.search(QUERIES[:1], 3, params={"ef": 10})
         assert store.describe()["index"]["type"] == "IVF_FLAT"
     recalls = [recall(h, exact, 10) for h in points]
-    assert recalls[0] < recalls[1] < recalls[2] and recalls[2] >= 0.95, recalls
+    # nprobe = nlist visits every cluster: exact. Milvus Lite built 128 clusters for
+    # nlist=64 (0.998 here) until the adapter sent build parameters in the form it reads
+    assert recalls[0] < recalls[1] < recalls[2] == 1.0, recalls
 
 
 def test_filters_pass_through(built) -> None:
@@ -101,9 +103,9 @@ def test_ids_round_trip_and_describe(built) -> None:
     info = built.describe()
     assert "not the Milvus server" in info["engine"] and "FAISS" in info["engine"]
     assert info["provenance"]["model"] == "seeded-gaussian"
-    assert info["provenance"]["index"]["params"] == {"M": 4, "efConstruction": 8}
+    assert info["provenance"]["index"]["params"] == {"M": 8, "efConstruction": 32}
     assert (info["dim"], info["metric"], info["count"]) == (64, "cosine", len(IDS))
-    assert info["index"]["params"] == {"M": 4, "efConstruction": 8}
+    assert info["index"]["params"] == {"M": 8, "efConstruction": 32}
     assert info["index_state"]["index_type"] == "HNSW"
 
 

@@ -269,8 +269,13 @@ class MilvusStore(VectorStore):
         index = self.client.prepare_index_params()
         built = meta.get("index") or {"type": "FLAT", "params": {}}
         index.add_index("vector", index_type=built["type"], metric_type=_METRIC[meta["metric"]],
-                        params=built["params"])
+                        params=self._index_request_params(built["params"]))
         self._call(self.client.create_index, self.collection, index)
+
+    def _index_request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Build parameters as the index request carries them (a server reads each as a
+        key of its own)."""
+        return dict(params)
 
     def _spec(self, name: str) -> ParamSpec:
         return next(s for s in self.params if s.name == name)
@@ -305,6 +310,20 @@ class MilvusStore(VectorStore):
                      f"{state.get('indexed_rows')}, pending={state.get('pending_index_rows')}; "
                      f"rows={rows}, rows at the last flush+load={meta.get('synced_rows')}")
         return hits
+
+    def widen(self, params: Mapping[str, Any], depth: int) -> dict[str, Any] | None:
+        """An IVF_FLAT search returns only rows of the ``nprobe`` clusters it visits (with
+        ``nprobe=1`` of 64 clusters, a search for 80 of 5,000 rows returned 35): ask again
+        with four times as many clusters, up to ``nlist`` (every cluster: the answer is
+        then as deep as asked). HNSW needs nothing: ``ef`` is raised to k already."""
+        index = (self._require_meta().get("index") or {})
+        if index.get("kind") != "ivf_flat":
+            return None
+        nlist = int(index["params"]["nlist"])
+        nprobe = int(params.get("nprobe", self._spec("nprobe").default))
+        if nprobe >= nlist:
+            return None
+        return {**params, "nprobe": min(nlist, 4 * nprobe)}
 
     def exact_search(self, queries: np.ndarray, k: int, *,
                      filter: str | None = None) -> StoreHits:
@@ -411,6 +430,12 @@ class MilvusLiteStore(MilvusStore):
         index waits for that worker; re-creating it makes the next load build it over every
         row."""
         self._replace_index(meta)
+
+    def _index_request_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Milvus Lite 3.2 reads build parameters only from one JSON ``params`` key, and
+        pymilvus 3 sends each as a key of its own, which it ignores: ``nlist=16`` built 128
+        clusters (its default) and ``M``, ``efConstruction`` were its defaults too."""
+        return {"params": dict(params)}
 
     def _server_version(self) -> str:
         lite = require("milvus_lite", self.extra)
