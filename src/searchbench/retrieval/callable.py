@@ -50,7 +50,7 @@ from .._util import package_version
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
-from .base import Retriever, Units, _check_level, build_units
+from .base import Retriever, Units, _check_level
 from .chunking import Chunk, Chunker, parse_chunk_id
 from .frameworks import Hit, adapter_for
 
@@ -169,13 +169,9 @@ class CallableRetriever(Retriever):
         """Remember the corpus (ids must come from it) and, where the framework can list
         them, its chunks (chunk level); the system holds its own index, so a searchbench
         chunker is refused."""
-        if chunker is not None:
-            raise ConfigError(f"{self.name}: your system chunks and indexes the documents "
+        self._index_elsewhere(corpus, chunker,
+                              f"{self.name}: your system chunks and indexes the documents "
                               "itself; drop --chunk (use --level chunk to score its chunks)")
-        t0 = time.perf_counter()
-        self.corpus = corpus
-        self.units = build_units(corpus, None, self.with_title, self.quiet)
-        self.timings["index_s"] = time.perf_counter() - t0
         return self
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
