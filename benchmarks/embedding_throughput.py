@@ -118,16 +118,24 @@ def throughput(args: argparse.Namespace) -> None:
                 seconds[name].append(time.perf_counter() - t)
                 if out is not None and name not in vectors:
                     vectors[name] = np.asarray(out, dtype=np.float32)
+            print(f"\nafter round {r + 1} of {args.repeat} (load average "
+                  f"{os.getloadavg()[0]:.1f}):", flush=True)
+            table(seconds, vectors, len(texts))
+
+
+def table(seconds: dict[str, list[float]], vectors: dict[str, np.ndarray], n: int) -> None:
+    """The Markdown table of the rounds so far."""
     floor = statistics.median(seconds["sentence-transformers"])
     ref = _unit(vectors["sentence-transformers"])
-    print("\n| contender | texts/s (median) | seconds: median [min–max] | vs "
+    print("| contender | texts/s (median) | seconds: median [min–max] | vs "
           "sentence-transformers | cosine to it: mean / min |")
     print("|---|---:|---|---:|---|")
     for name, ts in seconds.items():
         med = statistics.median(ts)
         cos = (_unit(vectors[name]) * ref).sum(axis=1)
-        print(f"| {name} | {len(texts) / med:.1f} | {med:.2f} [{min(ts):.2f}–{max(ts):.2f}] "
-              f"| {100 * (med / floor - 1):+.1f} % time | {cos.mean():.5f} / {cos.min():.5f} |")
+        print(f"| {name} | {n / med:.1f} | {med:.2f} [{min(ts):.2f}–{max(ts):.2f}] "
+              f"| {100 * (med / floor - 1):+.1f} % time | {cos.mean():.5f} / {cos.min():.5f} |",
+              flush=True)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
