@@ -108,6 +108,9 @@ def throughput(args: argparse.Namespace) -> None:
           f"{args.repeat} rounds")
     with tempfile.TemporaryDirectory(prefix="sb-embed-bench-") as tmp:
         calls = contenders(texts, args.batch_size, Path(tmp))
+        if args.only:  # sentence-transformers stays: the reference of every row
+            keep = {"sentence-transformers", *args.only.split(",")}
+            calls = {k: v for k, v in calls.items() if k in keep}
         seconds: dict[str, list[float]] = {name: [] for name in calls}
         vectors: dict[str, np.ndarray] = {}
         names = list(calls)
@@ -172,6 +175,8 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=2048)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", help="comma-separated contenders besides "
+                    "sentence-transformers, e.g. 'searchbench run -r dense'")
     ap.add_argument("--quality", action="store_true")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "sb-embed-quality"))
     args = ap.parse_args()
