@@ -110,11 +110,15 @@ def test_llamaindex_doc_level_collapses_nodes_and_chunk_level_equals_searchbench
     assert _ndcg(cq_theirs, theirs) == pytest.approx(_ndcg(cq, mine), abs=1e-6)
     doc = ours.search(queries, k=10)                         # nodes collapse to documents
     mine_doc = dense.search(queries, k=10)
-    # Observed once in CI: 0.8500 vs 0.8530 at doc level while the chunk level above was
-    # equal; not yet explained (near-tied scores ordered differently is the suspect), so
-    # the doc level is held to 0.005 until it is.
-    assert _ndcg(pyref.qrels, doc) == pytest.approx(_ndcg(pyref.qrels, mine_doc), abs=5e-3)
+    # The same cached vectors on both sides; LlamaIndex scores in float64, exact search in
+    # float32 (~1e-7 apart), and documents sharing a best chunk's text tie exactly: the
+    # cut follows the tie rule on both sides, and every query is deepened until it has
+    # k documents (pyref's long documents fill whole answers with their own chunks).
+    assert doc.metadata["deepening"]["short_queries"] == 0
     assert doc.metadata["deepening"]["max_asked"] > 10
+    for qid in queries.ids:
+        assert _ids(doc, qid) == _ids(mine_doc, qid)
+    assert _ndcg(pyref.qrels, doc) == pytest.approx(_ndcg(pyref.qrels, mine_doc), abs=1e-6)
     retriever = index.as_retriever(similarity_top_k=10)
     for qid, text in list(zip(queries.ids, queries.texts(), strict=True))[:10]:
         own = [f"{n.node.ref_doc_id}#{n.node.start_char_idx}-{n.node.end_char_idx}"

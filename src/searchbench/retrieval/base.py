@@ -161,6 +161,19 @@ class Retriever:
         self.timings["index_s"] = time.perf_counter() - t0
         return self
 
+    def _index_elsewhere(self, corpus: Corpus, chunker: Chunker | None,
+                         refusal: str) -> None:
+        """``index()`` of a retriever whose system holds its own index (a search service,
+        a framework's store, a replayed run): refuse a chunker with ``refusal`` (why it
+        cannot be chunked here), remember the corpus (returned ids must come from it;
+        context texts) and its whole documents as the units."""
+        if chunker is not None:
+            raise ConfigError(refusal)
+        t0 = time.perf_counter()
+        self.corpus = corpus
+        self.units = build_units(corpus, None, self.with_title, self.quiet)
+        self.timings["index_s"] = time.perf_counter() - t0
+
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         """Rank the indexed units for every query; top ``k`` per query as a :class:`Run`.
 

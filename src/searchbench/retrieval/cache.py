@@ -95,28 +95,30 @@ class EmbeddingCache:
         self.folder = Path(root or default_cache_dir()) / "embeddings" / digest
         self.hits = 0
         self.misses = 0
-        self._seen: set[str] = set()
 
-    def _load(self, found: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-        """Every cached vector of this identity, by text key (adds shards not seen yet)."""
-        found = {} if found is None else found
+    def _load(self, found: dict[str, np.ndarray], seen: set[str]) -> None:
+        """Add to ``found`` the vectors (by text key) of every shard not in ``seen`` yet.
+
+        ``found`` and ``seen`` belong to one :meth:`embed` call, never to the object: calls
+        running at once (threads of a framework calling the encoder, a reused cache) each
+        read every shard, so a text another call already read is never taken for missing
+        and embedded again (in another batch: other rounding)."""
         if not self.folder.is_dir():
-            return found
+            return
         shards = sorted(self.folder.glob("shard-*.npz")) + \
             sorted(self.folder.glob("shard-*.parquet"))  # parquet: from searchbench embed
         for shard in shards:
-            if shard.name in self._seen:
+            if shard.name in seen:
                 continue
             try:
                 keys, vecs = _read_shard(shard)
             except (OSError, ValueError, KeyError):
                 continue  # a foreign or damaged file: ignore it, recompute those texts
-            self._seen.add(shard.name)
+            seen.add(shard.name)
             if vecs.ndim != 2 or len(vecs) != len(keys):
                 continue  # not a shard this cache wrote
             ok = np.isfinite(vecs).all(axis=1)  # written before NaN was refused: recompute
             found.update(zip(keys[ok].astype(str).tolist(), vecs[ok], strict=True))
-        return found
 
     def _call(self, fn: Embed, texts: list[str], step: int | None,
               advance: Callable[[int], None]) -> np.ndarray:
@@ -130,8 +132,8 @@ class EmbeddingCache:
             advance(len(part))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def _write(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Write one shard atomically (temporary file + rename)."""
+    def _write(self, keys: list[str], vectors: np.ndarray) -> str:
+        """Write one shard atomically (temporary file + rename); its file name."""
         ident = self.folder / "identity.txt"
         if not ident.exists():
             write_text(ident, self.identity + "\n")
@@ -139,6 +141,7 @@ class EmbeddingCache:
         with atomic_write(self.folder / name, binary=True, compress=False) as fh:
             np.savez(fh, keys=np.asarray(keys, dtype="S32"),
                      vectors=np.asarray(vectors, dtype=np.float32))
+        return name
 
     def embed(self, texts: list[str], fn: Embed, description: str = "embedding",
               quiet: bool | None = None, step: int | None = None) -> np.ndarray:
@@ -149,17 +152,21 @@ class EmbeddingCache:
         from .._util import progress
 
         keys = [text_key(t) for t in texts]
-        have = self._load()
+        have: dict[str, np.ndarray] = {}
+        seen: set[str] = set()
+        self._load(have, seen)
         todo: dict[str, str] = {}
         for k, t in zip(keys, texts, strict=True):
             if k not in have and k not in todo:
                 todo[k] = t
-        pending = list(todo.items())
+        # longest first, as sentence-transformers orders a call's texts: each model call
+        # (``step`` texts) then holds texts of similar length and pads little
+        pending = sorted(todo.items(), key=lambda kt: -len(kt[1]))
         embedded: set[str] = set()
         with progress(len(pending), description, quiet, unit="texts",
                       kept="embedded and cached") as done:
             for i in range(0, len(pending), self.batch_size):
-                self._load(have)  # another process may have embedded some meanwhile
+                self._load(have, seen)  # another process may have embedded some meanwhile
                 window = pending[i:i + self.batch_size]
                 batch = [(k, t) for k, t in window if k not in have]
                 done(len(window) - len(batch))
@@ -172,7 +179,7 @@ class EmbeddingCache:
                     raise BackendError(f"{exc}; {len(embedded)} of {len(pending)} new texts "
                                        "were embedded and kept in the cache: rerun to resume"
                                        ) from exc
-                self._write([k for k, _ in batch], vecs)
+                seen.add(self._write([k for k, _ in batch], vecs))  # in hand: not re-read
                 have.update(zip((k for k, _ in batch), vecs, strict=True))
                 embedded.update(k for k, _ in batch)
                 done.keep(len(batch))

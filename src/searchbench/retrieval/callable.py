@@ -50,7 +50,7 @@ from .._util import package_version
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
-from .base import Retriever, Units, _check_level, build_units
+from .base import Retriever, Units, _check_level
 from .chunking import Chunk, Chunker, parse_chunk_id
 from .frameworks import Hit, adapter_for
 
@@ -169,13 +169,9 @@ class CallableRetriever(Retriever):
         """Remember the corpus (ids must come from it) and, where the framework can list
         them, its chunks (chunk level); the system holds its own index, so a searchbench
         chunker is refused."""
-        if chunker is not None:
-            raise ConfigError(f"{self.name}: your system chunks and indexes the documents "
+        self._index_elsewhere(corpus, chunker,
+                              f"{self.name}: your system chunks and indexes the documents "
                               "itself; drop --chunk (use --level chunk to score its chunks)")
-        t0 = time.perf_counter()
-        self.corpus = corpus
-        self.units = build_units(corpus, None, self.with_title, self.quiet)
-        self.timings["index_s"] = time.perf_counter() - t0
         return self
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
@@ -217,6 +213,7 @@ class CallableRetriever(Retriever):
         """Every query's mapped ranking; at doc level a query whose list filled up with
         chunks of fewer than ``k`` documents is asked again for twice as many."""
         out: list[list[tuple[str, float | None]]] = [[] for _ in texts]
+        answered = [0] * len(texts)  # distinct results of each query's last answer
         pending, want, failed = list(range(len(texts))), k, []
         capped = 0
         for round_ in range(MAX_DEEPEN + 1):
@@ -227,10 +224,10 @@ class CallableRetriever(Retriever):
                 if got is None:
                     failed.append(qids[i])
                     continue
-                before = _distinct(out[i])
                 out[i] = _map_hits(got, level, self.adapter, known)
-                if level == "doc" and _needs_more(got, out[i], k, want, before):
+                if level == "doc" and _needs_more(got, out[i], k, want, answered[i]):
                     deeper.append(i)
+                answered[i] = len({h.id for h in got})
             if not deeper:
                 break
             if round_ == MAX_DEEPEN:
@@ -335,11 +332,14 @@ def _distinct(ranked: list[tuple[str, float | None]]) -> int:
 def _needs_more(got: Sequence[Hit], ranked: list[tuple[str, float | None]], k: int,
                 want: int, before: int) -> bool:
     """Whether to ask again for more: the list was full, chunks of one document took
-    several of its places (not the same id repeated), and the last round found new
-    documents (a system that keeps answering the same documents is exhausted)."""
+    several of its places (not the same id repeated), and the answer held more results
+    than the last one, ``before`` (a system that keeps answering the same results,
+    whatever it is asked, is exhausted). New *results*, not new documents: the next
+    chunks of a long document may all belong to documents already found, and the ones
+    after them to new documents."""
     distinct = _distinct(ranked)
-    chunked = len({h.id for h in got}) > distinct
-    return distinct < k and len(got) >= want and chunked and distinct > before
+    results = len({h.id for h in got})
+    return distinct < k and len(got) >= want and results > distinct and results > before
 
 
 def _map_hits(hits: Sequence[Hit], level: str, adapter: Any,
@@ -408,11 +408,11 @@ def _columns(per_query: list[list[tuple[str, float | None]]], qids: list[str], k
                 continue
             seen.add(rid)
             kept.append((rid, score))
-        kept = kept[:k]
         scored = [x for x in kept if x[1] is not None]
         if scored and len(scored) != len(kept):
             raise BackendError(f"query {qid!r}: some results have scores and some do not; "
                                  "expected all or none")
+        kept = _cut(kept, k) if scored else kept[:k]
         for rank, (rid, score) in enumerate(kept):
             value = float(len(kept) - rank) if score is None else float(score)
             if not math.isfinite(value):
@@ -422,6 +422,24 @@ def _columns(per_query: list[list[tuple[str, float | None]]], qids: list[str], k
             d.append(rid)
             s.append(value)
     return q, d, s, dropped
+
+
+def _cut(kept: list[tuple[str, Any]], k: int) -> list[tuple[str, Any]]:
+    """The first ``k`` scored results, a tie at the cut resolved as ARCHITECTURE §3 ranks
+    ties (id descending, byte-wise) rather than by the system's order: documents whose
+    best chunks are the same text (the same score) then make the same cut as exact
+    search, whichever of them the system listed first."""
+    if len(kept) <= k or k <= 0:
+        return kept[:k]
+    last = kept[k - 1][1]
+    inside = [x for x in kept[:k] if x[1] == last]
+    outside = [x for x in kept[k:] if x[1] == last]
+    if not outside:
+        return kept[:k]
+    tied = sorted(inside + outside, key=lambda x: x[0].encode("utf-8"), reverse=True)
+    chosen = {rid for rid, _ in tied[:len(inside)]}
+    head = [x for x in kept[:k] if x[1] != last]
+    return head + [x for x in tied if x[0] in chosen]
 
 
 def _chunk_units(units: Units, adapter: Any, per_query: list[list[tuple[str, float | None]]],

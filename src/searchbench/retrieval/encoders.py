@@ -81,9 +81,11 @@ class Encoder(ABC):
     def _encode(self, texts: list[str], what: str) -> np.ndarray:
         if self.cache_root is None:
             return check_vectors(self._embed(texts), texts, f"the encoder {self.identity}")
-        self.last_cache = EmbeddingCache(self.identity, self.cache_root, self.cache_batch)
-        return self.last_cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet,
-                                     step=getattr(self, "batch_size", None))
+        # a local name: a call running at once on another thread replaces ``last_cache``
+        cache = EmbeddingCache(self.identity, self.cache_root, self.cache_batch)
+        self.last_cache = cache
+        return cache.embed(texts, self._embed, f"{what} ({self.name})", self.quiet,
+                           step=getattr(self, "batch_size", None))
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "identity": self.identity,

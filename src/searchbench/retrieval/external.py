@@ -15,7 +15,7 @@ import numpy as np
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import ConfigError
-from .base import Retriever, build_units
+from .base import Retriever
 from .chunking import Chunker
 
 __all__ = ["RunRetriever"]
@@ -34,11 +34,9 @@ class RunRetriever(Retriever):
 
     def index(self, corpus: Corpus, chunker: Chunker | None = None) -> RunRetriever:
         """Remember the corpus (for context sizes); a chunker is not supported."""
-        if chunker is not None:
-            raise ConfigError(f"{self.name}: a replayed run has fixed documents; "
-                              "it cannot be chunked (use level='doc' without a chunker)")
-        self.corpus = corpus
-        self.units = build_units(corpus, None, self.with_title)
+        self._index_elsewhere(corpus, chunker,
+                              f"{self.name}: a replayed run has fixed documents; it cannot "
+                              "be chunked (use level='doc' without a chunker)")
         return self
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:

@@ -42,7 +42,7 @@ from .._util.secrets import hold, remote_text
 from ..data.run import Run
 from ..data.texts import Corpus, Queries
 from ..errors import BackendError, ConfigError, require
-from .base import Retriever, _check_level, build_units
+from .base import Retriever, _check_level
 from .chunking import Chunker
 from .http_client import HttpClient
 
@@ -162,13 +162,9 @@ class HttpRetriever(Retriever):
     def index(self, corpus: Corpus, chunker: Chunker | None = None) -> HttpRetriever:
         """Remember the corpus (ids must come from it; context texts); the service holds
         the index, so a chunker is refused."""
-        if chunker is not None:
-            raise ConfigError(f"http retriever {self.client.public}: the service indexes "
-                              "the documents itself; it cannot be chunked here (drop --chunk)")
-        t0 = time.perf_counter()
-        self.corpus = corpus
-        self.units = build_units(corpus, None, self.with_title, self.quiet)
-        self.timings["index_s"] = time.perf_counter() - t0
+        self._index_elsewhere(corpus, chunker,
+                              f"http retriever {self.client.public}: the service indexes the "
+                              "documents itself; it cannot be chunked here (drop --chunk)")
         return self
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:

@@ -147,9 +147,17 @@ class OnnxEncoder(Encoder):
         return self._identity
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        out = [self._batch(texts[i:i + self.batch_size])
-               for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(out) if out else np.empty((0, 0), dtype=np.float32)
+        """Vectors of ``texts`` in their order, computed longest first in batches of
+        ``batch_size`` (as sentence-transformers does: a batch of similar lengths pads
+        little)."""
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.concatenate([self._batch([texts[i] for i in order[a:a + self.batch_size]])
+                              for a in range(0, len(texts), self.batch_size)])
+        vecs = np.empty_like(out)
+        vecs[order] = out
+        return vecs
 
     def _batch(self, texts: list[str]) -> np.ndarray:
         enc = self.tokenizer.encode_batch(texts)

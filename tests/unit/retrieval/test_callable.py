@@ -100,6 +100,34 @@ def test_chunks_of_one_document_collapse_and_the_system_is_asked_for_more(pyref)
     assert max(asked) >= 30 and run.metadata["deepening"]["short_queries"] == 0
 
 
+def test_deepening_goes_on_while_the_next_chunks_all_belong_to_documents_found(pyref):
+    """One long document fills the first two answers (10, then 20 of its 25 chunks): the
+    system is not exhausted, it still answers more results each time."""
+    ids = _docs(pyref, 12)
+    asked = []
+
+    def long_first(query, k):
+        asked.append(k)
+        hits = [f"{ids[0]}#{j * 10}-{j * 10 + 5}" for j in range(25)] + ids[1:]
+        return [(h, 100.0 - j) for j, h in enumerate(hits[:k])]
+
+    run = _retriever(long_first, pyref).search(pyref.judged_queries, k=10)
+    q = pyref.judged_queries.ids[0]
+    assert [d for d, _ in run.ranking(q)] == ids[:10]
+    assert sorted(set(asked)) == [10, 20, 40]
+    assert run.metadata["deepening"]["short_queries"] == 0
+
+
+def test_a_tie_at_the_cut_keeps_the_documents_exact_search_keeps(pyref):
+    """The k-th and (k+1)-th documents tie (the same best chunk text in both): the cut
+    follows the tie rule (id descending), not the order the system listed them in."""
+    a, b, c = sorted(_docs(pyref, 3))                      # byte-wise: a < b < c
+    answer = [(a, 3.0), (b, 1.0), (c, 1.0)]                # c outranks b on the tie
+    run = _retriever(lambda q, k: answer, pyref).search(pyref.judged_queries, k=2)
+    q = pyref.judged_queries.ids[0]
+    assert run.ranking(q) == [(a, 3.0), (c, 1.0)]
+
+
 def test_unknown_ids_are_counted_and_all_unknown_names_the_mistake(pyref):
     ids = _docs(pyref, 3)
     some = _retriever(lambda q, k: [*ids, "no-such-doc"], pyref)

@@ -80,6 +80,55 @@ def test_cache_skips_texts_another_process_stored_meanwhile(tmp_path):
     np.testing.assert_array_equal(out, HashEncoder()._embed(texts))
 
 
+def test_cache_embeds_longest_first_and_returns_vectors_in_the_callers_order(tmp_path):
+    """Model calls hold texts of similar length (little padding), as sentence-transformers
+    orders one call's texts; the caller still gets one vector per text, in its order."""
+    texts = [" ".join(["w"] * n) + f" t{n}" for n in (1, 9, 3, 12, 5, 7, 2, 11)]
+    seen: list[list[str]] = []
+
+    def embed(batch):
+        seen.append(list(batch))
+        return HashEncoder()._embed(batch)
+
+    out = EmbeddingCache("hash:64", tmp_path, batch_size=4).embed(texts, embed, step=2)
+    assert [len(b) for b in seen] == [2, 2, 2, 2]
+    lengths = [len(t) for b in seen for t in b]
+    assert lengths == sorted(lengths, reverse=True)
+    np.testing.assert_array_equal(out, HashEncoder()._embed(texts))
+
+
+def test_a_cache_used_again_or_by_two_calls_at_once_embeds_no_cached_text_again(tmp_path):
+    """Each ``embed`` call reads every shard itself: a second call on the same object (or
+    one running at once on another thread, as a framework's workers call the encoder)
+    gets the cached vectors, not a fresh embedding in another batch (other rounding)."""
+    texts = ["alpha beta", "gamma", "delta epsilon zeta"]
+    EmbeddingCache("hash:64", tmp_path).embed(texts, HashEncoder()._embed)  # stored
+    enc = HashEncoder(cache=tmp_path)
+    cache = EmbeddingCache(enc.identity, tmp_path)
+    for _ in range(2):
+        cache.embed(texts, enc._embed)
+        assert enc.calls == [] and cache.hits == 3
+
+    class Interleaved(HashEncoder):
+        """A second call starts just after the first one made its cache."""
+
+        @property
+        def last_cache(self):
+            return self._last
+
+        @last_cache.setter
+        def last_cache(self, value):
+            self._last = value
+            if value is not None and not getattr(self, "_nested", False):
+                self._nested = True
+                self.encode_queries(texts[:1])
+
+    twice = Interleaved(cache=tmp_path)
+    out = twice.encode_queries(texts)
+    assert twice.calls == []
+    np.testing.assert_array_equal(out, HashEncoder()._embed(texts))
+
+
 def test_cache_is_keyed_by_model_identity(tmp_path):
     a = EmbeddingCache("model-a", tmp_path)
     a.embed(["x"], lambda t: np.ones((len(t), 2)))
