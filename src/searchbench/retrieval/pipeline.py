@@ -163,6 +163,13 @@ class Pipeline:
             r.close()
         self._stores.clear()
 
+    def reopen(self, spec: DbSpec) -> None:
+        """Close the store of ``spec`` so the next use opens it again (after loading it:
+        its recorded provenance changed)."""
+        r = self._stores.pop(spec, None)
+        if r is not None:
+            r.close()
+
     def __enter__(self) -> Pipeline:
         return self
 
