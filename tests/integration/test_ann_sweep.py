@@ -111,7 +111,10 @@ def test_relevance_depth_capped_at_a_small_corpus():
     base, queries = clustered(60, 8, 8, n_clusters=4, seed=2)
     doc_ids = [f"d{i}" for i in range(len(base))]
     qids = [f"q{i}" for i in range(len(queries))]
-    qrels = Qrels.from_columns(qids, doc_ids[:8], [1] * 8)
+    # q_i's relevant document is d_i; every other document judged non-relevant, so the
+    # runs are judged (a run almost entirely unjudged would warn: measures.scoring)
+    pairs = [(q, d, int(d == f"d{i}")) for i, q in enumerate(qids) for d in doc_ids]
+    qrels = Qrels.from_columns(*map(list, zip(*pairs, strict=True)))
     ctx = RelevanceContext(doc_ids, qids, qrels)  # nDCG@10, R@100 > 60 documents
     res = _sweep(base, queries, "hnswlib", {"M": [4], "efSearch": [64]}, metric="cosine",
                     k=10, repeats=1, max_single=4, relevance=ctx, threads=1)

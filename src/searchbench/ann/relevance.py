@@ -26,7 +26,6 @@ distance, then id).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +66,7 @@ class RelevanceContext:
     alpha: float = 0.05
     seed: int = 0
     prepare: Callable[[Run], Run] | None = None  # e.g. EvalSet.prepare_run (ArguAna)
-    _evaluator: Any = field(default=None, repr=False)
+    _scorer: Any = field(default=None, repr=False)
     _exact: Any = field(default=None, repr=False)
     _scored_ids: list[str] = field(default_factory=list, repr=False)
 
@@ -99,18 +98,22 @@ class RelevanceContext:
         return Run.from_columns(qs[keep].tolist(), docs[flat[keep]].tolist(), -rank[keep],
                                 name=name, keep="first")
 
-    def _scores(self, run: Run) -> dict[str, np.ndarray]:
-        from ..measures import Evaluator
+    def _scores(self, run: Run, name: str) -> tuple[dict[str, np.ndarray], Any]:
+        """Per-query scores of ``run`` prepared as the set asks, through the one scoring
+        step (:class:`~searchbench.measures.Scorer`: warns when it is almost entirely
+        unjudged), and its coverage (mean Judged@k)."""
+        from ..measures import Scorer
 
-        if self._evaluator is None:
-            self._evaluator = Evaluator(self.qrels, list(self.measures))
+        if self._scorer is None:  # queries without results count 0, silently, as before
+            self._scorer = Scorer(self.qrels, list(self.measures), unanswerable="zero",
+                                  missing_warnings=False)
         if self.prepare is not None:
             run = self.prepare(run)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = self._evaluator.evaluate(run)
+        done = self._scorer.score(run, name)
+        res = done.result
         self._scored_ids = res.query_ids.astype(str).tolist()  # same for every run (qrels)
-        return {m: np.asarray(res.scores[m], dtype=np.float64) for m in res.measures}
+        return ({m: np.asarray(res.scores[m], dtype=np.float64) for m in res.measures},
+                done.coverage)
 
     def cost(self, exact: GroundTruth, found: np.ndarray | dict[int, np.ndarray]
              ) -> dict[str, Any]:
@@ -123,18 +126,23 @@ class RelevanceContext:
 
         k = self.depth
         if self._exact is None:
-            self._exact = self._scores(self.run(exact.ids[:, :k], "exact"))
+            self._exact = self._scores(self.run(exact.ids[:, :k], "exact"), "exact search")
         runs = found if isinstance(found, dict) else {found.shape[1]: found}
-        scored = {d: self._scores(self.run(ids[:, :k], "ann")) for d, ids in runs.items()}
+        both = {d: self._scores(self.run(ids[:, :k], "ann"), f"ANN search (K={d})")
+                for d, ids in runs.items()}
+        scored = {d: s for d, (s, _) in both.items()}
+        exact_scores, exact_cov = self._exact
         out: dict[str, Any] = {}
         for mm in parse_measures(list(self.measures)):
             m = str(mm)
             depth = min((d for d in scored if d >= (mm.cutoff or k)), default=max(scored))
-            out[m] = self._measure_cost(self._exact[m], scored[depth][m], depth)
+            out[m] = self._measure_cost(exact_scores[m], scored[depth][m], depth)
         per_measure = [v for v in out.values() if isinstance(v, dict)]
         lost = sorted({q for v in per_measure for q in v["lost_queries"]})
         out["no_significant_loss"] = not any(v["significant_loss"] for v in per_measure)
         out["lost_queries"] = lost
+        shallow = both[min(both)][1]  # Judged@k of the timed search (its K is the smallest)
+        out.update(judged_k=exact_cov.k, judged_exact=exact_cov.mean, judged_ann=shallow.mean)
         return out
 
     def _measure_cost(self, exact: np.ndarray, ann: np.ndarray, depth: int) -> dict[str, Any]:

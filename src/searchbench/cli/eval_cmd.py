@@ -24,7 +24,6 @@ from ._output import (
     print_json,
     print_notes,
     reported_warnings,
-    run_name,
     stdout_is_terminal,
     unanswerable_marks,
     vocab_option,
@@ -105,42 +104,17 @@ def eval_command(
 
     Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
-    from ..data.qrels import Qrels
-    from ..data.run import Run
-    from ..measures import (
-        CoverageProbe,
-        Evaluator,
-        apply_unanswerable,
-        parse_measures,
-        scored_queries,
-        trec_name,
-    )
+    from ..distributed import evaluate_files
+    from ..measures import trec_name
 
-    keep_policy = keep
-    wanted = [m.name for m in parse_measures(measure or DEFAULT_MEASURES)]
-    probe = CoverageProbe(wanted)
     with reported_warnings(quiet):
-        judgments = Qrels.from_file(qrels, keep=keep_policy)
-        if stream:  # only read as Arrow strings then: no Python string per document
-            from ..data.stream import compact_qrels
-
-            judgments = compact_qrels(judgments)
-        evaluator = Evaluator(judgments, probe.all_measures, missing=missing, depth=depth)
-        if stream or engine == "ray":
-            loaded, results = _evaluate_large(evaluator, runs, qrels, keep_policy, quiet,
-                                              stream, engine, address, partitions)
-        else:
-            loaded = [Run.from_file(path, name=run_name(path, runs), keep=keep_policy)
-                      for path in runs]
-            results = [_evaluate(evaluator, run, path, qrels)
-                       for run, path in zip(loaded, runs, strict=True)]
         marked, policy = unanswerable_marks(load_queries(queries), unanswerable)
-        kept = [res.query_ids for res in results]
-        results = [apply_unanswerable(res, marked, policy) for res in results]
-        results = [probe.finish(res, run, evaluator.qrels)[0]  # warns: measures.coverage
-                   for run, res in zip(loaded, results, strict=True)]
-    scored = [scored_queries(evaluator.qrels, res.query_ids, wanted, marked, policy, kept=k)
-              for res, k in zip(results, kept, strict=True)]
+        done = evaluate_files(qrels, runs, measure or DEFAULT_MEASURES, missing=missing,
+                              depth=depth, keep=keep, stream=stream, engine=engine,
+                              address=address, partitions=partitions, no_answer=marked,
+                              unanswerable=policy, quiet=quiet)
+    results, scored, evaluator = done.results, done.scored, done.evaluator
+    wanted = done.scorer.wanted
     out = _Output(
         label={m.name: (trec_name(m) if trec_names else m.name) for m in evaluator.measures},
         counts={m.name for m in evaluator.measures if m.is_count and m.name in wanted},
@@ -149,7 +123,7 @@ def eval_command(
     if output_format is Format.json:
         _print_json(results, out, scored)
     elif output_format is Format.trec:
-        tags = [run.metadata.get("tag") or run.name for run in loaded]
+        tags = [run.metadata.get("tag") or run.name for run in done.runs]
         _print_trec(results, tags, out)
         if not quiet:
             _note_num_rel_all(evaluator)
@@ -170,49 +144,6 @@ def _scored_notes(results, scored) -> list[str]:
     return [f"run {_printable(r.run_name)}: {n}" for r, notes in zip(results, per_run,
                                                                       strict=True)
             for n in notes]
-
-
-def _evaluate(evaluator, run, run_path: Path, qrels_path: Path):
-    """One run's result; a run sharing no query with the qrels names both files."""
-    from ..measures import NoSharedQueriesError
-
-    try:
-        return evaluator.evaluate(run)
-    except NoSharedQueriesError:
-        raise NoSharedQueriesError.between(f"run file {run_path}", f"qrels file {qrels_path}",
-                                           run.query_ids, evaluator.qrels.query_ids) from None
-
-
-def _evaluate_large(evaluator, runs: tuple[Path, ...], qrels_path: Path, keep: str | None,
-                    quiet: bool, stream: bool, engine: str, address: str | None,
-                    partitions: int | None):
-    """``(runs, results)`` by streaming or with Ray; the "runs" returned are samples (the
-    first batch, with the run's name and tag) for the coverage advice and ``-f trec``."""
-    from ..errors import ConfigError
-    from ..measures import NoSharedQueriesError, stream_run
-
-    if stream and engine == "ray":
-        raise ConfigError("--stream and --engine ray are two ways to evaluate a large run; "
-                          "choose one")
-    if engine == "ray":
-        from ..distributed import evaluate_runs
-
-        found = evaluate_runs(evaluator, list(runs), names=[run_name(p, runs) for p in runs],
-                              keep=keep, address=address, partitions=partitions, quiet=quiet)
-        return [f.sample for f in found], [f.result for f in found]
-    samples, results = [], []
-    for path in runs:
-        try:
-            done = stream_run(evaluator, path, name=run_name(path, runs), keep=keep,
-                              quiet=quiet)
-        except NoSharedQueriesError as exc:
-            raise NoSharedQueriesError(f"run file {path}: {exc}") from None
-        if done.sample is not None:
-            done.sample.name = done.result.run_name
-            done.sample.metadata["tag"] = done.tag
-        samples.append(done.sample)
-        results.append(done.result)
-    return samples, results
 
 
 def _note_num_rel_all(evaluator) -> None:

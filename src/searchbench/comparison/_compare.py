@@ -35,8 +35,8 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
-from ..measures import CoverageProbe, judged_notes
-from ..measures.scored import ScoredQueries, apply_unanswerable, no_answer_ids, scored_queries
+from ..measures import Scorer, judged_notes
+from ..measures.scored import ScoredQueries, no_answer_ids
 from ..stats import (
     correct,
     effect_size,
@@ -411,7 +411,7 @@ def compare(
     k is almost entirely unjudged raises a :class:`~searchbench.measures.SearchbenchWarning`
     naming the likely cause; one mostly unjudged adds a note.
     """
-    from ..measures import Evaluator, parse_measures
+    from ..measures import parse_measures
 
     StatsSettings(canonical_test(test), canonical_correction(correction), alpha, confidence,
                   seed, n_permutations).validated()  # before any evaluation
@@ -419,24 +419,19 @@ def compare(
     base = _baseline_name(named, baseline)
     wanted = [m.name for m in parse_measures([measures] if isinstance(measures, str)
                                              else list(measures))]
-    probe = CoverageProbe(wanted)
-    extra = {} if depth is None else {"depth": depth}
-    evaluator = Evaluator(qrels, probe.all_measures, missing=missing, **extra)
-    results = {name: evaluator.evaluate(_renamed(run, name)) for name, run in named.items()}
-    marked = no_answer_ids(queries)
-    kept = _common_queries(results)
-    judged = {}
-    for name, run in named.items():  # warns when a run is unjudged: measures.coverage
-        results[name], coverage = probe.finish(
-            apply_unanswerable(results[name], marked, unanswerable), run, qrels, name)
-        judged[name] = coverage.mean
-    k = probe.k
+    scorer = Scorer(qrels, wanted, missing=missing, depth=depth,
+                    no_answer=no_answer_ids(queries), unanswerable=unanswerable)
+    raw = {name: scorer.evaluate(_renamed(run, name)) for name, run in named.items()}
+    kept = _common_queries(raw)
+    # the one scoring step (measures.scoring): warns when a run is unjudged
+    done = {name: scorer.finish(raw[name], run, name) for name, run in named.items()}
+    results = {name: d.result for name, d in done.items()}
     return compare_results(
         results, baseline=base, test=test, correction=correction, alpha=alpha,
         confidence=confidence, seed=seed, n_permutations=n_permutations, missing=missing,
-        notes=_coverage_notes(named, qrels, missing), judged=judged, judged_k=k,
-        queries=queries, scored=scored_queries(qrels, _common_queries(results), wanted, marked,
-                                               unanswerable, kept=kept),
+        notes=_coverage_notes(named, qrels, missing),
+        judged={name: d.coverage.mean for name, d in done.items()}, judged_k=scorer.probe.k,
+        queries=queries, scored=scorer.scored_queries(_common_queries(results), kept),
     )
 
 

@@ -1,6 +1,8 @@
 """distributed layer (ARCHITECTURE §13): Ray for what outgrows one process.
 
-Evaluation of runs partitioned by query (:func:`evaluate_runs`), exact k-NN ground truth
+Evaluation of runs partitioned by query (:func:`evaluate_runs`); :func:`evaluate_files`,
+the one call behind ``searchbench eval`` that evaluates run files in memory, streamed or
+on Ray (only this last needs Ray); exact k-NN ground truth
 with the corpus sharded over workers (:func:`sharded_knn`) and corpus embedding as a Ray
 Data pipeline (:func:`embed_corpus`). Every result equals the single-process one exactly.
 Needs the extra ``ray`` (``pip install 'searchbench[ray]'``); ``ray`` itself is imported
@@ -17,6 +19,7 @@ _LAZY = {
     "RayEvaluated": ".evaluate", "RunSample": ".evaluate", "evaluate_runs": ".evaluate",
     "sharded_knn": ".knn",
     "embed_corpus": ".embed",
+    "EvaluatedFiles": ".files", "evaluate_files": ".files",
 }
 
 __all__ = sorted(_LAZY)

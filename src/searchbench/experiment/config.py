@@ -56,6 +56,11 @@ class RetrieverSpec:
     type: str
     settings: dict[str, Any] = field(default_factory=dict)
     spec: RetrievalSpec | None = field(default=None, compare=False, repr=False)
+    #: ``"missing"``: a db retriever's stores the grid needs and that are missing (or
+    #: whose load was interrupted) are loaded before any cell runs (see
+    #: :mod:`.stores`). Not part of a cell's identity: it says how to get the store,
+    #: not what the cell computes.
+    load: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, **self.settings}
@@ -403,6 +408,7 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
                where: str) -> RetrieverSpec:
     """One validated table; a hybrid's ``of`` names retrievers of ``base``."""
     settings = {k: v for k, v in table.items() if k not in ("name", "type")}
+    load = _load_key(name, kind, settings.pop("load", None), where)
     parts: list[Any] = []
     if kind == "hybrid":
         of = settings.get("of")
@@ -427,7 +433,26 @@ def _retriever(name: str, kind: str, table: dict[str, Any], base: dict[str, Retr
             raise ConfigError(f"{where}: key 'retrievers.{name}.url' holds a password or "
                               "credential; the config text is stored with the results, so "
                               "give it through the environment (PGPASSWORD, ~/.pgpass, ...)")
-    return RetrieverSpec(name, kind, given, spec)
+    return RetrieverSpec(name, kind, given, spec, load)
+
+
+#: The values of a db retriever's ``load`` key.
+LOAD_VALUES = ("missing",)
+
+
+def _load_key(name: str, kind: str, value: Any, where: str) -> str | None:
+    """A db retriever's ``load`` key: ``"missing"`` or absent."""
+    if value is None:
+        return None
+    key = f"key 'retrievers.{name}.load'"
+    if kind != "db":
+        raise ConfigError(f"{where}: {key}: only a db retriever loads a store; remove it "
+                          f"(a {kind} retriever builds its index itself)")
+    if value not in LOAD_VALUES:
+        raise ConfigError(f"{where}: {key} is {value!r}; expected \"missing\" (load the "
+                          "stores the grid needs that are missing, before any cell runs) "
+                          "or leave it out (a missing store is an error)")
+    return str(value)
 
 
 def _plain(value: Any) -> Any:

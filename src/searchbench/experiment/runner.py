@@ -7,7 +7,8 @@ runs, cuts chunk-level judgments from the units the run ranks and scores through
 Judged@k step; this module only walks the grid, stores and resumes. A vector store (a
 ``db`` retriever) decides its own chunking: its cells use the store's recorded chunker and
 model (a ``{chunker}`` template in its URL names one store per chunker), and every store
-the grid reads is checked before any cell runs. A cell whose Judged@k is below 0.5 is
+the grid reads is checked — or loaded, with ``load = "missing"`` — before any cell runs
+(:mod:`.stores`). A cell whose Judged@k is below 0.5 is
 flagged in the progress line, and its coverage is stored with it (the report notes it).
 
 A cell is stored when it is complete (run file written atomically, then one transaction);
@@ -215,35 +216,22 @@ class _Workspace:
 
     # -- stores -------------------------------------------------------------------------------
     def check_stores(self) -> None:
-        """Open every store the grid's cells read and check, before any work, that it
-        exists and holds this evaluation set cut by the cell's chunker with the asked
-        model: one error naming the config key, the store and what to do."""
+        """Every store the grid's cells read, checked before any work — and loaded first
+        when its retriever says ``load = "missing"`` (:mod:`.stores`)."""
+        from .stores import StoreNeed, prepare_stores
+
         where = str(self.cfg.path or "config")
+        needs: dict[tuple[DbSpec, str], StoreNeed] = {}
         for cell in self.cfg.cells():
             if cell.evalset != self.spec:
                 continue
             for part in _leaves(self.spec_of(cell)):
-                if isinstance(part, DbSpec):
-                    self._check_store(cell, part, where)
-
-    def _check_store(self, cell: Cell, part: DbSpec, where: str) -> None:
-        name = next(r.name for r in self.cfg.retrievers
-                    if r.type == "db" and _same_store(r.spec, part))
-        key = f"{where}: key 'retrievers.{name}.url'"
-        load = (f"searchbench db load '{_public(part.url)}' --evalset {self.spec}"
-                + (f" --chunk {cell.chunker}" if cell.chunker != "none" else "")
-                + (f" --model {part.model}" if part.model else ""))
-        try:
-            store = self.pipe.store(part)
-            self.pipe.chunker(part, cell.chunker)
-        except ConfigError as exc:
-            raise ConfigError(f"{key} (chunker {cell.chunker!r}): {exc}; to load it: "
-                              f"{load}") from None
-        recorded = (store.stored.get("evalset") or {}).get("hash")
-        if recorded and recorded != self.hash:
-            raise ConfigError(f"{key}: the store {_public(part.url)} was loaded from another "
-                              f"evaluation set ({recorded}, not {self.es.name} {self.hash}); "
-                              f"load this set into another store: {load}")
+                if isinstance(part, DbSpec) and (part, cell.chunker) not in needs:
+                    table = next(r for r in self.cfg.retrievers
+                                 if r.type == "db" and _same_store(r.spec, part))
+                    needs[part, cell.chunker] = StoreNeed(part, cell.chunker, table, where)
+        prepare_stores(self.pipe, self.es, self.spec, list(needs.values()), self.say,
+                       self.quiet)
 
     def spec_of(self, cell: Cell) -> Any:
         """The cell's retriever spec as it runs: relative model folders made absolute,
@@ -386,12 +374,6 @@ def _same_store(template: Any, part: DbSpec) -> bool:
 
     return isinstance(template, DbSpec) and replace(template, url=part.url,
                                                     model=part.model) == part
-
-
-def _public(url: str) -> str:
-    from ..db import parse_store_url
-
-    return parse_store_url(url).public
 
 
 def _mean(rec: CellRecord, measure: str) -> float:

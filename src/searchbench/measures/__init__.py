@@ -33,6 +33,7 @@ from .scored import (
     no_relevant_ids,
     scored_queries,
 )
+from .scoring import Scored, Scorer
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 from .stream import StreamedRun, evaluate_stream, stream_run
 
@@ -50,7 +51,9 @@ __all__ = [
     "NoSharedQueriesError",
     "Param",
     "PartialResult",
+    "Scored",
     "ScoredQueries",
+    "Scorer",
     "SearchbenchWarning",
     "StreamedRun",
     "apply_unanswerable",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -164,6 +163,13 @@ class Pipeline:
             r.close()
         self._stores.clear()
 
+    def reopen(self, spec: DbSpec) -> None:
+        """Close the store of ``spec`` so the next use opens it again (after loading it:
+        its recorded provenance changed)."""
+        r = self._stores.pop(spec, None)
+        if r is not None:
+            r.close()
+
     def __enter__(self) -> Pipeline:
         return self
 
@@ -264,31 +270,19 @@ class Pipeline:
     def score(self, run: Run, qrels: Qrels, measures: Sequence[str],
               name: str | None = None) -> tuple[Any, Any]:
         """``(EvalResult, Coverage)`` of ``run`` through the one coverage step
-        (:class:`~searchbench.measures.CoverageProbe`): warns when it is unjudged. Queries
+        (:class:`~searchbench.measures.Scorer`): warns when it is unjudged. Queries
         the set marks ``no_answer`` are left out under ``unanswerable="skip"``."""
         result, coverage, _ = self._score(run, qrels, measures, name)
         return result, coverage
 
     def _score(self, run: Run, qrels: Qrels, measures: Sequence[str],
                name: str | None) -> tuple[Any, Any, Any]:
-        from ..measures import (
-            CoverageProbe,
-            Evaluator,
-            apply_unanswerable,
-            scored_queries,
-        )
+        from ..measures import Scorer
 
-        probe = CoverageProbe(measures)
-        with warnings.catch_warnings():
-            if not self.missing_warnings:  # queries without results: counted as 0, as asked
-                warnings.simplefilter("ignore")
-            result = Evaluator(qrels, probe.all_measures).evaluate(run)
-        kept = result.query_ids
-        result = apply_unanswerable(result, self.no_answer, self.unanswerable)
-        result, coverage = probe.finish(result, run, qrels, name)
-        scored = scored_queries(qrels, result.query_ids, list(measures), self.no_answer,
-                                self.unanswerable, kept=kept)
-        return result, coverage, scored
+        done = Scorer(qrels, measures, no_answer=self.no_answer,
+                      unanswerable=self.unanswerable,
+                      missing_warnings=self.missing_warnings).score(run, name)
+        return done.result, done.coverage, done.scored
 
     def tune_weights(self, spec: HybridSpec, chunk: str | Chunker | None, level: str,
                      k: int, measure: str = "nDCG@10") -> tuple[HybridSpec, Any]:

@@ -160,11 +160,14 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
                index: str | None = "default", params: Mapping[str, Any] | None = None,
                batch_size: int = 1000, query_prefix: str = "", doc_prefix: str = "",
                with_title: bool = True, cache: Any = True, quiet: bool | None = None,
-               encoder_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               encoder_options: Mapping[str, Any] | None = None,
+               encoders: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Embed ``evalset``'s corpus (split by ``chunk``) with ``model`` and load it into the
     store, then build the ``index`` (``"default"``: the engine's first kind; None: no
     index) with build ``params``. Resumable and idempotent; returns a summary (added,
-    skipped, count, seconds, the store's description)."""
+    skipped, count, seconds, the store's description). ``encoders``: a cache of loaded
+    models shared with a :class:`~searchbench.retrieval.Pipeline` (an experiment loading
+    its stores embeds with the encoders its cells use)."""
     from ..knn import check_metric
     from .spec import DenseSpec, chunker_for, encoder_for
 
@@ -182,7 +185,8 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     build = check_params(cls.engine, cls.params, params or {}, "build")
     spec = DenseSpec(model=model, query_prefix=query_prefix, doc_prefix=doc_prefix,
                      with_title=with_title)
-    enc = encoder_for(spec, {}, quiet, cache=cache, **dict(encoder_options or {}))
+    enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, cache=cache,
+                      **dict(encoder_options or {}))
     chunker = chunker_for(chunk, enc)
     units = build_units(evalset.corpus, chunker, with_title, quiet)
     prov = {"format": FORMAT, "model": model, "model_identity": enc.identity,

@@ -75,7 +75,10 @@ def test_both_recalls_match_first_principles(usearch_store, data):
 def test_sqlite_vec_is_exact_by_design_and_flagged_when_declared_approximate(tmp_path,
                                                                               data):
     base, queries, ids = data
-    qrels = Qrels.from_dict({f"q{i}": {ids[i * 7]: 1} for i in range(len(queries))})
+    # one relevant document per query, every other one judged non-relevant (a run almost
+    # entirely unjudged would warn: measures.scoring)
+    qrels = Qrels.from_dict({f"q{i}": {d: int(d == ids[i * 7]) for d in ids}
+                             for i in range(len(queries))})
     ctx = RelevanceContext(ids, [f"q{i}" for i in range(len(queries))], qrels)
     with connect(f"sqlite-vec://{tmp_path}/vec.db?table=docs") as store:
         store.load(ids, base, metric="cosine")

@@ -5,6 +5,7 @@ import pytest
 
 from searchbench.ann.relevance import RelevanceContext, cheapest_lossless
 from searchbench.data.qrels import Qrels
+from searchbench.errors import SearchbenchWarning
 from searchbench.knn import GroundTruth
 
 DOCS = ["d0", "d1", "d2", "d3"]
@@ -52,9 +53,13 @@ def test_each_measure_reads_the_shallowest_deep_enough_search():
     exact = GroundTruth(np.array([[0, 1, 2], [3, 2, 1]]), np.zeros((2, 3)), "ip", 3)
     shallow = np.array([[1, 2], [2, 1]])  # K=2: loses both relevant docs from the top 2
     deep = exact.ids.copy()  # K=3: exact
-    cost = _ctx().cost(exact, {2: shallow, 3: deep})
+    # the K=2 search judges nothing in its top 2: the one coverage step warns (as eval)
+    with pytest.warns(SearchbenchWarning, match=r"'ANN search \(K=2\)': only 0.0%"):
+        cost = _ctx().cost(exact, {2: shallow, 3: deep})
     assert cost["nDCG@2"]["K"] == 2 and cost["nDCG@2"]["ann"] == 0.0
     assert cost["R@3"]["K"] == 3 and cost["R@3"]["delta"] == 0.0
+    # Judged@2 (the main cutoff) of the exact run and of the timed (shallowest) search
+    assert (cost["judged_k"], cost["judged_exact"], cost["judged_ann"]) == (2, 0.5, 0.0)
 
 
 def test_prepare_hook_applies_to_both_runs():

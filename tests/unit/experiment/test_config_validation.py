@@ -277,3 +277,19 @@ def test_exact_db_search_takes_no_search_parameters(tmp_path):
     path = _write(tmp_path, {}, [{"name": "mine", "type": "db", "url": "usearch://./u?name=d",
                                   "exact": True, "params": {"expansion_search": 8}}])
     assert "exact search uses no index" in _error(path)
+
+
+def test_the_load_key_is_missing_or_absent_and_only_on_a_db_retriever(tmp_path):
+    """``load = "missing"`` is kept apart from the settings: it says how to get a store,
+    not what a cell computes, so it changes no cell's identity."""
+    table = {"name": "mine", "type": "db", "url": DB + "docs_{chunker}"}
+    ok = load_config(_write(tmp_path, {}, [{**table, "load": "missing"}]))
+    plain = load_config(_write(tmp_path, {}, [table]))
+    assert ok.retrievers[0].load == "missing" and plain.retrievers[0].load is None
+    assert ok.cells()[0].key("h") == plain.cells()[0].key("h")
+    text = _error(_write(tmp_path, {}, [{**table, "load": "always"}]))
+    assert "key 'retrievers.mine.load' is 'always'" in text and '"missing"' in text
+    text = _error(_write(tmp_path, {}, [{**table, "load": True}]))
+    assert "key 'retrievers.mine.load' is True" in text
+    text = _error(_write(tmp_path, {}, [{"name": "b", "type": "bm25", "load": "missing"}]))
+    assert "key 'retrievers.b.load'" in text and "only a db retriever" in text
