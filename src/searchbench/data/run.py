@@ -57,6 +57,17 @@ class Run:
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickled with the doc ids as Python strings (the compiled reader's ``Vocab``
+        lives in this process only)."""
+        if self.compiled_ids:
+            self.doc_vocab  # noqa: B018 - materialises the vocabulary as numpy
+        return None, {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def from_columns(
@@ -259,7 +270,12 @@ class Run:
     @property
     def has_doc_codes(self) -> bool:
         """Whether ``doc_codes`` are built (False for a run read from a file, until used)."""
-        return self._doc_codes is not None
+        return self._doc_codes is not None and not self.compiled_ids
+
+    @property
+    def compiled_ids(self) -> bool:
+        """Whether the doc ids are held by the compiled reader (see :meth:`vocab_codes_in`)."""
+        return is_compiled_vocab(self._doc_vocab)
 
     @property
     def n_queries(self) -> int:

@@ -156,7 +156,7 @@ class Evaluator:
 
     def _doc_map(self, run: Run) -> np.ndarray | None:
         """Qrels doc code of each run doc code (None: the run holds no codes)."""
-        if not run.has_doc_codes:
+        if not (run.has_doc_codes or run.compiled_ids):
             return None
         vocab = self.qrels.doc_vocab
         return run.vocab_codes_in(vocab if isinstance(vocab, np.ndarray) else self._doc_vocab)
