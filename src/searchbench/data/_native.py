@@ -21,11 +21,12 @@ def scanner() -> ModuleType | None:
     """The compiled ``_scan`` module, or None (not built, or the pure reader forced)."""
     if os.environ.get(FORCE_PURE, "") not in ("", "0"):
         return None
+    import importlib
+
     try:
-        from . import _scan  # type: ignore[attr-defined]
+        return importlib.import_module(f"{__package__}._scan")
     except ImportError:
         return None
-    return _scan
 
 
 def reader_path() -> str:

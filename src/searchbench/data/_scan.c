@@ -219,6 +219,19 @@ static PyObject *vocab_tolist(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
+/* get(code): one id as str */
+static PyObject *vocab_get(VocabObject *self, PyObject *arg) {
+    long long code = PyLong_AsLongLong(arg);
+    if (code == -1 && PyErr_Occurred()) return NULL;
+    if (code < 0 || code >= self->t.n) {
+        PyErr_SetString(PyExc_IndexError, "code out of range");
+        return NULL;
+    }
+    size_t len;
+    const char *s = table_id(&self->t, code, &len);
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
+}
+
 static PyObject *vocab_buffers(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
     return Py_BuildValue(
         "(y#y#)", self->t.offsets.p, (Py_ssize_t)self->t.offsets.used,
@@ -318,6 +331,7 @@ static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
 
 static PyMethodDef vocab_methods[] = {
     {"tolist", (PyCFunction)vocab_tolist, METH_NOARGS, "The ids as a list of str."},
+    {"get", (PyCFunction)vocab_get, METH_O, "The id with this code, as str."},
     {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
      "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
     {"codes_of", (PyCFunction)vocab_codes_of, METH_O,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -223,6 +223,15 @@ class Run:
             vocab = self._doc_vocab = np.array(items, dtype=object)
         return vocab
 
+    def doc_vocab_sample(self, limit: int) -> list[str]:
+        """At most ``limit`` ids of ``doc_vocab``, every step-th (for advice about ids,
+        without building millions of strings for the compiled reader's vocabulary)."""
+        vocab = self._codes_and_vocab()[1]
+        at = np.arange(0, len(vocab), max(len(vocab) // max(limit, 1), 1))[:limit]
+        if is_compiled_vocab(vocab):
+            return [cast(Any, vocab).get(int(i)) for i in at]
+        return [str(i) for i in self.doc_vocab[at].tolist()]
+
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
         import pyarrow as pa
@@ -230,7 +239,7 @@ class Run:
         from ._arrow import strings
         vocab = self._codes_and_vocab()[1]
         if is_compiled_vocab(vocab):
-            offsets, data = vocab.buffers()
+            offsets, data = cast(Any, vocab).buffers()
             offsets = np.frombuffer(offsets, dtype=np.int64)
             if len(data) < 2**31 - 1:
                 return pa.Array.from_buffers(pa.string(), len(vocab), [
@@ -250,7 +259,7 @@ class Run:
         if not is_compiled_vocab(mine):
             return lookup(vocab, self.doc_vocab_arrow())
         ids = vocab.tolist() if not isinstance(vocab, np.ndarray) else vocab
-        found = np.frombuffer(mine.codes_of(ids), dtype=np.int32)
+        found = np.frombuffer(cast(Any, mine).codes_of(ids), dtype=np.int32)
         out = np.full(len(mine), -1, dtype=np.int32)
         hit = np.flatnonzero(found >= 0)
         out[found[hit]] = hit
@@ -484,7 +493,7 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndar
     so a plain sort position is the rank.
     """
     if is_compiled_vocab(vocab):
-        order = np.frombuffer(vocab.order(None if codes is None else
+        order = np.frombuffer(cast(Any, vocab).order(None if codes is None else
                                           np.ascontiguousarray(codes, dtype=np.int32)),
                               dtype=np.int64)
     elif codes is None or not isinstance(vocab, np.ndarray):  # Arrow ids

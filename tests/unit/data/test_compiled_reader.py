@@ -244,8 +244,9 @@ def test_scores_parse_exactly_as_pyarrow() -> None:
                              rng.random(3000)])
     texts = [f"{v:.{int(p)}g}" for v, p in zip(values, rng.integers(1, 20, len(values)),
                                                strict=True)]
-    texts += [repr(float(v)) for v in values[:2000]] + ["0.1", "-0", "1e22", "1e23", "9007199254740993",
-                                                  "4.9e-324", "2.2250738585072014e-308"]
+    texts += [repr(float(v)) for v in values[:2000]]
+    texts += ["0.1", "-0", "1e22", "1e23", "9007199254740993", "4.9e-324",
+              "2.2250738585072014e-308"]
     data = "".join(f"q Q0 d{i} 1 {t} t\n" for i, t in enumerate(texts)).encode()
     scan = scanner().Scanner("run")
     assert scan.feed(data)
