@@ -26,7 +26,7 @@ from ._columns import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Run", "is_compiled_vocab"]
+__all__ = ["Run", "compiled_arrow", "is_compiled_vocab"]
 
 
 class Run:
@@ -91,7 +91,6 @@ class Run:
         """``from_columns`` taking the columns out of ``columns``: a reader hands over its
         only references, so each column is freed as soon as it has been used (for a
         10⁸-entry run these arrays are gigabytes)."""
-        from ._strings import encode_strings
         src = source or name or "<run>"
         query_ids, doc_ids = columns[0], columns[1]
         score_arr = np.asarray(columns[2], dtype=np.float64)
@@ -104,6 +103,8 @@ class Run:
                                   "expected a finite number")
         del bad
         if isinstance(doc_ids, Strings):
+            from ._strings import encode_strings
+
             parts = [query_ids, doc_ids, score_arr]
             del query_ids, doc_ids, score_arr
             run = _lazy_run(parts, keep, name)
@@ -133,8 +134,10 @@ class Run:
         scores = np.frombuffer(scanned["values"], dtype=np.float64)
         vocab = scanned["docs"]
         if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
-                not scanned["descending"]:
-            docs = Interned(doc_codes, np.array(vocab.tolist(), dtype=object), valid=True)
+                not scanned["descending"]:  # as the pure reader: ids as one Arrow array
+            from ._arrow import from_numpy
+
+            docs = Strings(compiled_arrow(vocab).take(from_numpy(doc_codes)), valid=True)
             return cls._consume([queries, docs, scores], name=name, keep=keep,
                                 source=source, describe_line=describe_line)
         q_codes, q_vocab = queries.codes, queries.vocab
@@ -208,8 +211,9 @@ class Run:
 
     def _codes_and_vocab(self) -> tuple[np.ndarray, np.ndarray | pa.Array]:
         """``(doc_codes, doc_vocab)``, built from the doc ids on first use."""
-        from ._strings import encode_strings
         if self._doc_codes is None or self._doc_vocab is None:
+            from ._strings import encode_strings
+
             self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
             self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
         return self._doc_codes, self._doc_vocab
@@ -239,13 +243,7 @@ class Run:
         from ._arrow import strings
         vocab = self._codes_and_vocab()[1]
         if is_compiled_vocab(vocab):
-            offsets, data = cast(Any, vocab).buffers()
-            offsets = np.frombuffer(offsets, dtype=np.int64)
-            if len(data) < 2**31 - 1:
-                return pa.Array.from_buffers(pa.string(), len(vocab), [
-                    None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
-            return pa.Array.from_buffers(pa.large_string(), len(vocab),
-                                         [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            return compiled_arrow(vocab)
         if isinstance(vocab, pa.Array):
             return vocab
         return strings(vocab)
@@ -271,6 +269,7 @@ class Run:
         A run read from a file holds exactly this (no codes or vocabulary are built).
         """
         from ._arrow import from_numpy
+
         if self._doc_ids is not None:
             return self._doc_ids
         codes, _ = self._codes_and_vocab()
@@ -359,7 +358,6 @@ class Run:
 
     def truncate(self, depth: int) -> Run:
         """A new run with the top ``depth`` entries of each query (trec_eval ``-M``)."""
-        from ._arrow import from_numpy
         if depth <= 0:
             raise DataFormatError(f"depth {depth} must be a positive integer")
         keep = np.flatnonzero(self.ranks() < depth)
@@ -369,6 +367,8 @@ class Run:
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
         if self._doc_ids is not None:  # read from a file, codes not built
+            from ._arrow import from_numpy
+
             new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
         else:
             new._doc_codes, new._doc_ids = self.doc_codes[keep], None
@@ -586,3 +586,16 @@ def _tie_permutation(tied_next: np.ndarray, order: np.ndarray | None, doc: np.nd
 def is_compiled_vocab(vocab: object) -> bool:
     """Whether ``vocab`` is the compiled reader's ``Vocab`` (ids held in C)."""
     return type(vocab).__name__ == "Vocab" and hasattr(vocab, "codes_of")
+
+
+def compiled_arrow(vocab: Any) -> pa.Array:
+    """The ids of the compiled reader's ``Vocab`` as an Arrow string array (by code)."""
+    import pyarrow as pa
+
+    offsets, data = vocab.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)
+    if len(data) < 2**31 - 1:
+        return pa.Array.from_buffers(pa.string(), len(vocab), [
+            None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.large_string(), len(vocab),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])

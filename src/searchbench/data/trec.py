@@ -165,10 +165,14 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
 
 def _first_fields(block: bytes) -> list[bytes] | None:
     """The fields of the block's first data line (not blank, not a ``#`` comment)."""
-    for line in block.split(b"\n", 64):
-        fields = line.split()
+    start = 0
+    while start < len(block):
+        end = block.find(b"\n", start)
+        end = len(block) if end < 0 else end
+        fields = block[start:end].split()
         if fields and not fields[0].startswith(b"#"):
             return fields
+        start = end + 1
     return None
 
 
