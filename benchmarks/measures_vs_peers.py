@@ -1,11 +1,15 @@
 """Measures vs peers: searchbench, pytrec_eval, ranx and ir_measures as whole processes.
 
 Each contender is a fresh Python process (``benchmarks/peers/run_*.py``) that imports its
-library, parses the TREC qrels and run files and evaluates ``nDCG@10 RR@10 R@100 AP@100
-P@10``, printing the means as JSON. We time the whole process (best and median of
-``--repeat`` runs, interleaved), read its peak RSS from ``os.wait4``, and check that every
-contender's means agree with searchbench's to 1e-6. ranx runs twice: with a fresh, empty
-numba cache (cold: it compiles) and with a cache filled by an untimed run (warm).
+library, parses the TREC qrels and run files and evaluates ``nDCG@10 RR@10 R@100 AP P@5``,
+printing the means as JSON. searchbench runs as the command a user types (``searchbench
+eval QRELS RUN -m nDCG@10,RR@10,R@100,AP,P@5``) with its compiled TREC reader and with the
+pure one (``SEARCHBENCH_PURE_READER=1``), and through the library with the compiled reader
+(``Qrels.from_file``, ``Run.from_file``, ``evaluate``; it reports its phases). We time the
+whole process (best and median of ``--repeat`` runs, interleaved), read its peak RSS from
+``os.wait4``, and check that every contender's means agree with searchbench's to 1e-6.
+ranx runs twice: with a fresh, empty numba cache (cold: it compiles) and with a cache
+filled by an untimed run (warm).
 
     python benchmarks/measures_vs_peers.py            # 10,000 queries x 100 docs
     python benchmarks/measures_vs_peers.py --big      # 1,000,000 x 100 (searchbench only,
@@ -36,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PEERS = HERE / "peers"
 GNU_TIME = "/usr/bin/time"
-MEASURES = ["nDCG@10", "RR@10", "R@100", "AP@100", "P@10"]
+MEASURES = ["nDCG@10", "RR@10", "R@100", "AP", "P@5"]
 TOLERANCE = 1e-6
 PACKAGES = ["searchbench", "numpy", "pyarrow", "pytrec-eval-terrier", "ranx", "numba",
             "ir-measures"]
@@ -49,6 +53,7 @@ class Contender:
     label: str
     script: str
     numba: str = ""  # "" (none), "cold" (fresh cache per run) or "warm" (pre-filled)
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for this contender
 
 
 @dataclass
@@ -65,12 +70,21 @@ class Result:
 
 CONTENDERS = [
     Contender("floor: python + numpy, read files", "run_floor.py"),
-    Contender("searchbench", "run_searchbench.py"),
+    Contender("searchbench eval, compiled reader", "run_searchbench_cli.py",
+              env=(("SEARCHBENCH_PURE_READER", "0"),)),
+    Contender("searchbench eval, pure reader", "run_searchbench_cli.py",
+              env=(("SEARCHBENCH_PURE_READER", "1"),)),
+    Contender("searchbench library, compiled reader", "run_searchbench.py",
+              env=(("SEARCHBENCH_PURE_READER", "0"),)),
     Contender("pytrec_eval", "run_pytrec_eval.py"),
     Contender("ranx (cold numba cache)", "run_ranx.py", numba="cold"),
     Contender("ranx (warm numba cache)", "run_ranx.py", numba="warm"),
     Contender("ir_measures", "run_ir_measures.py"),
 ]
+
+
+STREAM = Contender("searchbench eval --stream", "run_searchbench_cli.py",
+                   env=(("SEARCHBENCH_EVAL_STREAM", "1"),))
 
 
 @dataclass(frozen=True)
@@ -175,7 +189,7 @@ def run_all(contenders: list[Contender], files: list[Path], repeat: int, limits:
     try:
         for res in results:
             if res.contender.numba == "warm":  # untimed run that fills the cache
-                env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir)
+                env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir, **dict(res.contender.env))
                 run_process(res.contender.script, files, env, limits)
         for _ in range(repeat):
             for res in results:
@@ -188,13 +202,14 @@ def run_all(contenders: list[Contender], files: list[Path], repeat: int, limits:
 
 def _timed_round(res: Result, files: list[Path], warm_dir: str, limits: Limits) -> None:
     """One timed run, with a fresh numba cache for a cold contender."""
+    own = dict(res.contender.env)
     if res.contender.numba != "cold":
-        env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir)
+        env = dict(os.environ, NUMBA_CACHE_DIR=warm_dir, **own)
         record(res, files, env, limits)
         return
     cold_dir = tempfile.mkdtemp(prefix="numba-cold-")
     try:
-        record(res, files, dict(os.environ, NUMBA_CACHE_DIR=cold_dir), limits)
+        record(res, files, dict(os.environ, NUMBA_CACHE_DIR=cold_dir, **own), limits)
     finally:
         shutil.rmtree(cold_dir, ignore_errors=True)
 
@@ -211,7 +226,15 @@ def machine() -> list[str]:
         f"{platform.system()} {platform.release()}",
         f"python {platform.python_version()}; {versions}",
         f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"searchbench --version: {_searchbench_version()}",
     ]
+
+
+def _searchbench_version() -> str:
+    """What ``searchbench --version`` prints (which TREC reader is active)."""
+    found = subprocess.run([sys.executable, "-m", "searchbench", "--version"],
+                           capture_output=True, text=True, check=False)
+    return found.stdout.strip() or found.stderr.strip()
 
 
 def _lines(path: str) -> list[str]:
@@ -229,7 +252,7 @@ def _version(package: str) -> str:
 
 
 def reference(results: list[Result]) -> Result | None:
-    """searchbench if it produced means, else the first peer that did."""
+    """The first contender that produced means (searchbench's command, when it ran)."""
     return next((r for r in results if r.means is not None), None)
 
 
@@ -251,19 +274,23 @@ def agreement(res: Result, ref: Result | None) -> str:
 def table(results: list[Result]) -> list[str]:
     """Markdown table: wall times, ratio to searchbench, peak memory, agreement."""
     ref = reference(results)
-    base = next((min(r.walls) for r in results
-                 if r.contender.label == "searchbench" and r.walls), None)
-    lines = ["| contender | best wall (s) | median wall (s) | × searchbench | peak RSS (MiB) "
-             "| max abs diff of means |", "|---|---:|---:|---:|---:|---|"]
+    base = next((statistics.median(r.walls) for r in results
+                 if r.contender.label.startswith("searchbench") and r.walls), None)
+    floor = next((statistics.median(r.walls) for r in results
+                  if r.contender.label.startswith("floor") and r.walls), None)
+    lines = ["| contender | best wall (s) | median wall (s) | median / searchbench "
+             "| median / floor | peak RSS (MiB) | max abs diff of means |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if not r.walls:
-            lines.append(f"| {r.contender.label} | failed: {r.error} | | | "
+            lines.append(f"| {r.contender.label} | failed: {r.error} | | | | "
                          f"{r.peak_kb / 1024:.0f} | |")
             continue
         best, median = min(r.walls), statistics.median(r.walls)
-        ratio = f"{best / base:.2f}" if base else "—"
+        ratio = f"{median / base:.2f}" if base else "—"
+        to_floor = f"{median / floor:.2f}" if floor else "—"
         lines.append(f"| {r.contender.label} | {best:.3f} | {median:.3f} | {ratio} | "
-                     f"{r.peak_kb / 1024:.0f} | {agreement(r, ref)} |")
+                     f"{to_floor} | {r.peak_kb / 1024:.0f} | {agreement(r, ref)} |")
     if ref is not None and ref.means is not None:
         values = ", ".join(f"{m} {ref.means[m]:.6f}" for m in MEASURES)
         lines += ["", f"means ({ref.contender.label}): {values}"]
@@ -286,6 +313,8 @@ def parse_args() -> argparse.Namespace:
                    "differently, so expect disagreement)")
     p.add_argument("--repeat", type=int, help="timed runs per contender (default 3; 1 --big)")
     p.add_argument("--only", nargs="*", help="labels (prefixes) of contenders to run")
+    p.add_argument("--stream", action="store_true",
+                   help="add `searchbench eval --stream` (bounded memory) as a contender")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per process")
     p.add_argument("--rss-limit-gib", type=float, default=16.0,
                    help="kill a process whose resident memory exceeds this")
@@ -298,6 +327,8 @@ def select(args: argparse.Namespace) -> list[Contender]:
     chosen = CONTENDERS
     if args.big and not args.peers_big:
         chosen = [c for c in CONTENDERS if c.label.startswith(("floor", "searchbench"))]
+    if args.stream:
+        chosen = [*chosen, STREAM]
     if args.only:
         chosen = [c for c in chosen if c.label.startswith(tuple(args.only))]
     return chosen
@@ -317,9 +348,24 @@ def data_files(args: argparse.Namespace) -> list[Path]:
     return [qrels, run]
 
 
+def precompile() -> None:
+    """Byte-compile searchbench's modules, as an install does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (or an editable install never imported), each process
+    would otherwise compile them again (0.1-0.5 s) and the table would time the compiler."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("searchbench")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", folder], check=False,
+                           stdout=subprocess.DEVNULL, env=dict(os.environ,
+                                                               PYTHONDONTWRITEBYTECODE=""))
+
+
 def main() -> None:
     """Generate (once), run every contender, print the machine and the table."""
     args = parse_args()
+    precompile()
     files = data_files(args)
     repeat = args.repeat or (1 if args.big else 3)
     header = machine()
@@ -330,6 +376,7 @@ def main() -> None:
         f"command: python benchmarks/measures_vs_peers.py {' '.join(sys.argv[1:])}".rstrip(),
         *header, f"data: {files[0].parent.name} ({sizes}); best and median of {repeat} "
         "whole-process runs, interleaved", "", *table(results),
+        f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
     ]))
 
 

@@ -11,7 +11,7 @@ import sys
 import ir_measures
 from ir_measures import AP, RR, P, R, nDCG
 
-MEASURES = [nDCG @ 10, RR @ 10, R @ 100, AP @ 100, P @ 10]
+MEASURES = [nDCG @ 10, RR @ 10, R @ 100, AP, P @ 5]
 
 
 def main(qrels_path: str, run_path: str) -> dict[str, float]:

@@ -13,8 +13,7 @@ import sys
 
 import pytrec_eval
 
-MEASURES = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP@100": "map_cut_100",
-            "P@10": "P_10"}
+MEASURES = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map", "P@5": "P_5"}
 
 
 def top_k(run: dict[str, dict[str, float]], k: int) -> dict[str, dict[str, float]]:

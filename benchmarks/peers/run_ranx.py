@@ -13,7 +13,7 @@ import sys
 from ranx import Qrels, Run, evaluate
 
 MEASURES = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "R@100": "recall@100",
-            "AP@100": "map@100", "P@10": "precision@10"}
+            "AP": "map", "P@5": "precision@5"}
 
 
 def main(qrels_path: str, run_path: str) -> dict[str, float]:

@@ -80,7 +80,9 @@ class LazyGroup(click.Group):
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
         root = sys.modules[__name__.split(".")[0]]  # loaded already: this is its sub-package
-        click.echo(f"searchbench {root.__version__}")
+        from ..data import reader_path
+
+        click.echo(f"searchbench {root.__version__} (TREC reader: {reader_path()})")
         ctx.exit(0)
 
 

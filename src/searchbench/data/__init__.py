@@ -5,8 +5,8 @@ The public surface is this ``__init__``: the data model (:class:`Qrels`, :class:
 format, and the id helpers the measures engine joins with (:func:`lookup`,
 :func:`as_arrow_strings`, :class:`IdIndex`, :func:`from_numpy`). Modules with a leading
 underscore (``_text``, ``_files``, ``_columns``, ``_strings``, ``_arrow``) are private to
-this package. The model and the id helpers load with ``import searchbench``; readers and
-writers of the other formats load on first use.
+this package. The model loads with ``import searchbench.data``; the id helpers, readers and writers
+load on first use (pyarrow only with them: the compiled TREC reader needs none).
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._arrow import from_numpy
-from ._strings import IdIndex
-from .ids import as_arrow_strings, intern, lookup
 from .qrels import Qrels
 from .run import Run
 from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
 
 _LAZY = {
+    "from_numpy": "._arrow", "IdIndex": "._strings", "as_arrow_strings": ".ids",
+    "intern": ".ids", "lookup": ".ids", "lookup_sorted": ".ids", "reader_path": "._native",
     "read_beir": ".beir", "write_beir": ".beir",
     "EvalSet": ".evalset", "Evidence": ".evalset", "drop_identical_ids": ".evalset",
     "read_native": ".evalset", "write_native": ".evalset", "source_paths": ".evalset",
@@ -39,18 +38,13 @@ __all__ = [
     "EMPTY",
     "Corpus",
     "Document",
-    "IdIndex",
     "Issue",
     "Issues",
     "Qrels",
     "Queries",
     "Query",
     "Run",
-    "as_arrow_strings",
     "build_texts",
-    "from_numpy",
-    "intern",
-    "lookup",
     *sorted(_LAZY),
 ]
 

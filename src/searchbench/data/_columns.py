@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from ..errors import DataFormatError
 from ..vocab import KEEP_POLICIES as _KEEP
-from .ids import intern
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 KEEP_POLICIES = (None, *_KEEP)
 
@@ -53,6 +54,7 @@ def encode(query_ids: Interned | Iterable[Any], doc_ids: Interned | Iterable[Any
 
 def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
     """The id with ``code`` in a numpy or pyarrow vocabulary."""
+    import pyarrow as pa
     value = vocab[code]
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
@@ -66,6 +68,7 @@ ODD_ID_CHARACTERS = (r"[\s\x00\x0b\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}
 def check_ids(vocab: np.ndarray | pa.Array, what: str, source: str | None = None) -> None:
     """Ids are non-empty and hold no whitespace, NUL or U+FEFF (TREC files could not write
     them back, and TREC readers refuse them)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from ._arrow import to_numpy
@@ -104,6 +107,7 @@ class Strings:
 
 
 def interned(ids: Interned | Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
+    from .ids import intern
     return (ids.codes, ids.vocab) if isinstance(ids, Interned) else intern(ids)
 
 

@@ -68,7 +68,7 @@ def _refuse_other_encodings(head: bytes, name: str) -> None:
     signatures that cannot start UTF-8 text are checked, and bzip2's ``BZh`` with its block
     magic, so a run whose first query is ``BZh9`` still reads)."""
     from ..errors import DataFormatError
-    from .columnar import sniff
+    from ._sniff import sniff
 
     columnar = sniff(head)
     if columnar:

@@ -27,10 +27,10 @@ from .._util import atomic_folder, safe_component
 from ..errors import DataFormatError
 from .evalset import (
     EvalSet,
-    _evidence_records,
-    _find,
-    _read_qrels_lenient,
+    evidence_records,
+    find_file,
     read_evidence,
+    read_qrels_lenient,
     source_paths,
 )
 from .jsonl import (
@@ -62,9 +62,9 @@ def read_beir(
         raise DataFormatError(f"{root}: not a folder; expected a BEIR folder with corpus.jsonl")
     qrels_path = _split_path(root, split)
     issues: Issues | None = None if strict else []
-    corpus = read_corpus_jsonl(_find(root, "corpus.jsonl"), issues=issues)
-    all_queries = read_queries_jsonl(_find(root, "queries.jsonl"), issues=issues)
-    qrels = _read_qrels_lenient(qrels_path, issues, read_qrels)
+    corpus = read_corpus_jsonl(find_file(root, "corpus.jsonl"), issues=issues)
+    all_queries = read_queries_jsonl(find_file(root, "queries.jsonl"), issues=issues)
+    qrels = read_qrels_lenient(qrels_path, issues, read_qrels)
     judged = set(qrels.query_ids.tolist())
     queries = Queries([_lift(q) for q in all_queries if q.id in judged])
     notes = [f"queries limited to the {len(queries)} judged in split {split!r} "
@@ -82,7 +82,7 @@ def read_beir(
 def _split_evidence(root: Path, corpus: Any, judged: set[str], issues: Issues | None,
                     notes: list[str]) -> tuple[Any, ...]:
     """The quotes of the side file ``evidence.jsonl`` (if any) for the split's queries."""
-    path = _find(root, "evidence.jsonl", required=False)
+    path = find_file(root, "evidence.jsonl", required=False)
     if path is None:
         return ()
     every = read_evidence(path, corpus, issues=issues)
@@ -134,5 +134,5 @@ def write_beir(es: EvalSet, folder: str | os.PathLike[str], split: str = "test",
         write_queries_jsonl(tmp / "queries.jsonl", es.queries, beir=True)
         es.qrels.to_file(tmp / "qrels" / f"{split}.tsv", format="beir")
         if es.evidence:
-            write_jsonl(tmp / "evidence.jsonl", _evidence_records(es.evidence))
+            write_jsonl(tmp / "evidence.jsonl", evidence_records(es.evidence))
     return root

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +42,11 @@ import pyarrow as pa
 from .._util import atomic_write
 from ..errors import DataFormatError
 from ._arrow import to_numpy
+from ._sniff import (
+    ARROW_STREAM_MAGIC,
+    ColumnarFormat,
+    columnar_format,
+)
 
 if TYPE_CHECKING:
     from .qrels import Qrels
@@ -50,41 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["ColumnarFormat", "check_run_file", "columnar_format", "read_columnar_qrels",
            "read_columnar_run", "run_from_table", "write_columnar_qrels", "write_columnar_run"]
 
-ColumnarFormat = Literal["parquet", "arrow"]
-PARQUET_MAGIC = b"PAR1"
-ARROW_MAGIC = b"ARROW1\x00\x00"
-ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"
 RUN_SCHEMA = "query_id (string), doc_id (string), score (number), optional rank (int), tag"
 QRELS_SCHEMA = "query_id (string), doc_id (string), grade (integer)"
-_TEXT_BYTES = frozenset(b"\t\n\r\f\v") | frozenset(range(0x20, 0x100))
-
-
-def sniff(head: bytes) -> ColumnarFormat | None:
-    """The columnar format these first bytes start (``None``: not Parquet, not Arrow).
-
-    ``PAR1`` counts only when a byte that cannot follow it in text comes next (Parquet's
-    next byte is a Thrift field header, 0x15), so a run whose first query id is ``PAR1``
-    still reads as text.
-    """
-    if head.startswith(PARQUET_MAGIC) and len(head) > 4 and head[4] not in _TEXT_BYTES:
-        return "parquet"
-    if head.startswith(ARROW_MAGIC) or head.startswith(ARROW_STREAM_MAGIC):
-        return "arrow"
-    return None
-
-
-def columnar_format(source: str | os.PathLike[str] | IO[Any]) -> ColumnarFormat | None:
-    """The format of a regular file at ``source`` by its magic bytes (``None`` for text,
-    gzip, pipes, standard input and file objects: those are read as text)."""
-    if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
-        return None
-    try:
-        if not os.path.isfile(source):
-            return None
-        with open(source, "rb") as fh:
-            return sniff(fh.read(8))
-    except OSError:
-        return None  # the text reader reports it
 
 
 def read_table(path: str | os.PathLike[str]) -> pa.Table:
@@ -143,7 +115,7 @@ def unreadable(src: str, what: str, exc: BaseException) -> DataFormatError:
                            f"complete {what} file (truncated or damaged?)")
 
 
-def _column(table: pa.Table, name: str, src: str, schema: str, *, kinds: tuple[str, ...],
+def table_column(table: pa.Table, name: str, src: str, schema: str, *, kinds: tuple[str, ...],
             optional: bool = False) -> pa.ChunkedArray | None:
     """Column ``name`` checked for type (``kinds``: string, integer, number) and nulls."""
     if name not in table.column_names:
@@ -224,11 +196,11 @@ def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
     ``default_name``."""
     from .run import Run
 
-    query_ids = _column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
-    doc_ids = _column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
-    scores = _column(table, "score", src, RUN_SCHEMA, kinds=("number",))
-    _column(table, "rank", src, RUN_SCHEMA, kinds=("integer",), optional=True)
-    tags = _column(table, "tag", src, RUN_SCHEMA, kinds=("string",), optional=True)
+    query_ids = table_column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
+    doc_ids = table_column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
+    scores = table_column(table, "score", src, RUN_SCHEMA, kinds=("number",))
+    table_column(table, "rank", src, RUN_SCHEMA, kinds=("integer",), optional=True)
+    tags = table_column(table, "tag", src, RUN_SCHEMA, kinds=("string",), optional=True)
     tag = tags[0].as_py() if tags is not None and len(tags) else None
     assert query_ids is not None and doc_ids is not None and scores is not None
     values = to_numpy(scores.cast(pa.float64()))
@@ -245,9 +217,9 @@ def read_columnar_qrels(path: str | os.PathLike[str], *, keep: str | None = None
 
     src = os.fspath(path)
     table = read_table(path)
-    query_ids = _column(table, "query_id", src, QRELS_SCHEMA, kinds=("string",))
-    doc_ids = _column(table, "doc_id", src, QRELS_SCHEMA, kinds=("string",))
-    grades = _column(table, "grade", src, QRELS_SCHEMA, kinds=("number",))
+    query_ids = table_column(table, "query_id", src, QRELS_SCHEMA, kinds=("string",))
+    doc_ids = table_column(table, "doc_id", src, QRELS_SCHEMA, kinds=("string",))
+    grades = table_column(table, "grade", src, QRELS_SCHEMA, kinds=("number",))
     assert query_ids is not None and doc_ids is not None and grades is not None
     return Qrels.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(),
                               to_numpy(grades.combine_chunks()), keep=keep, source=src,

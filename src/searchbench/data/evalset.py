@@ -312,14 +312,14 @@ def _evidence(obj: dict[str, Any], where: str) -> Evidence:
 
 # -- native folder ----------------------------------------------------------------------
 @overload
-def _find(folder: Path, stem: str, required: Literal[True] = True) -> Path: ...
+def find_file(folder: Path, stem: str, required: Literal[True] = True) -> Path: ...
 
 
 @overload
-def _find(folder: Path, stem: str, required: bool) -> Path | None: ...
+def find_file(folder: Path, stem: str, required: bool) -> Path | None: ...
 
 
-def _find(folder: Path, stem: str, required: bool = True) -> Path | None:
+def find_file(folder: Path, stem: str, required: bool = True) -> Path | None:
     found = [folder / n for n in (stem, stem + ".gz") if (folder / n).is_file()]
     if len(found) > 1:
         raise DataFormatError(f"{folder}: both {stem} and {stem}.gz exist; expected one of them")
@@ -340,13 +340,13 @@ def read_native(
     if not root.is_dir():
         raise DataFormatError(f"{root}: not a folder; expected a native evaluation set folder")
     issues: Issues | None = None if strict else []
-    corpus = read_corpus_jsonl(_find(root, "corpus.jsonl"), issues=issues)
-    queries = read_queries_jsonl(_find(root, "queries.jsonl"), issues=issues)
-    qrels_path = _find(root, "qrels.tsv")
+    corpus = read_corpus_jsonl(find_file(root, "corpus.jsonl"), issues=issues)
+    queries = read_queries_jsonl(find_file(root, "queries.jsonl"), issues=issues)
+    qrels_path = find_file(root, "qrels.tsv")
     building = _no_judgments(qrels_path)
     qrels = (Qrels.from_columns([], [], np.zeros(0, np.int64), source=str(qrels_path))
-             if building else _read_qrels_lenient(qrels_path, issues, read_qrels))
-    ev_path = _find(root, "evidence.jsonl", required=False)
+             if building else read_qrels_lenient(qrels_path, issues, read_qrels))
+    ev_path = find_file(root, "evidence.jsonl", required=False)
     evidence = read_evidence(ev_path, corpus, issues=issues) if ev_path else ()
     saved = _read_provenance(root / PROVENANCE)
     prov = {**saved.get("provenance", {}), "format": "native", "path": str(root)}
@@ -396,7 +396,7 @@ def _read_provenance(path: Path) -> dict[str, Any]:
     return obj
 
 
-def _read_qrels_lenient(path: Path | None, issues: Issues | None, reader) -> Qrels:
+def read_qrels_lenient(path: Path | None, issues: Issues | None, reader) -> Qrels:
     try:
         return reader(path)
     except DataFormatError as exc:
@@ -436,7 +436,7 @@ def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:
     es.qrels.to_file(folder / "qrels.tsv", format="beir")
     names = [corpus_name, "queries.jsonl", "qrels.tsv"]
     if es.evidence:
-        write_jsonl(folder / "evidence.jsonl", _evidence_records(es.evidence))
+        write_jsonl(folder / "evidence.jsonl", evidence_records(es.evidence))
         names.append("evidence.jsonl")
     saved = {"name": es.name, "content_hash": es.content_hash(), "provenance": es.provenance,
              "exclude_unjudged": es.exclude_unjudged,
@@ -445,7 +445,7 @@ def _write_files(es: EvalSet, folder: Path, compress: bool) -> list[str]:
     return [*names, PROVENANCE]
 
 
-def _evidence_records(evidence: Iterable[Evidence]) -> Iterator[dict[str, Any]]:
+def evidence_records(evidence: Iterable[Evidence]) -> Iterator[dict[str, Any]]:
     for e in evidence:
         yield {"query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade, "quote": e.quote}
 

@@ -6,20 +6,21 @@ Codes follow byte-wise (UTF-8) order of the ids, so "docid descending" is "code 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import DataFormatError
-from ._arrow import int_or, strings, to_numpy
 
-__all__ = ["as_arrow_strings", "intern", "lookup"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["as_arrow_strings", "intern", "lookup", "lookup_sorted"]
 
 
 def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
     """Return ``values`` (list, numpy array, pyarrow array) as a chunked pyarrow string array."""
+    import pyarrow as pa
     if isinstance(values, pa.ChunkedArray):
         arr = values
     elif isinstance(values, pa.Array):
@@ -42,6 +43,9 @@ def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
 
 def _strings(values: list) -> pa.Array:
     """Strings without pandas; anything else (numbers, None) through ``pa.array``."""
+    import pyarrow as pa
+
+    from ._arrow import strings
     try:
         return strings(values)
     except TypeError:
@@ -76,6 +80,7 @@ class Interner:
     GROWTH = 2
 
     def __init__(self) -> None:
+        import pyarrow as pa
         self._dictionary = pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
         self._pending: list[tuple[np.ndarray, pa.Array]] = []
         self._n_pending = 0
@@ -83,6 +88,9 @@ class Interner:
 
     def add(self, values: Iterable[Any]) -> None:
         """Encode one block of ids."""
+        import pyarrow.compute as pc
+
+        from ._arrow import to_numpy
         arr = as_arrow_strings(values)
         if len(arr) == 0:
             return
@@ -94,6 +102,10 @@ class Interner:
             self._merge()
 
     def _merge(self) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ._arrow import to_numpy
         if not self._pending:
             return
         if len(self._dictionary) == 0 and len(self._pending) == 1:  # one block: no re-hash
@@ -114,6 +126,9 @@ class Interner:
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
+        import pyarrow.compute as pc
+
+        from ._arrow import to_numpy
         codes, dictionary = self.finish_unsorted()
         order = pc.sort_indices(dictionary)  # byte-wise order of UTF-8 strings
         vocab = np.array(dictionary.take(order).to_pylist(), dtype=object)
@@ -142,8 +157,22 @@ def intern(values: Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def lookup(vocab: np.ndarray | pa.Array, ids: Iterable[str] | np.ndarray) -> np.ndarray:
     """Codes of ``ids`` in the sorted, unique ``vocab`` (hash lookup); -1 where absent."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._arrow import int_or
     values = as_arrow_strings(ids if isinstance(ids, (np.ndarray, pa.Array)) else list(ids))
     if len(vocab) == 0 or len(values) == 0:
         return np.full(len(values), -1, dtype=np.int32)
     value_set = vocab if isinstance(vocab, pa.Array) else as_arrow_strings(vocab).chunk(0)
     return int_or(pc.index_in(values, value_set=value_set), -1).astype(np.int32)
+
+
+def lookup_sorted(vocab: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Codes of ``ids`` (str, numpy) in the byte-wise sorted, unique ``vocab`` (str, numpy),
+    -1 where absent: a binary search, no pyarrow (query ids: few, both sides sorted)."""
+    if len(vocab) == 0 or len(ids) == 0:
+        return np.full(len(ids), -1, dtype=np.int32)
+    keys, values = np.asarray(vocab).astype(str), np.asarray(ids).astype(str)
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return np.where(keys[at] == values, at, -1).astype(np.int32)

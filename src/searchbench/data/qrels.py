@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import DataFormatError
-from ._columns import Grouped, default_line, encode, resolve_duplicates, subset
+from ._columns import Grouped, Interned, default_line, encode, resolve_duplicates, subset
 
 __all__ = ["Qrels"]
 
@@ -40,8 +40,8 @@ class Qrels:
     @classmethod
     def from_columns(
         cls,
-        query_ids: Iterable[Any],
-        doc_ids: Iterable[Any],
+        query_ids: Interned | Iterable[Any],
+        doc_ids: Interned | Iterable[Any],
         grades: ArrayLike,
         *,
         keep: str | None = None,

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from ..errors import DataFormatError
-from ._arrow import from_numpy, strings, to_numpy
 from ._columns import (
     Grouped,
     Interned,
@@ -25,9 +22,11 @@ from ._columns import (
     resolve_duplicates,
     subset,
 )
-from ._strings import encode_strings, has_duplicates
 
-__all__ = ["Run"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Run", "compiled_arrow", "is_compiled_vocab"]
 
 
 class Run:
@@ -57,6 +56,17 @@ class Run:
         self.scores: np.ndarray = grouped.values[order]
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickled with the doc ids as Python strings (the compiled reader's ``Vocab``
+        lives in this process only)."""
+        if self.compiled_ids:
+            self.doc_vocab  # noqa: B018 - materialises the vocabulary as numpy
+        return None, {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -93,6 +103,8 @@ class Run:
                                   "expected a finite number")
         del bad
         if isinstance(doc_ids, Strings):
+            from ._strings import encode_strings
+
             parts = [query_ids, doc_ids, score_arr]
             del query_ids, doc_ids, score_arr
             run = _lazy_run(parts, keep, name)
@@ -103,6 +115,46 @@ class Run:
         grouped = encode(query_ids, doc_ids, score_arr, source)
         keep_idx = resolve_duplicates(grouped, keep, src, describe_line or default_line(src))
         return cls(subset(grouped, keep_idx), name=name)
+
+    @classmethod
+    def from_scan(cls, scanned: dict[str, Any], *, name: str, keep: str | None, source: str,
+                  describe_line: Callable[[int], str]) -> Run:
+        """A run from the compiled reader's scan (``trec.scan_compiled``): doc ids stay
+        interned in C (its ``Vocab``), so no string object is built per entry or per doc.
+
+        Runs grouped by query with falling scores and no repeated (query, doc) pair - what
+        retrieval writes - are ranked from the file's segments (only tied entries are
+        sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
+        doc ids as Python strings, with the same results and messages.
+        """
+        from .trec import sorted_codes
+
+        queries = sorted_codes(scanned["query_codes"], scanned["queries"])
+        doc_codes = np.frombuffer(scanned["doc_codes"], dtype=np.int32)
+        scores = np.frombuffer(scanned["values"], dtype=np.float64)
+        vocab = scanned["docs"]
+        if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
+                not scanned["descending"]:  # as the pure reader: ids as one Arrow array
+            from ._arrow import from_numpy
+
+            docs = Strings(compiled_arrow(vocab).take(from_numpy(doc_codes)), valid=True)
+            return cls._consume([queries, docs, scores], name=name, keep=keep,
+                                source=source, describe_line=describe_line)
+        q_codes, q_vocab = queries.codes, queries.vocab
+        offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
+        order, _ = _file_order(q_codes, scores, None)
+        if order is not None:
+            scores = scores[order]
+        if scanned["tied"]:
+            order, scores = _repair_sorted_ties(order, scores, offsets, vocab, doc_codes)
+        run = object.__new__(Run)
+        run.query_ids, run.offsets, run.scores = q_vocab, offsets, scores
+        run._doc_vocab, run._doc_ids = vocab, None
+        run._doc_codes = doc_codes if order is None else doc_codes[order]
+        run.name = name
+        run.metadata = {}
+        return run
 
     @classmethod
     def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], **kw: Any) -> Run:
@@ -160,6 +212,8 @@ class Run:
     def _codes_and_vocab(self) -> tuple[np.ndarray, np.ndarray | pa.Array]:
         """``(doc_codes, doc_vocab)``, built from the doc ids on first use."""
         if self._doc_codes is None or self._doc_vocab is None:
+            from ._strings import encode_strings
+
             self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
             self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
         return self._doc_codes, self._doc_vocab
@@ -168,22 +222,54 @@ class Run:
     def doc_vocab(self) -> np.ndarray:
         """Unique doc ids as a numpy object array (``doc_vocab[doc_codes]`` are the docs)."""
         vocab = self._codes_and_vocab()[1]
-        if isinstance(vocab, pa.Array):
-            vocab = self._doc_vocab = np.array(vocab.to_pylist(), dtype=object)
+        if not isinstance(vocab, np.ndarray):  # Arrow, or the compiled reader's Vocab
+            items = vocab.tolist() if is_compiled_vocab(vocab) else vocab.to_pylist()
+            vocab = self._doc_vocab = np.array(items, dtype=object)
         return vocab
+
+    def doc_vocab_sample(self, limit: int) -> list[str]:
+        """At most ``limit`` ids of ``doc_vocab``, every step-th (for advice about ids,
+        without building millions of strings for the compiled reader's vocabulary)."""
+        vocab = self._codes_and_vocab()[1]
+        at = np.arange(0, len(vocab), max(len(vocab) // max(limit, 1), 1))[:limit]
+        if is_compiled_vocab(vocab):
+            return [cast(Any, vocab).get(int(i)) for i in at]
+        return [str(i) for i in self.doc_vocab[at].tolist()]
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
+        import pyarrow as pa
+
+        from ._arrow import strings
         vocab = self._codes_and_vocab()[1]
+        if is_compiled_vocab(vocab):
+            return compiled_arrow(vocab)
         if isinstance(vocab, pa.Array):
             return vocab
         return strings(vocab)
+
+    def vocab_codes_in(self, vocab: np.ndarray | pa.Array) -> np.ndarray:
+        """For each id of ``doc_vocab`` (by doc code), its code in ``vocab`` (unique ids,
+        numpy or Arrow), -1 where absent: how the evaluator joins a run with the qrels."""
+        from .ids import lookup
+
+        mine = self._codes_and_vocab()[1]
+        if not is_compiled_vocab(mine):
+            return lookup(vocab, self.doc_vocab_arrow())
+        ids = vocab.tolist() if not isinstance(vocab, np.ndarray) else vocab
+        found = np.frombuffer(cast(Any, mine).codes_of(ids), dtype=np.int32)
+        out = np.full(len(mine), -1, dtype=np.int32)
+        hit = np.flatnonzero(found >= 0)
+        out[found[hit]] = hit
+        return out
 
     def doc_ids_arrow(self) -> pa.Array:
         """Doc id of every entry, in rank order, as a pyarrow string array.
 
         A run read from a file holds exactly this (no codes or vocabulary are built).
         """
+        from ._arrow import from_numpy
+
         if self._doc_ids is not None:
             return self._doc_ids
         codes, _ = self._codes_and_vocab()
@@ -192,7 +278,12 @@ class Run:
     @property
     def has_doc_codes(self) -> bool:
         """Whether ``doc_codes`` are built (False for a run read from a file, until used)."""
-        return self._doc_codes is not None
+        return self._doc_codes is not None and not self.compiled_ids
+
+    @property
+    def compiled_ids(self) -> bool:
+        """Whether the doc ids are held by the compiled reader (see :meth:`vocab_codes_in`)."""
+        return is_compiled_vocab(self._doc_vocab)
 
     @property
     def n_queries(self) -> int:
@@ -276,6 +367,8 @@ class Run:
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
         if self._doc_ids is not None:  # read from a file, codes not built
+            from ._arrow import from_numpy
+
             new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
         else:
             new._doc_codes, new._doc_ids = self.doc_codes[keep], None
@@ -291,6 +384,8 @@ def _lazy_run(parts: list, keep: str | None, name: str | None) -> Run | None:
     interned path reports or resolves the duplicate, with the same message as ever.
     Otherwise the columns are taken out of ``parts`` and freed as they are used.
     """
+    from ._arrow import from_numpy
+    from ._strings import has_duplicates
     check_keep(keep)
     query_ids, doc_ids, scores = parts
     q_codes, q_vocab = interned(query_ids)
@@ -320,7 +415,7 @@ def _lazy_run(parts: list, keep: str | None, name: str | None) -> Run | None:
     return run
 
 
-def _file_order(query: np.ndarray, score: np.ndarray, ids: pa.Array
+def _file_order(query: np.ndarray, score: np.ndarray, ids: Any
                 ) -> tuple[np.ndarray | None, bool]:
     """``(order, ties repaired)`` as :func:`_rank_order` finds it, but None for an order
     that leaves every entry in place, and int32 where that suffices (no n-sized int64
@@ -343,7 +438,8 @@ def _file_order(query: np.ndarray, score: np.ndarray, ids: pa.Array
 
 
 def _repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: np.ndarray,
-                        ids: pa.Array) -> tuple[np.ndarray | None, np.ndarray]:
+                        ids: Any, doc: np.ndarray | None = None
+                        ) -> tuple[np.ndarray | None, np.ndarray]:
     """:func:`_repair_ties` for entries already ranked by (query, score): ``scores`` and
     ``offsets`` are in rank order, ``order`` None means "in place". Returns the order
     (still None when no tie needs moving) and the scores (a -0.0 tied with a 0.0 moves
@@ -354,7 +450,7 @@ def _repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: n
     tied_next[offsets[1:-1] - 1] = False  # the last entry of a query and the next query's
     if not tied_next.any():
         return order, scores
-    pos, sub, perm = _tie_permutation(tied_next, order, None, ids)
+    pos, sub, perm = _tie_permutation(tied_next, order, doc, ids)
     del tied_next
     if order is None:
         if (perm == np.arange(len(perm))).all():
@@ -396,10 +492,17 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndar
     Only the order within one query matters, where ids are unique (duplicates are refused),
     so a plain sort position is the rank.
     """
-    if codes is None:
-        order = to_numpy(pc.sort_indices(vocab))
-    elif isinstance(vocab, pa.Array):
-        order = to_numpy(pc.sort_indices(vocab.take(from_numpy(codes))))
+    if is_compiled_vocab(vocab):
+        order = np.frombuffer(cast(Any, vocab).order(None if codes is None else
+                                          np.ascontiguousarray(codes, dtype=np.int32)),
+                              dtype=np.int64)
+    elif codes is None or not isinstance(vocab, np.ndarray):  # Arrow ids
+        import pyarrow.compute as pc
+
+        from ._arrow import from_numpy, to_numpy
+
+        chosen = vocab if codes is None else vocab.take(from_numpy(codes))
+        order = to_numpy(pc.sort_indices(chosen))
     else:
         order = np.argsort(vocab[codes].astype(str), kind="stable")  # str order = UTF-8 order
     rank = np.empty(len(order), dtype=np.int64)
@@ -478,3 +581,21 @@ def _tie_permutation(tied_next: np.ndarray, order: np.ndarray | None, doc: np.nd
     rank = _doc_rank(vocab, sub if doc is None else doc[sub])
     key = (np.cumsum(starts_run, dtype=np.int64) - 1) * n + (n - 1 - rank)
     return pos, sub, np.argsort(key)
+
+
+def is_compiled_vocab(vocab: object) -> bool:
+    """Whether ``vocab`` is the compiled reader's ``Vocab`` (ids held in C)."""
+    return type(vocab).__name__ == "Vocab" and hasattr(vocab, "codes_of")
+
+
+def compiled_arrow(vocab: Any) -> pa.Array:
+    """The ids of the compiled reader's ``Vocab`` as an Arrow string array (by code)."""
+    import pyarrow as pa
+
+    offsets, data = vocab.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)
+    if len(data) < 2**31 - 1:
+        return pa.Array.from_buffers(pa.string(), len(vocab), [
+            None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.large_string(), len(vocab),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])

@@ -20,19 +20,17 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import DataFormatError
-from ._arrow import to_numpy
 from ._columns import Interned, Strings
-from ._strings import concat_strings
-from .ids import Interner
 from .qrels import Qrels
 from .run import Run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["BATCH_ENTRIES", "RunBatches", "compact_qrels", "iter_run_batches",
            "release_free_memory"]
@@ -90,25 +88,26 @@ def iter_run_batches(path: str | os.PathLike[str], *, name: str | None = None,
 
 
 # -- pieces: (query ids, doc ids, scores, locate-in-piece) from each format ----------------
-Piece = tuple[pa.Array, pa.Array, np.ndarray, Callable[[int], str]]
+Piece = tuple["pa.Array", "pa.Array", np.ndarray, Callable[[int], str]]
 
 
 def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
     """Parsed blocks of a TREC run (the checks of ``read_run``, block by block)."""
+    from ._arrow import to_numpy
     from ._text import has_data, iter_blocks, normalise, open_binary
     from .trec import (
-        _DATA_LINE,
-        _Extra,
-        _parse,
-        _refuse_cr_line_endings,
-        _refuse_odd_characters,
-        _row_line,
-        _run_spec,
+        DATA_LINE,
+        ExtraFields,
+        parse_block,
+        refuse_cr_line_endings,
+        refuse_odd_characters,
+        row_line,
+        run_spec,
     )
 
     src = batches.src
     spec = None
-    extra = _Extra()
+    extra = ExtraFields()
     line_base, seen_data = 0, False
     regular = os.path.isfile(batches.path)  # else -, /dev/stdin, a pipe: read as it comes
     with contextlib.ExitStack() as stack:
@@ -116,23 +115,23 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
         stream = stack.enter_context(open_binary(raw if raw is not None else batches.path))
         done = 0
         for block in iter_blocks(stream, batches.read_size or TEXT_BLOCK):
-            _refuse_cr_line_endings(block, src)
+            refuse_cr_line_endings(block, src)
             data = normalise(block)
-            _refuse_odd_characters(data, src, line_base)
+            refuse_odd_characters(data, src, line_base)
             if spec is None:
-                found = _DATA_LINE.search(data)
+                found = DATA_LINE.search(data)
                 if found is not None:
                     first = found.group().split(b" ")
-                    spec, _ = _run_spec(first, src, line_base + 1)
+                    spec, _ = run_spec(first, src, line_base + 1)
                     batches.tag = first[5].decode("utf-8", "replace") if len(first) > 5 \
                         else None
             if spec is not None and has_data(data):
-                table = _parse(data, spec, line_base, extra)
+                table = parse_block(data, spec, line_base, extra)
                 seen_data = True
                 base = line_base
 
                 def locate(row: int, data: bytes = data, base: int = base) -> str:
-                    return f"{src}:{_row_line(data, row, base)}"
+                    return f"{src}:{row_line(data, row, base)}"
 
                 yield (table.column("qid").combine_chunks(),
                        table.column("docid").combine_chunks(),
@@ -148,18 +147,21 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
 
 def _columnar_pieces(batches: RunBatches) -> Iterator[Piece]:
     """Record batches of a Parquet or Arrow IPC run, checked as ``read_columnar_run``."""
-    from .columnar import RUN_SCHEMA, _column, no_rows
+    import pyarrow as pa
+
+    from ._arrow import to_numpy
+    from .columnar import RUN_SCHEMA, no_rows, table_column
 
     src = batches.src
     row_base, first = 0, True
     for batch, n_bytes in _record_batches(batches.path, batches.read_size or COLUMNAR_ROWS):
         table = pa.Table.from_batches([batch])
         try:
-            query_ids = _column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
-            doc_ids = _column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
-            scores = _column(table, "score", src, RUN_SCHEMA, kinds=("number",))
-            _column(table, "rank", src, RUN_SCHEMA, kinds=("integer",), optional=True)
-            tags = _column(table, "tag", src, RUN_SCHEMA, kinds=("string",), optional=True)
+            query_ids = table_column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
+            doc_ids = table_column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
+            scores = table_column(table, "score", src, RUN_SCHEMA, kinds=("number",))
+            table_column(table, "rank", src, RUN_SCHEMA, kinds=("integer",), optional=True)
+            tags = table_column(table, "tag", src, RUN_SCHEMA, kinds=("string",), optional=True)
         except DataFormatError as exc:  # rows are numbered within the batch: renumber
             raise _renumbered(exc, src, row_base) from None
         assert query_ids is not None and doc_ids is not None and scores is not None
@@ -183,6 +185,8 @@ def _record_batches(path: str | os.PathLike[str], rows: int
                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
     """``(record batch, bytes of the file it stands for)``: Parquet row group by row
     group (``rows`` at a time), Arrow IPC batch by batch; damage is one error."""
+    import pyarrow as pa
+
     from .columnar import (
         ARROW_STREAM_MAGIC,
         check_column_names,
@@ -250,6 +254,7 @@ class _Grouper:
         self.row0 = 0  # global data row of the first pending entry
 
     def runs(self, pieces: Iterator[Piece]) -> Iterator[Run]:
+        import pyarrow as pa
         carry: tuple[pa.Array, pa.Array, np.ndarray] | None = None  # the last, open group
         for qids, docs, scores, locate in pieces:
             if len(qids) == 0:
@@ -292,6 +297,8 @@ class _Grouper:
 
     def _flush(self) -> Run:
         """One run of the pending complete groups (built as ``read_run`` builds a file's)."""
+        from ._strings import concat_strings
+        from .ids import Interner
         parts, self.pending = self.pending, []
         n, self.n_pending = self.n_pending, 0
         queries = Interner()
@@ -353,6 +360,9 @@ class _SeenIds:
 
 def _group_starts(qids: pa.Array) -> np.ndarray:
     """Rows where a new run of equal query ids starts (row 0 included)."""
+    import pyarrow.compute as pc
+
+    from ._arrow import to_numpy
     if len(qids) < 2:
         return np.zeros(1, dtype=np.int64)
     change = to_numpy(pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1)))
@@ -361,6 +371,7 @@ def _group_starts(qids: pa.Array) -> np.ndarray:
 
 def _concat(a: tuple[pa.Array, pa.Array, np.ndarray], b: tuple[pa.Array, pa.Array, np.ndarray]
             ) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    import pyarrow as pa
     return (pa.concat_arrays([a[0], b[0].cast(a[0].type)]),
             pa.concat_arrays([a[1], b[1].cast(a[1].type)]), np.concatenate([a[2], b[2]]))
 
@@ -374,9 +385,9 @@ def _row_locator(batches: RunBatches, row0: int) -> Locate:
         from .columnar import columnar_format
 
         if os.path.isfile(src) and not columnar_format(src):
-            from .trec import _line_finder
+            from .trec import line_finder
 
-            return _line_finder(src, src)(row0 + i)
+            return line_finder(src, src)(row0 + i)
         return f"{src}: row {row0 + i + 1}"
 
     return describe
@@ -408,6 +419,8 @@ def compact_qrels(qrels: Qrels) -> Qrels:
     :class:`~searchbench.measures.Evaluator` converts it so anyway) and by its length;
     views that index ``doc_vocab`` with numpy (``to_dict``, ``to_frame``) need the original.
     """
+    import pyarrow as pa
+
     from .ids import as_arrow_strings
 
     compact = object.__new__(Qrels)
@@ -427,6 +440,8 @@ def release_free_memory() -> None:
     are unaffected. ``malloc_trim`` exists in glibc only; elsewhere only Arrow's part runs.
     """
     import ctypes
+
+    import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError, TypeError):

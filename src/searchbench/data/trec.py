@@ -16,14 +16,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from .._util import atomic_write
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
-from ._arrow import to_numpy
 from ._columns import Interned, Strings
-from ._strings import concat_strings
+from ._native import scanner
 from ._text import (
     has_data,
     iter_blocks,
@@ -36,6 +33,8 @@ from ._text import (
 from .ids import Interner
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .qrels import Qrels
     from .run import Run
 
@@ -73,19 +72,28 @@ def read_run(
     recognised from the data. A path to a Parquet or Arrow IPC file (recognised by its magic
     bytes) is read by :func:`searchbench.data.columnar.read_columnar_run`.
     """
-    from .columnar import columnar_format, read_columnar_run
+    from ._sniff import columnar_format
     from .run import Run
 
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        from .columnar import read_columnar_run
+
         return read_columnar_run(path, name=name, keep=keep)
     source = rewindable(path)
     src = source_name(path)
-    table = _read_table(source, src, _run_spec, lazy_docs=True)
+    scanned = scan_compiled(source, "run")
+    if scanned is not None:
+        tag = scanned["tag"].decode("ascii")
+        run = Run.from_scan(scanned, name=name or tag or Path(src).name, keep=keep,
+                            source=src, describe_line=line_finder(source, src))
+        run.metadata["tag"] = tag
+        return run
+    table = _read_table(source, src, run_spec, lazy_docs=True)
     table.extra.warn(src)
     tag = table.first[5].decode("utf-8", "replace") if len(table.first) > 5 else None
     # the run takes the columns out of the list: each is freed once used
     run = Run._consume(table.columns, name=name or tag or Path(src).name, keep=keep, source=src,
-                       describe_line=_line_finder(source, src))
+                       describe_line=line_finder(source, src))
     run.metadata["tag"] = tag
     return run
 
@@ -101,17 +109,82 @@ def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = Non
     line). The other input rules are :func:`read_run`'s; a path to a Parquet or Arrow IPC
     file is read by :func:`searchbench.data.columnar.read_columnar_qrels`.
     """
-    from .columnar import columnar_format, read_columnar_qrels
+    from ._sniff import columnar_format
     from .qrels import Qrels
 
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        from .columnar import read_columnar_qrels
+
         return read_columnar_qrels(path, keep=keep)
     source = rewindable(path)
     src = source_name(path)
+    scanned = scan_compiled(source, "qrels")
+    if scanned is not None:
+        return Qrels.from_columns(
+            sorted_codes(scanned["query_codes"], scanned["queries"]),
+            sorted_codes(scanned["doc_codes"], scanned["docs"]),
+            np.frombuffer(scanned["values"], dtype=np.int64), keep=keep, source=src,
+            describe_line=line_finder(source, src, scanned["header"]))
     table = _read_table(source, src, _qrels_spec)
     query_ids, doc_ids, grades = table.columns
     return Qrels.from_columns(query_ids, doc_ids, grades, keep=keep, source=src,
-                              describe_line=_line_finder(source, src, table.header))
+                              describe_line=line_finder(source, src, table.header))
+
+
+def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
+                  ) -> dict[str, Any] | None:
+    """The file read by the compiled scanner (``data/_scan.c``): its columns, vocabularies
+    and flags; None when the scanner is not built or is switched off, or when the file
+    holds anything it does not take (then the pure reader reads it, and accepts it or names
+    the bad line: both paths accept the same files and give the same values)."""
+    module = scanner()
+    if module is None:
+        return None
+    scan = None
+    header = False
+    with open_binary(source) as stream:
+        for block in iter_blocks(stream):
+            if scan is None:
+                first = _first_fields(block)
+                if first is None or (what == "run" and len(first) != 6) or \
+                        (what == "qrels" and len(first) not in (3, 4)):
+                    return None  # no data line in the first block, or an odd layout
+                kind = "run" if what == "run" else "trec" if len(first) == 4 else "beir"
+                header = kind == "beir" and _NUMBER_LIKE.fullmatch(first[-1]) is None
+                scan = module.Scanner(kind, skip_first=header)
+            if not scan.feed(block):
+                return None
+    if scan is None:
+        return None
+    found: dict[str, Any] = scan.finish()
+    if not found["rows"]:
+        return None
+    found["header"] = header
+    return found
+
+
+def _first_fields(block: bytes) -> list[bytes] | None:
+    """The fields of the block's first data line (not blank, not a ``#`` comment)."""
+    start = 0
+    while start < len(block):
+        end = block.find(b"\n", start)
+        end = len(block) if end < 0 else end
+        fields = block[start:end].split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields
+        start = end + 1
+    return None
+
+
+def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
+    """Codes of a compiled scan (int32, ids in order of first appearance) as
+    :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
+    ``Vocab``)."""
+    order = np.frombuffer(vocab.order(None), dtype=np.int64)
+    ids = np.array(vocab.tolist(), dtype=object)[order]
+    remap = np.empty(len(order), dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    return Interned(remap[np.frombuffer(codes, dtype=np.int32)], ids, valid=True)
 
 
 @dataclass(frozen=True)
@@ -132,7 +205,7 @@ class _Spec:
 
 
 @dataclass
-class _Extra:
+class ExtraFields:
     """Run lines with fields after the sixth (ignored, as trec_eval does): the first such
     line and how many there are, for one warning per file."""
 
@@ -158,15 +231,17 @@ class _Table:
     columns: list[Any]
     first: list[bytes]  # fields of the first data line
     header: bool
-    extra: _Extra
+    extra: ExtraFields
 
 
-def _run_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
+def run_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
+    import pyarrow as pa
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     return _Spec(src, RUN_COLUMNS, types, ["qid", "docid", "score"], 6, "run"), False
 
 
 def _qrels_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
+    import pyarrow as pa
     if len(first) not in (3, 4):
         raise DataFormatError(
             f"{src}:{line}: found {len(first)} fields, expected 4 (TREC: qid iter docid "
@@ -181,7 +256,7 @@ def _qrels_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
 
 _NUMBER_LIKE = re.compile(rb"[-+]?[0-9._eExX]+")
 _INTEGER = r"^-?[0-9]{1,18}$"  # at most 18 digits: always fits int64
-_DATA_LINE = re.compile(rb"[^\n]+")
+DATA_LINE = re.compile(rb"[^\n]+")
 
 
 def _read_table(
@@ -195,19 +270,21 @@ def _read_table(
     doc ids are not interned but kept as one Arrow string array: evaluation never needs a
     run-wide doc vocabulary, and hashing every id into one is most of the reading time.
     """
+    from ._arrow import to_numpy
+    from ._strings import concat_strings
     queries, docs, values, line_base = Interner(), Interner(), [], 0
     doc_chunks: list[pa.Array] = []
     spec: _Spec | None = None
     first: list[bytes] = []
     header = False
-    extra = _Extra()
+    extra = ExtraFields()
     with open_binary(source) as stream:
         for block in iter_blocks(stream):
-            _refuse_cr_line_endings(block, src)
+            refuse_cr_line_endings(block, src)
             data = normalise(block)
-            _refuse_odd_characters(data, src, line_base)
+            refuse_odd_characters(data, src, line_base)
             if spec is None:
-                found = _DATA_LINE.search(data)
+                found = DATA_LINE.search(data)
                 if found is not None:
                     first = found.group().split(b" ")
                     line = line_base + data.count(b"\n", 0, found.start()) + 1
@@ -215,7 +292,7 @@ def _read_table(
                     if header:  # blank it: line numbers stay right
                         data = data[:found.start()] + data[found.end():]
             if spec is not None and has_data(data):
-                table = _parse(data, spec, line_base, extra)
+                table = parse_block(data, spec, line_base, extra)
                 queries.add(table.column("qid"))
                 if lazy_docs:
                     doc_chunks.extend(table.column("docid").chunks)
@@ -224,7 +301,7 @@ def _read_table(
                 values.append(to_numpy(table.column(spec.include[-1])))
             line_base += block.count(b"\n")
     if not values:
-        what = spec.what if spec else ("run" if choose is _run_spec else "qrels")
+        what = spec.what if spec else ("run" if choose is run_spec else "qrels")
         raise DataFormatError(f"{src}: the file holds no {what} lines; expected at least one")
     doc_ids = Strings(concat_strings(doc_chunks), valid=True) if lazy_docs else \
         Interned(*docs.finish(), valid=True)
@@ -234,7 +311,7 @@ def _read_table(
                   extra)
 
 
-def _refuse_cr_line_endings(block: bytes, src: str) -> None:
+def refuse_cr_line_endings(block: bytes, src: str) -> None:
     """A file whose lines end in a lone CR (classic Mac) reads as one long line: refuse it."""
     if b"\r" in block and b"\n" not in block and _CR_THEN_DATA.search(block):
         raise DataFormatError(f"{src}: lines end in a lone carriage return (\\r, classic Mac "
@@ -255,7 +332,7 @@ _ODD_NAMES = {b"\x00": "a NUL byte", b"\x0b": "a vertical tab (\\v)",
               b"\xef\xbb\xbf": "a byte-order mark (U+FEFF) after the start of the file"}
 
 
-def _refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
+def refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
     """Refuse whitespace other than space, tab, CR and LF, NUL bytes and a byte-order mark
     inside the file: each would end up inside an id (or split it, for other readers) and
     silently stop it from matching. One memchr-speed scan per character when none occurs
@@ -275,8 +352,9 @@ def _refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
                           "marks")
 
 
-def _parse(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> pa.Table:
+def parse_block(data: bytes, spec: _Spec, line_base: int, extra: ExtraFields) -> pa.Table:
     """Parse a normalised block with pyarrow; locate the bad line on failure."""
+    import pyarrow as pa
     try:
         table = _read_csv(data, spec)
     except pa.ArrowInvalid as exc:
@@ -298,7 +376,7 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[
                       re.IGNORECASE)
 
 
-def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: _Extra) -> bytes:
+def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: ExtraFields) -> bytes:
     """The block with run fields after the sixth removed (trec_eval ignores them), after
     checking each long line: a rank that is not an integer, or a tag that is a number, means
     the columns are shifted (a doc id holding a space) - an error naming the line."""
@@ -325,13 +403,16 @@ def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: _Extr
 def _integer_column(table: pa.Table, column: str, data: bytes, spec: _Spec,
                     line_base: int) -> pa.Table:
     """Check a string column against ``-?[0-9]{1,18}`` (vectorised) and cast it to int64."""
+    import pyarrow as pa
     import pyarrow.compute as pc
+
+    from ._arrow import to_numpy
 
     values = table.column(column)
     ok = to_numpy(pc.match_substring_regex(values, _INTEGER))
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
-        line = _row_line(data, row, line_base)
+        line = row_line(data, row, line_base)
         raise DataFormatError(f"{spec.src}:{line}: found {column} {values[row].as_py()!r}, "
                               f"expected an integer such as 0, 1 or 2 (digits with an "
                               f"optional '-'; {spec.layout})")
@@ -339,9 +420,9 @@ def _integer_column(table: pa.Table, column: str, data: bytes, spec: _Spec,
     return table.set_column(index, column, pc.cast(values, pa.int64()))
 
 
-def _row_line(data: bytes, row: int, line_base: int) -> int:
+def row_line(data: bytes, row: int, line_base: int) -> int:
     """The file line of the ``row``-th data line (0-based) of a normalised block."""
-    for i, found in enumerate(_DATA_LINE.finditer(data)):
+    for i, found in enumerate(DATA_LINE.finditer(data)):
         if i == row:
             return line_base + data.count(b"\n", 0, found.start()) + 1
     return line_base + 1
@@ -350,6 +431,8 @@ def _row_line(data: bytes, row: int, line_base: int) -> int:
 def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
     """Parse with pyarrow from memory Arrow owns: no pyarrow thread ever holds (and drops,
     possibly during interpreter shutdown) a reference to a Python object."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
     return pacsv.read_csv(
         pa.BufferReader(_arrow_copy(data)),
         read_options=pacsv.ReadOptions(column_names=spec.columns, block_size=1 << 24),
@@ -363,6 +446,7 @@ def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
 
 def _arrow_copy(data: bytes) -> pa.Buffer:
     """``data`` copied into a buffer allocated from Arrow's memory pool."""
+    import pyarrow as pa
     buffer = pa.allocate_buffer(len(data))
     memoryview(buffer).cast("B")[:] = data
     return buffer
@@ -371,6 +455,7 @@ def _arrow_copy(data: bytes) -> pa.Buffer:
 def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> Exception:
     """Slow path, run only on failure: find the first line pyarrow refuses (bisecting the
     block with the same parser, so the rules cannot drift apart) and say what is wrong."""
+    import pyarrow as pa
     lines = [(i, raw) for i, raw in enumerate(data.split(b"\n")) if raw]
     lo, hi = 0, len(lines)
     while hi - lo > 1:
@@ -406,6 +491,8 @@ def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> E
 def _fails(lines: list[tuple[int, bytes]], spec: _Spec,
            single: dict[str, pa.DataType] | None = None) -> bool:
     """Whether pyarrow refuses these lines (or, with ``single``, this one value)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
     data = b"\n".join(raw for _, raw in lines) + b"\n"
     try:
         if single is None:
@@ -422,8 +509,8 @@ def _fails(lines: list[tuple[int, bytes]], spec: _Spec,
     return False
 
 
-def _line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header: bool = False
-                 ) -> Callable[[int], str]:
+def line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header: bool = False
+                ) -> Callable[[int], str]:
     """Map a data-row index to ``path:line`` by rescanning the source (error path only)."""
 
     def describe(row: int) -> str:
@@ -433,9 +520,9 @@ def _line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header
             with open_binary(source) as stream:
                 for block in iter_blocks(stream):
                     data = normalise(block)
-                    n = len(_DATA_LINE.findall(data))
+                    n = len(DATA_LINE.findall(data))
                     if target < seen + n:
-                        return f"{src}:{_row_line(data, target - seen, line_base)}"
+                        return f"{src}:{row_line(data, target - seen, line_base)}"
                     seen, line_base = seen + n, line_base + block.count(b"\n")
         except (OSError, ValueError):
             pass
@@ -447,6 +534,7 @@ def _line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header
 # -- writing -------------------------------------------------------------------------
 def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
     """Write ``qid Q0 docid rank score tag`` lines (rank 1-based), atomically."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     q = pa.array(run.query_ids[run.query_codes()].astype(str))
@@ -463,6 +551,7 @@ def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None)
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str = "trec") -> None:
     """Write TREC qrels (``qid 0 docid grade``) or BEIR tsv with header, atomically."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if format not in ("trec", "beir"):

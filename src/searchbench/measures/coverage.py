@@ -105,7 +105,8 @@ def warn_unjudged(name: str, judged: float, k: int, run: Any, qrels: Any) -> Non
     then, to name the likely cause."""
     if not judged < UNJUDGED_WARN_BELOW:
         return
-    run_doc_ids = getattr(run, "doc_vocab", ())
+    sample = getattr(run, "doc_vocab_sample", None)  # a Run: no string per doc built
+    run_doc_ids = sample(_SAMPLE) if sample is not None else getattr(run, "doc_vocab", ())
     qrels_doc_ids = getattr(qrels, "doc_vocab", ())
     warnings.warn(
         f"run {name!r}: only {judged:.1%} of its top {k} results are judged in the qrels "

@@ -5,16 +5,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
+from ..data import Qrels, Run
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
 from .kernels import Judged, compute
 from .spec import Measure, parse_measures
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..data import IdIndex
 
 __all__ = ["Combiner", "EvalResult", "Evaluator", "NoSharedQueriesError", "PartialResult",
            "evaluate"]
@@ -135,10 +139,27 @@ class Evaluator:
         self._ideal_grades = qrels.grades[order].astype(np.int16)
         self._ideal_query = q[order]
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
-        self._doc_vocab = qrels.doc_vocab if isinstance(qrels.doc_vocab, pa.Array) \
-            else as_arrow_strings(qrels.doc_vocab).combine_chunks()  # (compact qrels: as is)
+        self._arrow_vocab: pa.Array | None = None  # qrels doc ids as Arrow, on first use
         self._pairs: IdIndex | None = None  # built for the first run read from a file
         self._query_vocab: pa.Array | None = None  # qrels query ids as Arrow, for partial()
+
+    @property
+    def _doc_vocab(self) -> pa.Array:
+        """The qrels doc ids as an Arrow array (compact qrels: as they are), built once."""
+        if self._arrow_vocab is None:
+            from ..data import as_arrow_strings
+
+            vocab = self.qrels.doc_vocab
+            self._arrow_vocab = vocab if not isinstance(vocab, np.ndarray) \
+                else as_arrow_strings(vocab).combine_chunks()
+        return self._arrow_vocab
+
+    def _doc_map(self, run: Run) -> np.ndarray | None:
+        """Qrels doc code of each run doc code (None: the run holds no codes)."""
+        if not (run.has_doc_codes or run.compiled_ids):
+            return None
+        vocab = self.qrels.doc_vocab
+        return run.vocab_codes_in(vocab if isinstance(vocab, np.ndarray) else self._doc_vocab)
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -149,7 +170,9 @@ class Evaluator:
         if self.depth is not None:
             run = run.truncate(self.depth)
         qrels = self.qrels
-        run_to_qrels = lookup(qrels.query_ids, run.query_ids)
+        from ..data import lookup_sorted
+
+        run_to_qrels = lookup_sorted(qrels.query_ids, run.query_ids)
         present = np.zeros(qrels.n_queries, dtype=bool)
         present[run_to_qrels[run_to_qrels >= 0]] = True
         if self.missing == "skip" and not present.any():
@@ -157,8 +180,7 @@ class Evaluator:
                 f"run {run.name!r}", f"the qrels {qrels.source or '<qrels>'}",
                 run.query_ids, qrels.query_ids)
         # a run read from a file has no doc codes: its entries' ids are looked up directly
-        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
-            else None
+        doc_map = self._doc_map(run)
         judged_query = run_to_qrels >= 0
         n_ret = np.zeros(qrels.n_queries)  # documents retrieved per qrels query
         n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
@@ -188,11 +210,12 @@ class Evaluator:
         """
         if self.depth is not None:
             run = run.truncate(self.depth)
+        from ..data import as_arrow_strings, lookup
+
         if self._query_vocab is None:  # converted once, not once per part
             self._query_vocab = as_arrow_strings(self.qrels.query_ids).combine_chunks()
         run_to_qrels = lookup(self._query_vocab, run.query_ids)
-        doc_map = lookup(self._doc_vocab, run.doc_vocab_arrow()) if run.has_doc_codes \
-            else None
+        doc_map = self._doc_map(run)
         judged_query = run_to_qrels >= 0
         n_ret = np.zeros(self.qrels.n_queries)
         n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
@@ -220,6 +243,8 @@ class Evaluator:
         ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
+        if doc_map is None:
+            from ..data import IdIndex, from_numpy, lookup
         if doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
             # a small qrels vocabulary: index_in's hash table is built at once and in cache
             docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))

@@ -1,0 +1,34 @@
+"""The compiled TREC scanner (``data/_scan.c``), when it was built, and which reader is active.
+
+``pip install`` builds the extension where a C compiler and Python's headers exist; without
+them, or with ``SEARCHBENCH_PURE_READER=1`` in the environment (the tests run both paths),
+the pure numpy/pyarrow reader reads every file. Either way the values and the error
+messages are the same: the scanner takes only lines it fully understands and hands any
+other file to the pure reader.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+__all__ = ["FORCE_PURE", "reader_path", "scanner"]
+
+FORCE_PURE = "SEARCHBENCH_PURE_READER"
+
+
+def scanner() -> ModuleType | None:
+    """The compiled ``_scan`` module, or None (not built, or the pure reader forced)."""
+    if os.environ.get(FORCE_PURE, "") not in ("", "0"):
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module(f"{__package__}._scan")
+    except ImportError:
+        return None
+
+
+def reader_path() -> str:
+    """``"compiled"`` or ``"pure"``: the TREC reader in use (``searchbench --version``)."""
+    return "compiled" if scanner() is not None else "pure"

@@ -1,0 +1,770 @@
+/* One-pass reader of TREC run and qrels text: ids interned into integer codes, scores and
+ * grades parsed, without a Python or Arrow object per line (searchbench.data.native).
+ *
+ * The scanner accepts a strict subset of what the pure reader (trec.py) accepts: ASCII
+ * fields separated by spaces or tabs, LF or CRLF line ends, blank and '#' comment lines,
+ * exactly the layout's number of fields, scores in pyarrow's decimal grammar with a finite
+ * value, grades -?[0-9]{1,18}. Anything else - a byte >= 0x80, a control character, a
+ * field too many or too few, a number it does not take - makes feed() return False: the
+ * caller then reads the whole file with the pure reader, which accepts it or names the
+ * bad line. So both paths accept the same files, give the same values and the same
+ * messages. Numbers: a decimal of at most 19 significant digits and a power of ten within
+ * 10^+-22 is m * 10^e or m / 10^e of two exact doubles (one rounding: correctly rounded,
+ * as pyarrow's parser); any other goes through strtod (correctly rounded in glibc). */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* ---- growable arrays ------------------------------------------------------------------ */
+
+typedef struct {
+    char *p;
+    size_t used, cap; /* bytes */
+} Buf;
+
+static int buf_reserve(Buf *b, size_t extra) {
+    if (b->used + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->used + extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static void buf_free(Buf *b) {
+    free(b->p);
+    b->p = NULL;
+    b->used = b->cap = 0;
+}
+
+/* The buffer's bytes as a new bytearray (the buffer is freed). */
+static PyObject *buf_take(Buf *b) {
+    PyObject *out = PyByteArray_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->used);
+    buf_free(b);
+    return out;
+}
+
+/* ---- interning table: ids -> codes in order of first appearance ------------------------ */
+
+typedef struct {
+    Buf data;         /* the ids' bytes, back to back */
+    Buf offsets;      /* int64, n + 1 */
+    Buf hashes;       /* uint64 per id */
+    uint64_t *slots;  /* open addressing: see SLOT_CODE */
+    size_t mask;      /* slots - 1 */
+    int64_t n;
+} Table;
+
+static uint64_t hash_bytes(const char *s, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (len * 0xBF58476D1CE4E5B9ULL);
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x94D049BB133111EBULL;
+        h ^= h >> 31;
+        s += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t w = 0;
+        memcpy(&w, s, len);
+        h = (h ^ w) * 0x94D049BB133111EBULL;
+        h ^= h >> 31;
+    }
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+/* n zeroed slots; a large table on Linux asks for transparent huge pages (a probe per line
+ * lands anywhere in it: 4 KiB pages would add a TLB miss to the cache miss). */
+static uint64_t *alloc_slots(size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    size_t bytes = n * sizeof(uint64_t);
+    if (bytes >= ((size_t)4 << 20)) {
+        void *p = NULL;
+        if (posix_memalign(&p, (size_t)2 << 20, bytes) == 0) {
+            madvise(p, bytes, MADV_HUGEPAGE);
+            memset(p, 0, bytes);
+            return p;
+        }
+    }
+#endif
+    return calloc(n, sizeof(uint64_t));
+}
+
+static int table_init(Table *t) {
+    memset(t, 0, sizeof(*t));
+    size_t n_slots = 1 << 12;
+    t->slots = alloc_slots(n_slots);
+    if (!t->slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->mask = n_slots - 1;
+    if (buf_reserve(&t->offsets, sizeof(int64_t)) < 0) return -1;
+    ((int64_t *)t->offsets.p)[0] = 0;
+    t->offsets.used = sizeof(int64_t);
+    return 0;
+}
+
+static void table_free(Table *t) {
+    buf_free(&t->data);
+    buf_free(&t->offsets);
+    buf_free(&t->hashes);
+    free(t->slots);
+    t->slots = NULL;
+}
+
+static inline const char *table_id(const Table *t, int64_t code, size_t *len) {
+    const int64_t *off = (const int64_t *)t->offsets.p;
+    *len = (size_t)(off[code + 1] - off[code]);
+    return t->data.p + off[code];
+}
+
+static int table_grow(Table *t) {
+    size_t n_slots = (t->mask + 1) * 2;
+    uint64_t *slots = alloc_slots(n_slots);
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint64_t *hashes = (const uint64_t *)t->hashes.p;
+    size_t mask = n_slots - 1;
+    for (int64_t code = 0; code < t->n; code++) {
+        size_t i = (size_t)hashes[code] & mask;
+        while (slots[i]) i = (i + 1) & mask;
+        slots[i] = ((hashes[code] >> 32) << 32) | (uint64_t)(code + 1);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 0;
+}
+
+/* A slot holds (hash high 32 bits << 32) | (code + 1); 0 is empty. The hash in the slot
+ * settles most probes without touching the ids (one cache miss per new id). */
+#define SLOT_CODE(slot) ((int64_t)((slot) & 0xffffffffULL) - 1)
+#define SLOT_HASH(slot) ((uint32_t)((slot) >> 32))
+
+/* Room for about n ids without growing (the table's slots at most half full). */
+static int table_presize(Table *t, int64_t n) {
+    while ((int64_t)(t->mask + 1) < 2 * n)
+        if (table_grow(t) < 0) return -1;
+    return 0;
+}
+
+/* The code of an id, or -1 (only look). */
+static int64_t table_find(const Table *t, const char *s, size_t len) {
+    uint64_t h = hash_bytes(s, len);
+    size_t i = (size_t)h & t->mask;
+    for (;;) {
+        uint64_t slot = t->slots[i];
+        if (!slot) return -1;
+        if (SLOT_HASH(slot) == (uint32_t)(h >> 32)) {
+            size_t n;
+            const char *id = table_id(t, SLOT_CODE(slot), &n);
+            if (n == len && memcmp(id, s, len) == 0) return SLOT_CODE(slot);
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* The code of an id with hash h, added if new; -1 on memory error. */
+static int64_t table_intern_hashed(Table *t, const char *s, size_t len, uint64_t h) {
+    size_t i = (size_t)h & t->mask;
+    for (;;) {
+        uint64_t slot = t->slots[i];
+        if (!slot) break;
+        if (SLOT_HASH(slot) == (uint32_t)(h >> 32)) {
+            size_t n;
+            const char *id = table_id(t, SLOT_CODE(slot), &n);
+            if (n == len && memcmp(id, s, len) == 0) return SLOT_CODE(slot);
+        }
+        i = (i + 1) & t->mask;
+    }
+    if (t->n >= INT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2**31 - 2 distinct ids");
+        return -1;
+    }
+    if (buf_reserve(&t->data, len) < 0 || buf_reserve(&t->offsets, sizeof(int64_t)) < 0 ||
+        buf_reserve(&t->hashes, sizeof(uint64_t)) < 0)
+        return -1;
+    memcpy(t->data.p + t->data.used, s, len);
+    t->data.used += len;
+    int64_t code = t->n++;
+    ((int64_t *)t->offsets.p)[code + 1] = (int64_t)t->data.used;
+    t->offsets.used += sizeof(int64_t);
+    ((uint64_t *)t->hashes.p)[code] = h;
+    t->hashes.used += sizeof(uint64_t);
+    t->slots[i] = ((h >> 32) << 32) | (uint64_t)(code + 1);
+    if ((size_t)t->n * 2 > t->mask + 1 && table_grow(t) < 0) return -1;
+    return code;
+}
+
+static inline int64_t table_intern(Table *t, const char *s, size_t len) {
+    return table_intern_hashed(t, s, len, hash_bytes(s, len));
+}
+
+/* ---- Vocab: a finished table, seen from Python ----------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD Table t;
+} VocabObject;
+
+static PyTypeObject VocabType;
+
+static void vocab_dealloc(VocabObject *self) {
+    table_free(&self->t);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t vocab_len(VocabObject *self) { return (Py_ssize_t)self->t.n; }
+
+static PyObject *vocab_tolist(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyList_New((Py_ssize_t)self->t.n);
+    if (!out) return NULL;
+    for (int64_t code = 0; code < self->t.n; code++) {
+        size_t len;
+        const char *s = table_id(&self->t, code, &len);
+        PyObject *item = PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)code, item);
+    }
+    return out;
+}
+
+/* get(code): one id as str */
+static PyObject *vocab_get(VocabObject *self, PyObject *arg) {
+    long long code = PyLong_AsLongLong(arg);
+    if (code == -1 && PyErr_Occurred()) return NULL;
+    if (code < 0 || code >= self->t.n) {
+        PyErr_SetString(PyExc_IndexError, "code out of range");
+        return NULL;
+    }
+    size_t len;
+    const char *s = table_id(&self->t, code, &len);
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
+}
+
+static PyObject *vocab_buffers(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
+    return Py_BuildValue(
+        "(y#y#)", self->t.offsets.p, (Py_ssize_t)self->t.offsets.used,
+        self->t.data.p ? self->t.data.p : "", (Py_ssize_t)self->t.data.used);
+}
+
+/* codes_of(ids): int32 bytearray, the code of each str of the sequence here, -1 if absent */
+static PyObject *vocab_codes_of(VocabObject *self, PyObject *ids) {
+    PyObject *seq = PySequence_Fast(ids, "codes_of() takes a sequence of str");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    if (!out) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    int32_t *codes = (int32_t *)PyByteArray_AS_STRING(out);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len;
+        const char *s = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len)
+                                                  : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "codes_of() takes a sequence of str");
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        codes[i] = (int32_t)table_find(&self->t, s, (size_t)len);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+typedef struct {
+    const char *s;
+    int64_t len;
+    int64_t at;
+} Key;
+
+static int key_cmp(const void *a, const void *b) {
+    const Key *x = a, *y = b;
+    int64_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->s, y->s, (size_t)n);
+    if (c) return c;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->at < y->at ? -1 : (x->at > y->at);
+}
+
+/* order(codes): int64 bytearray, the positions of the int32 codes sorted byte-wise by their
+ * ids (ties by position); codes None: all ids */
+static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
+    Py_buffer view = {0};
+    int64_t n = self->t.n;
+    const int32_t *codes = NULL;
+    if (arg != Py_None) {
+        if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        if (view.len % 4) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "order() takes int32 codes");
+            return NULL;
+        }
+        codes = view.buf;
+        n = view.len / 4;
+    }
+    Key *keys = malloc((size_t)(n ? n : 1) * sizeof(Key));
+    PyObject *out = keys ? PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8)) : NULL;
+    if (!out) {
+        free(keys);
+        if (codes) PyBuffer_Release(&view);
+        return keys ? NULL : PyErr_NoMemory();
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t code = codes ? codes[i] : i;
+        if (code < 0 || code >= self->t.n) {
+            free(keys);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_IndexError, "code out of range");
+            return NULL;
+        }
+        size_t len;
+        keys[i].s = table_id(&self->t, code, &len);
+        keys[i].len = (int64_t)len;
+        keys[i].at = i;
+    }
+    if (codes) PyBuffer_Release(&view);
+    Py_BEGIN_ALLOW_THREADS
+    qsort(keys, (size_t)n, sizeof(Key), key_cmp);
+    Py_END_ALLOW_THREADS
+    int64_t *order = (int64_t *)PyByteArray_AS_STRING(out);
+    for (int64_t i = 0; i < n; i++) order[i] = keys[i].at;
+    free(keys);
+    return out;
+}
+
+static PyMethodDef vocab_methods[] = {
+    {"tolist", (PyCFunction)vocab_tolist, METH_NOARGS, "The ids as a list of str."},
+    {"get", (PyCFunction)vocab_get, METH_O, "The id with this code, as str."},
+    {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
+     "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
+    {"codes_of", (PyCFunction)vocab_codes_of, METH_O,
+     "int32 bytearray: the code here of each str of a sequence, -1 where absent."},
+    {"order", (PyCFunction)vocab_order, METH_O,
+     "int64 bytearray: positions of int32 codes (None: all ids) in byte-wise id order."},
+    {NULL, NULL, 0, NULL}};
+
+static PySequenceMethods vocab_as_sequence = {.sq_length = (lenfunc)vocab_len};
+
+static PyTypeObject VocabType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "searchbench.data._scan.Vocab",
+    .tp_basicsize = sizeof(VocabObject),
+    .tp_dealloc = (destructor)vocab_dealloc,
+    .tp_as_sequence = &vocab_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Interned ids (codes in order of first appearance), held in C.",
+    .tp_methods = vocab_methods,
+};
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* pyarrow's grammar [+-]?(D+.?D*|.D+)([eE][+-]?D+)?; 1 and *out on success, 0 otherwise */
+static int parse_score(const char *s, size_t len, double *out) {
+    const char *p = s, *end = s + len;
+    int negative = 0;
+    if (p < end && (*p == '+' || *p == '-')) negative = *p++ == '-';
+    uint64_t m = 0;
+    int sig = 0, digits = 0, frac = 0, dropped = 0;
+    while (p < end && is_digit(*p)) {
+        if (m || *p != '0') {
+            if (sig < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                sig++;
+            } else {
+                dropped = 1;
+            }
+        }
+        p++;
+        digits++;
+    }
+    if (p < end && *p == '.') {
+        p++;
+        while (p < end && is_digit(*p)) {
+            if (m || *p != '0') {
+                if (sig < 19) {
+                    m = m * 10 + (uint64_t)(*p - '0');
+                    sig++;
+                    frac++;
+                } else {
+                    dropped = 1;
+                }
+            } else {
+                frac++;
+            }
+            p++;
+            digits++;
+        }
+    }
+    if (!digits) return 0;
+    long exp = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        if (p == end || !is_digit(*p)) return 0;
+        while (p < end && is_digit(*p)) {
+            if (exp < 100000) exp = exp * 10 + (*p - '0');
+            p++;
+        }
+        if (eneg) exp = -exp;
+    }
+    if (p != end) return 0;
+    long e10 = exp - frac;
+    double value;
+    if (!dropped && m <= (1ULL << 53) && e10 >= -22 && e10 <= 22) {
+        value = (double)m;
+        value = e10 >= 0 ? value * POW10[e10] : value / POW10[-e10];
+        if (negative) value = -value;
+    } else {
+        char small[128];
+        if (len >= sizeof(small)) return 0;
+        memcpy(small, s, len);
+        small[len] = 0;
+        value = strtod(small, NULL);
+    }
+    if (!isfinite(value)) return 0;
+    *out = value;
+    return 1;
+}
+
+/* -?[0-9]{1,18} */
+static int parse_grade(const char *s, size_t len, int64_t *out) {
+    int negative = len && s[0] == '-';
+    size_t i = (size_t)negative;
+    if (len - i < 1 || len - i > 18) return 0;
+    int64_t v = 0;
+    for (; i < len; i++) {
+        if (!is_digit(s[i])) return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = negative ? -v : v;
+    return 1;
+}
+
+/* ---- Scanner ---------------------------------------------------------------------------- */
+
+enum { RUN = 0, QRELS_TREC = 1, QRELS_BEIR = 2 };
+#define MAX_FIELDS 6
+
+typedef struct {
+    PyObject_HEAD int kind, n_fields, q_field, d_field, v_field;
+    int skip_first;       /* a header line to skip (BEIR qrels) */
+    Table queries, docs;
+    Buf q_codes, d_codes, values; /* int32, int32, float64 (run) or int64 (qrels) */
+    Buf last_query;       /* int32 per doc: the query of its last entry (duplicates) */
+    int64_t rows;
+    int32_t prev_q;
+    double prev_score;
+    int grouped, descending, duplicate, tied, finished;
+    PyObject *first_tag;  /* field 6 of the first run line (bytes) */
+} ScannerObject;
+
+static void scanner_dealloc(ScannerObject *self) {
+    table_free(&self->queries);
+    table_free(&self->docs);
+    buf_free(&self->q_codes);
+    buf_free(&self->d_codes);
+    buf_free(&self->values);
+    buf_free(&self->last_query);
+    Py_XDECREF(self->first_tag);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int scanner_init(ScannerObject *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"kind", "skip_first", NULL};
+    const char *kind;
+    int skip_first = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|p", names, &kind, &skip_first)) return -1;
+    if (strcmp(kind, "run") == 0) {
+        self->kind = RUN;
+        self->n_fields = 6, self->q_field = 0, self->d_field = 2, self->v_field = 4;
+    } else if (strcmp(kind, "trec") == 0) {
+        self->kind = QRELS_TREC;
+        self->n_fields = 4, self->q_field = 0, self->d_field = 2, self->v_field = 3;
+    } else if (strcmp(kind, "beir") == 0) {
+        self->kind = QRELS_BEIR;
+        self->n_fields = 3, self->q_field = 0, self->d_field = 1, self->v_field = 2;
+    } else {
+        PyErr_SetString(PyExc_ValueError, "kind is 'run', 'trec' or 'beir'");
+        return -1;
+    }
+    self->skip_first = skip_first;
+    if (table_init(&self->queries) < 0 || table_init(&self->docs) < 0) return -1;
+    self->prev_q = -1;
+    self->grouped = self->descending = 1;
+    return 0;
+}
+
+/* One data line's fields (start, length); 0 to defer to the pure reader. */
+static int add_line(ScannerObject *self, const char **field, const size_t *len,
+                    uint64_t doc_hash) {
+    if (self->skip_first) {
+        self->skip_first = 0;
+        return 1;
+    }
+    Buf *values = &self->values;
+    if (buf_reserve(&self->q_codes, 4) < 0 || buf_reserve(&self->d_codes, 4) < 0 ||
+        buf_reserve(values, 8) < 0)
+        return -1;
+    double score = 0;
+    int64_t grade = 0;
+    if (self->kind == RUN) {
+        if (!parse_score(field[4], len[4], &score)) return 0;
+        memcpy(values->p + values->used, &score, 8);
+    } else {
+        if (!parse_grade(field[self->v_field], len[self->v_field], &grade)) return 0;
+        memcpy(values->p + values->used, &grade, 8);
+    }
+    values->used += 8;
+    int64_t q = table_intern(&self->queries, field[self->q_field], len[self->q_field]);
+    if (q < 0) return -1;
+    int64_t n_docs = self->docs.n;
+    int64_t d = table_intern_hashed(&self->docs, field[self->d_field], len[self->d_field],
+                                    doc_hash);
+    if (d < 0) return -1;
+    ((int32_t *)(self->q_codes.p + self->q_codes.used))[0] = (int32_t)q;
+    ((int32_t *)(self->d_codes.p + self->d_codes.used))[0] = (int32_t)d;
+    self->q_codes.used += 4;
+    self->d_codes.used += 4;
+    if (self->kind == RUN) {
+        if (self->rows == 0) {
+            self->first_tag = PyBytes_FromStringAndSize(field[5], (Py_ssize_t)len[5]);
+            if (!self->first_tag) return -1;
+        }
+        if (d == n_docs) { /* a new doc */
+            if (buf_reserve(&self->last_query, 4) < 0) return -1;
+            ((int32_t *)self->last_query.p)[d] = -1;
+            self->last_query.used += 4;
+        }
+        int32_t *last = (int32_t *)self->last_query.p;
+        if (q == self->prev_q) {
+            if (score > self->prev_score) self->descending = 0;
+            if (score == self->prev_score) self->tied = 1;
+        } else if (q != self->queries.n - 1 || self->prev_q >= q) {
+            self->grouped = 0; /* a query seen before comes back */
+        }
+        if (last[d] == (int32_t)q) self->duplicate = 1;
+        last[d] = (int32_t)q;
+        self->prev_q = (int32_t)q;
+        self->prev_score = score;
+    }
+    self->rows++;
+    return 1;
+}
+
+/* Lines of a batch: hash their doc ids, prefetch the slots, then add them. */
+static int add_batch(ScannerObject *self, const char *field[][MAX_FIELDS + 1],
+                     size_t len[][MAX_FIELDS + 1], uint64_t *hash, int n) {
+    int d = self->d_field;
+    for (int i = 0; i < n; i++) {
+        hash[i] = hash_bytes(field[i][d], len[i][d]);
+        __builtin_prefetch(&self->docs.slots[hash[i] & self->docs.mask]);
+    }
+    for (int i = 0; i < n; i++) {
+        int ok = add_line(self, field[i], len[i], hash[i]);
+        if (ok <= 0) return ok;
+    }
+    return 1;
+}
+
+/* feed(block): parse whole lines; False when the block needs the pure reader. */
+static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const char *p = view.buf, *end = p + view.len;
+    /* lines are taken BATCH at a time: their doc ids' slots are prefetched first (the
+     * table is far larger than the cache; a miss per id was half the time) */
+    enum { BATCH = 16 };
+    const char *field_b[BATCH][MAX_FIELDS + 1];
+    size_t len_b[BATCH][MAX_FIELDS + 1];
+    uint64_t hash_b[BATCH];
+    int in_batch = 0;
+    int ok = 1;
+    if (!memchr(p, '\n', (size_t)view.len) && memchr(p, '\r', (size_t)view.len)) ok = 0;
+    if (self->rows == 0 && view.len > (1 << 16)) {
+        /* size the doc table for the block's lines (counted in its first 64 KiB): growing
+         * it step by step would move every id again at each doubling */
+        int64_t lines = 0;
+        for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + (1 << 16) - q))); q++)
+            lines++;
+        int64_t expect = lines * (view.len >> 16);
+        if (table_presize(&self->docs, expect < (1 << 26) ? expect : (1 << 26)) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+    }
+    while (ok > 0 && p < end) {
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        if (p == end) break;
+        if (*p == '\n') {
+            p++;
+            continue;
+        }
+        if (*p == '\r') {
+            if (p + 1 == end) break;
+            if (p[1] != '\n') {
+                ok = 0;
+                break;
+            }
+            p += 2;
+            continue;
+        }
+        if (*p == '#') { /* a comment line: the pure reader drops it whatever it holds */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        const char **field = field_b[in_batch];
+        size_t *len = len_b[in_batch];
+        int n = 0;
+        for (;;) {
+            const char *start = p;
+            while (p < end) {
+                unsigned char c = (unsigned char)*p;
+                if (c <= ' ' || c >= 0x80) break;
+                p++;
+            }
+            if (p == start || n == MAX_FIELDS) { /* an odd byte, or too many fields */
+                ok = 0;
+                break;
+            }
+            field[n] = start;
+            len[n++] = (size_t)(p - start);
+            while (p < end && (*p == ' ' || *p == '\t')) p++;
+            if (p == end) break;
+            if (*p == '\r') {
+                if (p + 1 < end && p[1] != '\n') {
+                    ok = 0;
+                    break;
+                }
+                p++;
+                if (p == end) break;
+            }
+            if (*p == '\n') {
+                p++;
+                break;
+            }
+        }
+        if (!ok) break;
+        if (n != self->n_fields) {
+            ok = 0;
+            break;
+        }
+        if (++in_batch == BATCH) ok = add_batch(self, field_b, len_b, hash_b, in_batch), in_batch = 0;
+    }
+    if (ok > 0 && in_batch) ok = add_batch(self, field_b, len_b, hash_b, in_batch);
+    PyBuffer_Release(&view);
+    if (ok < 0) return NULL;
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *new_vocab(Table *t) {
+    VocabObject *v = PyObject_New(VocabObject, &VocabType);
+    if (!v) return NULL;
+    v->t = *t;
+    memset(t, 0, sizeof(*t));
+    return (PyObject *)v;
+}
+
+/* finish() -> dict of the columns (bytearrays), the vocabularies and the flags */
+static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
+        return NULL;
+    }
+    self->finished = 1;
+    buf_free(&self->last_query);
+    PyObject *queries = new_vocab(&self->queries);
+    PyObject *docs = queries ? new_vocab(&self->docs) : NULL;
+    PyObject *q_codes = docs ? buf_take(&self->q_codes) : NULL;
+    PyObject *d_codes = q_codes ? buf_take(&self->d_codes) : NULL;
+    PyObject *values = d_codes ? buf_take(&self->values) : NULL;
+    PyObject *out = NULL;
+    if (values) {
+        out = Py_BuildValue(
+            "{sNsNsNsNsNsLsOsOsOsOsO}", "queries", queries, "docs", docs, "query_codes",
+            q_codes, "doc_codes", d_codes, "values", values, "rows", (long long)self->rows,
+            "grouped", self->grouped ? Py_True : Py_False, "descending",
+            self->descending ? Py_True : Py_False, "duplicate",
+            self->duplicate ? Py_True : Py_False, "tied", self->tied ? Py_True : Py_False,
+            "tag", self->first_tag ? self->first_tag : Py_None);
+        return out;
+    }
+    Py_XDECREF(queries);
+    Py_XDECREF(docs);
+    Py_XDECREF(q_codes);
+    Py_XDECREF(d_codes);
+    return NULL;
+}
+
+static PyMethodDef scanner_methods[] = {
+    {"feed", (PyCFunction)scanner_feed, METH_O,
+     "Parse a block of whole lines; False: the block needs the pure reader."},
+    {"finish", (PyCFunction)scanner_finish, METH_NOARGS,
+     "The columns, vocabularies and flags (once)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "searchbench.data._scan.Scanner",
+    .tp_basicsize = sizeof(ScannerObject),
+    .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Scanner(kind, skip_first=False): kind 'run', 'trec' or 'beir' (qrels).",
+    .tp_methods = scanner_methods,
+    .tp_init = (initproc)scanner_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "searchbench.data._scan",
+    .m_doc = "One-pass TREC run and qrels scanner (see searchbench.data.trec).", .m_size = -1};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&VocabType) < 0 || PyType_Ready(&ScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&VocabType);
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
+        PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,258 @@
+"""The compiled TREC reader (``data/_scan.c``) against the pure one: the same runs, qrels,
+evaluations, warnings and error messages, on the trec_eval files, on generated runs (ties,
+graded and negative labels, missing queries) and on malformed and mutated files.
+
+``SEARCHBENCH_PURE_READER=1`` switches the compiled reader off; each case is read both
+ways. Without the extension built (no compiler) the comparisons are skipped, and
+``searchbench --version`` says ``pure``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import searchbench as sb
+from searchbench.data._native import FORCE_PURE, scanner
+from searchbench.errors import SearchbenchError
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "trec_eval"
+MEASURES = ["nDCG@10", "RR@10", "R@100", "AP", "P@5", "NumRet", "Judged@10"]
+compiled = pytest.mark.skipif(scanner() is None, reason="the C extension is not built")
+
+
+def read_both(monkeypatch: pytest.MonkeyPatch, read: Any, *args: Any) -> list[Any]:
+    """``read(*args)`` with the compiled and then the pure reader: the value or the error
+    (type and message), and the warnings' messages."""
+    outcomes = []
+    for pure in ("0", "1"):
+        monkeypatch.setenv(FORCE_PURE, pure)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                value: Any = read(*args)
+            except SearchbenchError as exc:
+                value = (type(exc).__name__, str(exc))
+        outcomes.append((value, [str(w.message) for w in seen]))
+    monkeypatch.delenv(FORCE_PURE)
+    return outcomes
+
+
+def run_view(run: sb.Run) -> dict[str, Any]:
+    """Everything a run read from a file exposes, as plain values."""
+    return {"queries": run.query_ids.tolist(), "offsets": run.offsets.tolist(),
+            "scores": run.scores.tolist(), "docs": run.doc_vocab[run.doc_codes].tolist(),
+            "arrow": run.doc_ids_arrow().to_pylist(), "name": run.name,
+            "tag": run.metadata.get("tag")}
+
+
+def qrels_view(qrels: sb.Qrels) -> dict[str, Any]:
+    return {"queries": qrels.query_ids.tolist(), "offsets": qrels.offsets.tolist(),
+            "vocab": qrels.doc_vocab.tolist(), "docs": qrels.doc_codes.tolist(),
+            "grades": qrels.grades.tolist()}
+
+
+def same(outcomes: list[Any], view: Any) -> None:
+    (a, warn_a), (b, warn_b) = outcomes
+    assert warn_a == warn_b
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        assert a == b
+    else:
+        assert view(a) == view(b)
+
+
+def read_run(path: Any, **kw: Any) -> sb.Run:
+    return sb.Run.from_file(path, **kw)
+
+
+def read_qrels(path: Any, **kw: Any) -> sb.Qrels:
+    return sb.Qrels.from_file(path, **kw)
+
+
+@compiled
+def test_compiled_reader_is_active_by_default() -> None:
+    out = subprocess.run([sys.executable, "-m", "searchbench", "--version"], check=True,
+                         capture_output=True, text=True).stdout
+    assert "TREC reader: compiled" in out
+    pure = subprocess.run([sys.executable, "-m", "searchbench", "--version"], check=True,
+                          capture_output=True, text=True,
+                          env={**__import__("os").environ, FORCE_PURE: "1"}).stdout
+    assert "TREC reader: pure" in pure
+
+
+@compiled
+@pytest.mark.parametrize("name", ["qrels.test", "qrels.rel_level", "qrels.comment.test",
+                                  "qrels.test.with-comments"])
+def test_trec_eval_qrels(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    same(read_both(monkeypatch, read_qrels, FIXTURES / name), qrels_view)
+
+
+@compiled
+def test_trec_eval_run_and_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    same(read_both(monkeypatch, read_run, FIXTURES / "results.trunc"), run_view)
+
+    def evaluate(qrels: Path, run: Path) -> Any:
+        res = sb.evaluate(sb.Qrels.from_file(qrels), sb.Run.from_file(run), MEASURES)
+        return {k: v.tolist() for k, v in res.scores.items()}, res.query_ids.tolist()
+
+    (a, _), (b, _) = read_both(monkeypatch, evaluate, FIXTURES / "qrels.test",
+                               FIXTURES / "results.trunc")
+    assert a == b
+
+
+ids = st.sampled_from(["d1", "d2", "d10", "D2", "a", "b#1-2", "z9", "d1x", "0", "q"])
+
+
+@st.composite
+def runs_and_qrels(draw: Any) -> tuple[bytes, bytes]:
+    """A run (ties, any order of lines, tabs, CRLF, comments) and qrels (graded and
+    negative labels, queries the run lacks and the run's queries the qrels lack)."""
+    queries = draw(st.lists(st.sampled_from(["q1", "q2", "q10", "Q1", "x"]), min_size=1,
+                            max_size=4, unique=True))
+    lines = []
+    for q in queries:
+        docs = draw(st.lists(ids, min_size=1, max_size=8, unique=True))
+        for rank, d in enumerate(docs):
+            score = draw(st.sampled_from(["1", "1.0", "2", "-0.5", "0", "-0", "3e-1",
+                                          "0.30000000000000004", "+2E1", ".5", "7."]))
+            lines.append(f"{q} Q0 {d} {rank + 1} {score} tag")
+    if draw(st.booleans()):
+        lines = draw(st.permutations(lines))
+    sep = draw(st.sampled_from([" ", "\t", "  "]))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = "".join(line.replace(" ", sep) + end for line in lines)
+    if draw(st.booleans()):
+        text = "# a comment\n\n" + text
+    judged = draw(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "x"]), ids,
+                                     st.integers(-2, 3)), min_size=1, max_size=12,
+                           unique_by=lambda t: (t[0], t[1])))
+    qrels = "".join(f"{q} 0 {d} {g}\n" for q, d, g in judged)
+    return text.encode(), qrels.encode()
+
+
+@compiled
+@settings(max_examples=150, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(runs_and_qrels(), st.sampled_from(["zero", "skip"]))
+def test_generated_runs_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                              files: tuple[bytes, bytes], missing: str) -> None:
+    run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
+    run_path.write_bytes(files[0])
+    qrels_path.write_bytes(files[1])
+    same(read_both(monkeypatch, read_run, run_path), run_view)
+    same(read_both(monkeypatch, read_qrels, qrels_path), qrels_view)
+
+    def evaluate() -> Any:
+        res = sb.evaluate(sb.Qrels.from_file(qrels_path), sb.Run.from_file(run_path),
+                          MEASURES, missing=missing)
+        return {k: v.tolist() for k, v in res.scores.items()}, res.query_ids.tolist()
+
+    (a, warn_a), (b, warn_b) = read_both(monkeypatch, evaluate)
+    assert a == b and warn_a == warn_b
+
+
+RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d1 1 0.5 t\n"
+QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n"
+BAD_RUNS = [
+    b"", b"\n\n", b"# only a comment\n", b"q1 Q0 d1 1 2.5\n", b"q1 Q0 d1 1 2.5 t x\n",
+    b"q1 Q0 d 1 1 2.5 t\n", b"q1 Q0 d1 1 abc t\n", b"q1 Q0 d1 1 inf t\n",
+    b"q1 Q0 d1 1 nan t\n", b"q1 Q0 d1 1 1e999 t\n", b"q1 Q0 d1 1 0x10 t\n",
+    b"q1 Q0 d1 1 1_0 t\n", b"q1 Q0 d1\x0c 1 2 t\n", b"q1 Q0 d1\x00 1 2 t\n",
+    b"q1 Q0 d\xc2\xa01 1 2 t\n", b"q1 Q0 d\xff 1 2 t\n", b"q1 Q0 d1 1 2 t\rq1 Q0 d2 1 1 t\r",
+    b"q1 Q0 d1 1 2 t\nq1 Q0 d1 2 1 t\n", b"q1 Q0 d1 1 2 t\nq2 Q0 d1 1 1 t\nq1 Q0 d1 2 1 t\n",
+    b"\xef\xbb\xbfq1 Q0 d1 1 2 t\n", b"q1 Q0 d1 1 2 t\n\xef\xbb\xbfq1 Q0 d2 1 2 t\n",
+    b"q1 Q0 caf\xc3\xa9 1 2 t\n", b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 3 t\n", b"  q1 Q0 d1 1 2 t  \n",
+    b"q1 Q0 d1 1 -.5e1 t\nq1 Q0 d2 1 +.5 t\n", b"q1 Q0 d1 1 1e-400 t\n",
+    b"q1 Q0 d1 1 12345678901234567890123 t\n", b"q1 Q0 d1 1 2. t\nq1 Q0 d2 1 . t\n",
+    RUN + b"q3 Q0 d1 x 2 t\n", RUN + b"q3 Q0 d 1 x 2 7\n", RUN[:-1], RUN + b"q1",
+]
+BAD_QRELS = [
+    b"", b"q1 0 d1\n", b"q1 0 d1 1 x\n", b"q1 0 d1 +1\n", b"q1 0 d1 1.0\n",
+    b"q1 0 d1 200\n", b"q1 0 d1 -129\n", b"q1 0 d1 0x1\n", b"q1 0 d1 1_0\n",
+    b"q1 0 d1 1\nq1 0 d1 2\n", b"q1 0 d1 9999999999999999999\n",
+    b"query-id\tcorpus-id\tscore\nq1\td1\t1\n", b"q1\td1\t1\nq2\td2\t2\n",
+    b"q1 d1 1\nq1 0 d2 1\n", b"q1 0 d1 1\r\nq2 0 d2 -1\r\n", b"q1 0 d\x0b1 1\n",
+    QRELS + b"q9 0 d9\n", QRELS + b"# c\n\tq9 0 d9 3\n",
+]
+
+
+@compiled
+@pytest.mark.parametrize("data", BAD_RUNS)
+def test_odd_runs_read_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                             data: bytes) -> None:
+    path = tmp_path / "run.trec"
+    path.write_bytes(data)
+    same(read_both(monkeypatch, read_run, path), run_view)
+    gz = tmp_path / "run.trec.gz"
+    gz.write_bytes(gzip.compress(data))
+    same(read_both(monkeypatch, read_run, gz), run_view)
+
+
+@compiled
+@pytest.mark.parametrize("data", BAD_QRELS)
+def test_odd_qrels_read_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                              data: bytes) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(data)
+    same(read_both(monkeypatch, read_qrels, path), qrels_view)
+
+
+@compiled
+@pytest.mark.parametrize("keep", ["max", "first"])
+def test_keep_policies_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                             keep: str) -> None:
+    path = tmp_path / "run"
+    path.write_bytes(b"q1 Q0 d1 1 2 t\nq1 Q0 d1 2 3 t\nq1 Q0 d2 3 3 t\nq2 Q0 d1 1 1 t\n")
+    same(read_both(monkeypatch, lambda p: read_run(p, keep=keep), path), run_view)
+
+
+MUTATIONS = st.sampled_from([b"\x00", b"\x0c", b"\t", b" ", b"\n", b"\r", b"#", b"\xc2\xa0",
+                             b"\xff", b"-", b"+", b".", b"e", b"9" * 30, b"1e999", b"x"])
+
+
+@compiled
+@settings(max_examples=200, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["run", "qrels"]), st.integers(0, 60), st.integers(0, 3), MUTATIONS)
+def test_mutated_files_read_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str,
+                                  at: int, cut: int, insert: bytes) -> None:
+    base = RUN if kind == "run" else QRELS
+    at = min(at, len(base))
+    path = tmp_path / kind
+    path.write_bytes(base[:at] + insert + base[at + cut:])
+    read, view = (read_run, run_view) if kind == "run" else (read_qrels, qrels_view)
+    same(read_both(monkeypatch, read, path), view)
+
+
+@compiled
+def test_scores_parse_exactly_as_pyarrow() -> None:
+    """Random decimals (short, long, with exponents) give the same doubles both ways."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-30, 30, 3000),
+                             rng.random(3000)])
+    texts = [f"{v:.{int(p)}g}" for v, p in zip(values, rng.integers(1, 20, len(values)),
+                                               strict=True)]
+    texts += [repr(float(v)) for v in values[:2000]]
+    texts += ["0.1", "-0", "1e22", "1e23", "9007199254740993", "4.9e-324",
+              "2.2250738585072014e-308"]
+    data = "".join(f"q Q0 d{i} 1 {t} t\n" for i, t in enumerate(texts)).encode()
+    scan = scanner().Scanner("run")
+    assert scan.feed(data)
+    mine = np.frombuffer(scan.finish()["values"], dtype=np.float64)
+    theirs = pacsv.read_csv(pa.BufferReader("\n".join(texts).encode()),
+                            read_options=pacsv.ReadOptions(column_names=["x"]),
+                            convert_options=pacsv.ConvertOptions(
+                                column_types={"x": pa.float64()})).column(0).to_pylist()
+    assert mine.tobytes() == np.array(theirs, dtype=np.float64).tobytes()
