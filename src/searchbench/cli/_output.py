@@ -280,15 +280,23 @@ class EvalsetFirst(click.Command):
 
 class HiddenArgument(click.Argument):
     """An optional positional argument kept for an old command form: not in the usage line,
-    the help or the docs."""
+    the help (with :class:`HidingCommand`) or the docs."""
 
     hidden = True
 
     def get_usage_pieces(self, ctx: click.Context) -> list[str]:
         return []
 
-    def get_help_record(self, ctx: click.Context) -> Any:
-        return None
+
+class HidingCommand(click.Command):
+    """A command whose help leaves out its hidden arguments (:class:`HiddenArgument`)."""
+
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        args = [p for p in self.get_params(ctx)
+                if isinstance(p, click.Argument) and not getattr(p, "hidden", False)]
+        if any(arg.help is not None for arg in args):
+            with formatter.section("Positional arguments"):
+                formatter.write_dl([arg.get_help_record(ctx) for arg in args])
 
 
 FORCE_OPTION = click.option("--force", is_flag=True,
@@ -342,8 +350,8 @@ def refuse_existing(force: bool, *outputs: Path | None) -> None:
 _FLAG_GIVEN = "searchbench.format flag"
 
 
-def format_option(*allowed: str, default: str | tuple[str, ...] | None, help: str = "Output format.",
-                  json_alias: bool = True, multiple: bool = False,
+def format_option(*allowed: str, default: str | tuple[str, ...] | None,
+                  help: str = "Output format.", json_alias: bool = True, multiple: bool = False,
                   aliases: Sequence[str] = (), flag_aliases: dict[str, str] | None = None
                   ) -> Any:
     """``--format/-f`` over the ``format`` vocabulary of :mod:`searchbench.vocab` (aliases

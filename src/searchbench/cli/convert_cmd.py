@@ -8,6 +8,7 @@ import click
 
 from ._output import (
     HiddenArgument,
+    HidingCommand,
     UsageError,
     deprecated,
     format_option,
@@ -27,7 +28,7 @@ def format_of(path: Path) -> str:
     return _SUFFIXES.get(Path(name).suffix.lower(), "trec")
 
 
-@click.command("convert")
+@click.command("convert", cls=HidingCommand)
 @click.argument("source", type=paths(), help="Qrels or run: TREC, BEIR .tsv, Parquet or Arrow.")
 @click.argument("target", cls=HiddenArgument, type=paths(), required=False)
 @output_option("File to write (required; refused if it exists, unless --force).")
