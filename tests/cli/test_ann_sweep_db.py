@@ -63,7 +63,7 @@ def test_sweep_of_usearch_and_its_report(stores, tmp_path, capsys):
         assert set(p["relevance"]) >= {"nDCG@10", "R@100"}
         assert p["db"]["knn_recall_vs_searchbench_exact"] is not None
     html = tmp_path / "r.html"
-    assert main(["ann", "report", str(out), "-o", str(html), "--markdown"]) == 0
+    assert main(["ann", "report", str(out), "-o", str(html), "-f", "markdown"]) == 0
     md = capsys.readouterr().out
     assert "vs engine exact" in md and "usearch hnsw" in md and html.is_file()
 

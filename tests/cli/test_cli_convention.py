@@ -86,7 +86,7 @@ def test_every_output_is_dash_o_and_data_outputs_take_force(name, cmd, ctx) -> N
         assert force is not None and force.help == FORCE_HELP, f"{name}: -o without --force"
     if force is not None:
         assert force.help == FORCE_HELP, f"{name}: --force not the shared option"
-        assert output is not None and not output.replaces_own \
+        assert (output is not None and not output.replaces_own) \
             or name in CREATES_ITS_ARGUMENT, name
 
 

@@ -60,7 +60,7 @@ def test_workflow(built: Path, tmp_path: Path, capsys) -> None:
             store.record(Judgment(item.query_id, item.doc_id, "llm:m@v1", 1, kind="llm"))
     code, out, err = _run(capsys, "judge", "agreement", built, "--runs", tmp_path / "a.trec",
                           tmp_path / "b.trec", "--bootstrap", "100", "--json",
-                          "--to-adjudicate", tmp_path / "adjudicate.jsonl")
+                          "-o", tmp_path / "adjudicate.jsonl")
     assert code == 0, err
     report = json.loads(out)
     again = read_pool(tmp_path / "adjudicate.jsonl")

@@ -238,7 +238,7 @@ def test_no_answer_survives_add_queries_convert_and_changes_the_hash_only_when_s
     assert '"no_answer"' not in lines[-1] and '"no_answer":true' in lines[-2]
     for fmt in ("beir", "native"):
         out = tmp_path / fmt
-        assert main(["evalset", "convert", str(folder), "--to", str(out), "--format",
+        assert main(["evalset", "convert", str(folder), "-o", str(out), "--format",
                      fmt]) == 0
         spec = f"beir:{out}" if fmt == "beir" else str(out)
         # a BEIR split keeps its judged queries only: q8 and q9 have no judgments
