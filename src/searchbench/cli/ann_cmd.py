@@ -75,8 +75,8 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     from ..ann.formats import read_vectors
     from ..knn import exact_knn
 
+    refuse_sources(output, [vectors, queries])  # the more telling message first
     refuse_existing(force, output)
-    refuse_sources(output, [vectors, queries])
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
@@ -146,8 +146,8 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     from ..ann.sweep import parse_param, run_sweep
     from ..knn import GroundTruth
 
-    refuse_existing(force, output)
     refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
+    refuse_existing(force, output)
     if db_url is not None:
         _db_sweep(ctx, dataset, db_url, param, k, repeats, relevance, output, filter_,
                   concurrency, expect_approximate, quiet)

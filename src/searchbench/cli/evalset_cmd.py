@@ -257,10 +257,10 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     if parse_chunker(chunk) is None:  # a bad --chunk fails before any loading
         raise ConfigError(f"--chunk {chunk!r}: chunk-level judgments need a chunker such as "
                           "tokens:256:32, sentences:5 or recursive:512")
-    refuse_existing(force, output)
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
         refuse_sources(output, source_paths(es))
+        refuse_existing(force, output)
         enc = (encoder_for(DenseSpec(model=model), {}, quiet or None) if model is not None
                else None)
         if not quiet:

@@ -175,8 +175,6 @@ def run_command(
     import searchbench as sb
     from searchbench.retrieval import provenance as prov
 
-    if output is not None:
-        refuse_existing(force, output, prov.sidecar_path(output))
     chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
                                        "stopwords": stopwords, "stemmer": stemmer,
                                        "with_title": not no_title},
@@ -203,6 +201,8 @@ def run_command(
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
         _refuse_inputs(output, es)
+        if output is not None:  # before any retrieval
+            refuse_existing(force, output, prov.sidecar_path(output))
         with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                                    api_key_env=api_key_env, retries=retries,
                                    unanswerable=unanswerable) as pipe:
