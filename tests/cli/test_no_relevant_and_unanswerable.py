@@ -103,7 +103,7 @@ def test_eval_with_queries_leaves_marked_queries_out_unless_zero(files, capsys, 
 
 
 def test_eval_unanswerable_without_queries_is_one_error_line(files, capsys):
-    assert main(["eval", files["qrels"], files["a"], "--unanswerable", "zero"]) == 1
+    assert main(["eval", files["qrels"], files["a"], "--unanswerable", "zero"]) == 2  # usage
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --unanswerable needs --queries")
 

@@ -229,6 +229,7 @@ def test_convert_refuses_to_overwrite_and_beir_runs(tmp_path: Path, capsys) -> N
     assert main(["convert", str(tmp_path / "r"), "-o", str(tmp_path / "out.parquet")]) == 1
     assert "it exists already" in capsys.readouterr().err
     assert (tmp_path / "out.parquet").read_bytes() == b"mine"
-    assert main(["convert", str(tmp_path / "r"), "-o", str(tmp_path / "out.parquet"), "--force"]) == 0
-    assert main(["convert", str(tmp_path / "r"), "-o", str(tmp_path / "x"), "--format", "beir"]) == 1
+    source = str(tmp_path / "r")
+    assert main(["convert", source, "-o", str(tmp_path / "out.parquet"), "--force"]) == 0
+    assert main(["convert", source, "-o", str(tmp_path / "x"), "--format", "beir"]) == 1
     assert "BEIR files hold qrels" in capsys.readouterr().err
