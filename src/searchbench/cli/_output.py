@@ -384,6 +384,9 @@ def format_option(*allowed: str, default: str | tuple[str, ...] | None,
             value = (wanted,) if multiple else wanted
         if value is None or (multiple and not value):
             return value
+        if multiple and any(v.strip().lower() == "all" for v in value):
+            deprecated("--format all", "no --format (every format) or a --format per file")
+            return tuple(allowed)
         return tuple(one(v) for v in value) if multiple else one(value)
 
     options = [click.option("--format", "-f", "output_format", cls=AliasOption,
