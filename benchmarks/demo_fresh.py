@@ -27,7 +27,7 @@ def main() -> None:
             (root / name).mkdir()
         load_before = os.getloadavg()
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "searchbench", "demo", "--out",
+        proc = subprocess.Popen([sys.executable, "-m", "searchbench", "demo", "-o",
                                  str(root / "out")], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True, env=env)
         first = None

@@ -25,6 +25,7 @@ CONCEPTS = (
     ("retriever type", "`run --retriever`; TOML `type`"),
     ("stemmer", "`run --stemmer`; TOML `stemmer` (or `none`)"),
     ("stop words", "`run --stopwords`; TOML `stopwords` (or `none`)"),
+    ("format", "`--format` of every command (each takes the formats it can write)"),
 )
 
 

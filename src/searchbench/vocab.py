@@ -28,6 +28,7 @@ __all__ = [
     "CORRECTIONS",
     "DEFAULT_MEASURES",
     "DEFAULT_STATS",
+    "FORMATS",
     "FUSIONS",
     "KEEP_POLICIES",
     "LEVELS",
@@ -43,6 +44,7 @@ __all__ = [
     "Backend",
     "Bm25Method",
     "Correction",
+    "Format",
     "Fusion",
     "KeepPolicy",
     "Level",
@@ -57,6 +59,7 @@ __all__ = [
     "canonical_backend",
     "canonical_bm25_method",
     "canonical_correction",
+    "canonical_format",
     "canonical_fusion",
     "canonical_keep",
     "canonical_level",
@@ -120,6 +123,14 @@ RETRIEVER_TYPES: tuple[RetrieverType, ...] = ("bm25", "dense", "hybrid", "db", "
 #: Retriever types that are the user's own object, named by ``target = "module:factory"``.
 CALLABLE_TYPES: tuple[str, ...] = ("python", "langchain", "llamaindex", "haystack")
 
+#: What a command writes or prints, one word per format, shared by every ``--format`` of the
+#: command line (each command accepts the subset it can write, ARCHITECTURE §9.1): ``table``
+#: and ``text`` are for people, the others for programs and other tools.
+Format = Literal["table", "text", "json", "tsv", "csv", "trec", "markdown", "latex", "html",
+                 "native", "beir", "parquet", "arrow"]
+FORMATS: tuple[Format, ...] = ("table", "text", "json", "tsv", "csv", "trec", "markdown",
+                               "latex", "html", "native", "beir", "parquet", "arrow")
+
 #: Snowball stemmers of PyStemmer 2.x (``Stemmer.algorithms()``; a test checks they agree).
 STEMMERS: tuple[str, ...] = (
     "english", "arabic", "armenian", "basque", "catalan", "czech", "danish", "dutch",
@@ -159,6 +170,8 @@ _ALIASES: dict[str, dict[str, str]] = {
     "backend": {},
     "retriever type": {"lexical": "bm25", "sparse": "bm25"},
     "stemmer": {"en": "english"},
+    "format": {"md": "markdown", "tex": "latex", "jsonl": "json", "txt": "text",
+               "pq": "parquet", "feather": "arrow", "ipc": "arrow"},
     "stop words": {"english": "en", "english_plus": "en_plus", "danish": "da",
                    "german": "de", "spanish": "es", "french": "fr", "italian": "it",
                    "korean": "ko", "dutch": "nl", "norwegian": "no", "portuguese": "pt",
@@ -170,7 +183,7 @@ _VALUES: dict[str, tuple[str, ...]] = {
     "keep policy": KEEP_POLICIES, "level": LEVELS,
     "fusion": FUSIONS, "normalisation": NORMS, "BM25 method": BM25_METHODS,
     "backend": BACKENDS, "retriever type": RETRIEVER_TYPES, "stemmer": STEMMERS,
-    "stop words": STOPWORDS,
+    "stop words": STOPWORDS, "format": FORMATS,
 }
 
 
@@ -279,6 +292,13 @@ def canonical_backend(value: Any, key: str | None = None) -> Backend:
 def canonical_retriever_type(value: Any, key: str | None = None) -> RetrieverType:
     """``bm25``, ``dense``, ``hybrid`` or ``http``."""
     return _one_of(RETRIEVER_TYPES, canonical("retriever type", value, key))
+
+
+def canonical_format(value: Any, key: str | None = None) -> Format:
+    """Output format: ``table``, ``text``, ``json``, ``tsv``, ``csv``, ``trec``, ``markdown``,
+    ``latex``, ``html``, ``native``, ``beir``, ``parquet``, ``arrow`` (``md``, ``tex``,
+    ``feather``… accepted)."""
+    return _one_of(FORMATS, canonical("format", value, key))
 
 
 _OFF = ("none", "", "off", "false")

@@ -112,7 +112,7 @@ def test_sweep_and_report(files, capsys):
     data = json.loads((d / "s.json").read_text())
     assert [p["search"]["efSearch"] for p in data["points"]] == [2, 32]
     assert data["machine"]["cores"] >= 1
-    rc = main(["ann", "report", str(d / "s.json"), "-o", str(d / "r.html"), "--markdown"])
+    rc = main(["ann", "report", str(d / "s.json"), "-o", str(d / "r.html"), "-f", "markdown"])
     out = capsys.readouterr().out
     assert rc == 0 and "| hnswlib | M=4 efConstruction=200 efSearch=32 |" in out
     assert "<svg" in (d / "r.html").read_text()

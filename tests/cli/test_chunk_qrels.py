@@ -149,7 +149,7 @@ def test_beir_conversion_keeps_evidence_in_a_side_file(tmp_path, capsys):
     es = sb.load_evalset("pyref")
     assert es.evidence
     beir = tmp_path / "beir"
-    assert main(["evalset", "convert", "pyref", "--to", str(beir), "--format", "beir"]) == 0
+    assert main(["evalset", "convert", "pyref", "-o", str(beir), "--format", "beir"]) == 0
     out = capsys.readouterr().out
     assert f"{len(es.evidence)} evidence quotes (in the side file evidence.jsonl" in out
     lines = (beir / "evidence.jsonl").read_text(encoding="utf-8").splitlines()
@@ -157,7 +157,7 @@ def test_beir_conversion_keeps_evidence_in_a_side_file(tmp_path, capsys):
     back = sb.load_evalset(f"beir:{beir}")
     assert back.evidence == es.evidence  # quotes and resolved spans
     native = tmp_path / "native"
-    assert main(["evalset", "convert", f"beir:{beir}", "--to", str(native), "-q"]) == 0
+    assert main(["evalset", "convert", f"beir:{beir}", "-o", str(native), "-q"]) == 0
     assert sb.load_evalset(str(native)).content_hash() == es.content_hash()
 
 

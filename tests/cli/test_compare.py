@@ -78,7 +78,7 @@ def test_per_query_long_format(files, capsys) -> None:
     assert main([*_args(files, "main", "pr"), "-m", "RR@10", "-f", "csv", "--per-query"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 2 * N_Q and list(rows[0]) == ["system", "query", "measure", "value"]
-    assert main([*_args(files, "main", "pr"), "--per-query"]) == 1
+    assert main([*_args(files, "main", "pr"), "--per-query"]) == 2  # a usage error
     assert "--per-query needs --format csv" in capsys.readouterr().err
 
 
@@ -112,7 +112,7 @@ def test_gate_passes_identical_runs_and_small_drops(files, capsys) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--baseline", "nope.trec"], "baseline 'nope.trec' is not among the runs"),
+    (["--baseline", "nope.trec"], "baseline 'nope.trec' is not among the runs"),  # usage: 2
     ([], "runs cover different query sets: short.trec lacks 4 of 30 qrels queries "
          "(e.g. q26, q27, q28); 26 queries are answered by every run; choose a policy: "
          "--missing zero"),
@@ -121,7 +121,8 @@ def test_gate_passes_identical_runs_and_small_drops(files, capsys) -> None:
     (["-m", "nDCG@x"], ""),
 ])
 def test_bad_input_one_line_exit_1(files, capsys, extra, message) -> None:
-    assert main([*_args(files, "main", "short"), *extra]) == 1
+    assert main([*_args(files, "main", "short"), *extra]) == (2 if "--baseline" in extra
+                                                              else 1)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if not line.startswith("warning:")]
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
@@ -129,7 +130,7 @@ def test_bad_input_one_line_exit_1(files, capsys, extra, message) -> None:
 
 
 def test_single_run_and_too_few_queries(files, tmp_path, capsys) -> None:
-    assert main(_args(files, "main")) == 1
+    assert main(_args(files, "main")) == 2  # a usage error
     assert "at least 2 different runs" in capsys.readouterr().err
     one = _write(tmp_path / "one.txt", ["q00 0 r0 1"])
     assert main(["compare", one, files["main"], files["pr"]]) == 1
@@ -168,18 +169,18 @@ def test_choices_are_case_insensitive(files, capsys) -> None:
 
 
 def test_same_run_file_twice_is_one_error_line(files, tmp_path, capsys, monkeypatch) -> None:
-    assert main(_args(files, "main", "pr", "main")) == 1
+    assert main(_args(files, "main", "pr", "main")) == 2  # a usage error
     err = capsys.readouterr().err
     assert err.startswith("error: run file ") and "is given twice" in err
     assert len(err.strip().splitlines()) == 1
     monkeypatch.chdir(tmp_path)
-    assert main(["compare", files["qrels"], "main.trec", "./main.trec"]) == 1
+    assert main(["compare", files["qrels"], "main.trec", "./main.trec"]) == 2
     assert "is given twice" in capsys.readouterr().err
 
 
 def test_option_combinations_are_checked_before_loading(files, tmp_path, capsys) -> None:
     missing = str(tmp_path / "absent.trec")
-    assert main(["compare", files["qrels"], files["main"], missing, "--per-query"]) == 1
+    assert main(["compare", files["qrels"], files["main"], missing, "--per-query"]) == 2
     assert capsys.readouterr().err.strip() == "error: --per-query needs --format csv or " \
                                               "--format json"
 

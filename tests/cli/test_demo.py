@@ -128,7 +128,7 @@ def test_demo_prints_the_bm25_table_first_then_fills_in_the_model_rows(tmp_path,
 
     monkeypatch.setattr(demo, "_config_file", staged_config)
     out = tmp_path / "demo-out"
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    assert main(["demo", "-o", str(out), "--quiet"]) == 0
     stdout = capsys.readouterr().out
     first, rest = stdout.split("\nadded after ", 1)
     added, complete = rest.split("\ncomplete tables:", 1)
@@ -158,7 +158,7 @@ def test_demo_prints_the_bm25_table_first_then_fills_in_the_model_rows(tmp_path,
     assert [r["name"] for r in stored["retrievers"]] == ["bm25", "minilm", "hybrid"]
     assert stored["chunkers"] == ["none", "tokens:8:2"] and stored["baseline"] == "bm25"
     # a second run re-reads the store: no partial tables
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    assert main(["demo", "-o", str(out), "--quiet"]) == 0
     again = capsys.readouterr().out
     assert "first results" not in again and "added after" not in again
     assert "0 cells run, 9 reused" in again

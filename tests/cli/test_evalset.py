@@ -99,11 +99,11 @@ def test_unreadable_set_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_convert_native_and_beir_round_trip(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     src = write_set(tmp_path / "src")
-    code, out, _ = run(capsys, "evalset", "convert", str(src), "--to", str(tmp_path / "b"),
+    code, out, _ = run(capsys, "evalset", "convert", str(src), "-o", str(tmp_path / "b"),
                        "--format", "beir")
     assert code == 0 and "2 documents, 2 queries, 4 judgments" in out
     assert (tmp_path / "b" / "qrels" / "test.tsv").is_file()
-    code, out, _ = run(capsys, "evalset", "convert", f"beir:{tmp_path / 'b'}", "--to",
+    code, out, _ = run(capsys, "evalset", "convert", f"beir:{tmp_path / 'b'}", "-o",
                        str(tmp_path / "n"), "--compress")
     assert code == 0 and (tmp_path / "n" / "corpus.jsonl.gz").is_file()
     hashes = []
@@ -147,7 +147,7 @@ def test_datasets_list(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.data
 def test_convert_classic_keeps_its_exclusions(shared_data: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "evalset", "convert", f"cisi:{shared_data / 'cisi'}", "--to",
+    code, _, err = run(capsys, "evalset", "convert", f"cisi:{shared_data / 'cisi'}", "-o",
                        str(tmp_path / "cisi"))
     assert code == 0 and "warning: cisi: 36 of 112 queries" in err
     code, out, _ = run(capsys, "evalset", "check", str(tmp_path / "cisi"))

@@ -73,7 +73,7 @@ def test_a_folder_holding_another_set_is_refused(tmp_path, capsys, out_format):
     source = write_set(tmp_path / "src", evidence=[])
     other = write_set(tmp_path / "other")  # another set, with evidence.jsonl
     before = snapshot(tmp_path)
-    code, _, err = run(capsys, "evalset", "convert", str(source), "--to", str(other),
+    code, _, err = run(capsys, "evalset", "convert", str(source), "-o", str(other),
                        "--format", out_format)
     assert code == 1
     line = one_error_line(err)
@@ -85,11 +85,11 @@ def test_a_folder_holding_another_set_is_refused(tmp_path, capsys, out_format):
 def test_force_replaces_the_folder_as_a_whole(tmp_path, capsys, out_format):
     source = write_set(tmp_path / "src", evidence=[])
     fresh = tmp_path / "fresh"
-    assert run(capsys, "evalset", "convert", str(source), "--to", str(fresh), "--format",
+    assert run(capsys, "evalset", "convert", str(source), "-o", str(fresh), "--format",
                out_format)[0] == 0
     other = write_set(tmp_path / "other")
     (other / "notes.txt").write_text("the user's own file")
-    code, _, _ = run(capsys, "evalset", "convert", str(source), "--to", str(other),
+    code, _, _ = run(capsys, "evalset", "convert", str(source), "-o", str(other),
                      "--format", out_format, "--force")
     assert code == 0
     assert snapshot(other).keys() == snapshot(fresh).keys()  # no old file survives
@@ -102,7 +102,7 @@ def test_force_replaces_the_folder_as_a_whole(tmp_path, capsys, out_format):
 def test_an_empty_folder_is_fine(tmp_path, capsys):
     source = write_set(tmp_path / "src")
     (tmp_path / "empty").mkdir()
-    assert run(capsys, "evalset", "convert", str(source), "--to",
+    assert run(capsys, "evalset", "convert", str(source), "-o",
                str(tmp_path / "empty"))[0] == 0
     assert (tmp_path / "empty" / "corpus.jsonl").is_file()
 
@@ -114,7 +114,7 @@ def test_the_source_is_never_written_into_or_replaced(tmp_path, capsys, force, w
     target = {"same": source, "inside": source / "native",
               "parent": tmp_path / "data"}[where]
     before = snapshot(tmp_path)
-    code, _, err = run(capsys, "evalset", "convert", f"beir:{source}", "--to", str(target),
+    code, _, err = run(capsys, "evalset", "convert", f"beir:{source}", "-o", str(target),
                        "--format", "beir", "--split", "test", *force)
     assert code == 1
     assert "source" in one_error_line(err)
@@ -124,9 +124,9 @@ def test_the_source_is_never_written_into_or_replaced(tmp_path, capsys, force, w
 def test_a_gzipped_beir_folder_does_not_gain_a_second_corpus(tmp_path, capsys):
     target = write_beir_folder(tmp_path / "gz", gz=True)
     source = write_set(tmp_path / "src")
-    assert run(capsys, "evalset", "convert", str(source), "--to", str(target), "--format",
+    assert run(capsys, "evalset", "convert", str(source), "-o", str(target), "--format",
                "beir")[0] == 1
-    assert run(capsys, "evalset", "convert", str(source), "--to", str(target), "--format",
+    assert run(capsys, "evalset", "convert", str(source), "-o", str(target), "--format",
                "beir", "--force")[0] == 0
     assert sorted(p.name for p in target.glob("corpus*")) == ["corpus.jsonl"]
     code, out, _ = run(capsys, "evalset", "stats", f"beir:{target}")
@@ -140,7 +140,7 @@ def test_a_split_with_a_path_in_it_is_refused(tmp_path, capsys, monkeypatch, spl
     source = write_beir_folder(tmp_path / "work" / "D")
     monkeypatch.chdir(tmp_path / "work")
     before = snapshot(tmp_path)
-    extra = ["--to", str(tmp_path / "work" / "out"), "--format", "beir"] \
+    extra = ["-o", str(tmp_path / "work" / "out"), "--format", "beir"] \
         if command == "convert" else []
     code, _, err = run(capsys, "evalset", command, f"beir:{source}", "--split", split, *extra)
     assert code == 1
@@ -152,7 +152,7 @@ def test_a_split_with_a_path_in_it_is_refused(tmp_path, capsys, monkeypatch, spl
 def test_a_file_as_target_is_refused(tmp_path, capsys):
     source = write_set(tmp_path / "src")
     (tmp_path / "file").write_text("mine")
-    code, _, err = run(capsys, "evalset", "convert", str(source), "--to",
+    code, _, err = run(capsys, "evalset", "convert", str(source), "-o",
                        str(tmp_path / "file"), "--force")
     assert code == 1 and "not a folder" in one_error_line(err)
     assert (tmp_path / "file").read_text() == "mine"

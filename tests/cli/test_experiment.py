@@ -111,14 +111,14 @@ def test_demo_prints_tables_and_report_path(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(demo, "_config_file", tiny_config)
     out = tmp_path / "demo-out"
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    assert main(["demo", "-o", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "set · document level · 6 queries" in text
     assert "set · chunk level (evidence spans) · 6 queries" in text
     assert "9 cells run, 0 reused" in text
     html = Path(text.strip().splitlines()[-1].split("HTML report: ")[1])
     assert html.is_file() and html.parent == (out / "report").resolve()
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    assert main(["demo", "-o", str(out), "--quiet"]) == 0
     assert "0 cells run, 9 reused" in capsys.readouterr().out
 
 

@@ -60,7 +60,7 @@ def test_workflow(built: Path, tmp_path: Path, capsys) -> None:
             store.record(Judgment(item.query_id, item.doc_id, "llm:m@v1", 1, kind="llm"))
     code, out, err = _run(capsys, "judge", "agreement", built, "--runs", tmp_path / "a.trec",
                           tmp_path / "b.trec", "--bootstrap", "100", "--json",
-                          "--to-adjudicate", tmp_path / "adjudicate.jsonl")
+                          "-o", tmp_path / "adjudicate.jsonl")
     assert code == 0, err
     report = json.loads(out)
     again = read_pool(tmp_path / "adjudicate.jsonl")
@@ -77,6 +77,9 @@ def test_workflow(built: Path, tmp_path: Path, capsys) -> None:
     code, out, err = _run(capsys, "evalset", "check", built)
     assert "verified 100%" in out and "judge agreement: 2 people, 1 LLM judges" in out
     code, out, err = _run(capsys, "pool", built, "--runs", tmp_path / "a.trec", "--depth", "3")
+    assert code == 1 and "pool.jsonl: it exists already; pass --force" in err  # the old pool
+    code, out, err = _run(capsys, "pool", built, "--runs", tmp_path / "a.trec", "--depth", "3",
+                          "--force")
     assert code == 0 and "0 to judge" in out and "a.trec  0.300 → 0.300" in out
 
 

@@ -103,7 +103,7 @@ def test_eval_with_queries_leaves_marked_queries_out_unless_zero(files, capsys, 
 
 
 def test_eval_unanswerable_without_queries_is_one_error_line(files, capsys):
-    assert main(["eval", files["qrels"], files["a"], "--unanswerable", "zero"]) == 1
+    assert main(["eval", files["qrels"], files["a"], "--unanswerable", "zero"]) == 2  # usage
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --unanswerable needs --queries")
 
@@ -238,7 +238,7 @@ def test_no_answer_survives_add_queries_convert_and_changes_the_hash_only_when_s
     assert '"no_answer"' not in lines[-1] and '"no_answer":true' in lines[-2]
     for fmt in ("beir", "native"):
         out = tmp_path / fmt
-        assert main(["evalset", "convert", str(folder), "--to", str(out), "--format",
+        assert main(["evalset", "convert", str(folder), "-o", str(out), "--format",
                      fmt]) == 0
         spec = f"beir:{out}" if fmt == "beir" else str(out)
         # a BEIR split keeps its judged queries only: q8 and q9 have no judgments

@@ -81,7 +81,7 @@ def test_an_output_that_is_a_symlink_loop_is_one_error_line(tmp_path, capsys, co
     (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
     out = str(tmp_path / "loop-a")
     np.save(tmp_path / "v.npy", np.eye(3, dtype="float32"))
-    args = {"convert": ["evalset", "convert", f"beir:{root}", "--to", out],
+    args = {"convert": ["evalset", "convert", f"beir:{root}", "-o", out],
             "run": ["run", f"beir:{root}", "-o", out, "--quiet"],
             "groundtruth": ["ann", "groundtruth", "--vectors", str(tmp_path / "v.npy"),
                             "--queries", str(tmp_path / "v.npy"), "-k", "1", "-o", out]}

@@ -121,7 +121,7 @@ def test_tune_weight_reports_both_splits(tmp_path, capsys):
 
 def test_tune_weight_needs_weighted_fusion(tmp_path, capsys):
     rc = main(["run", "pyref", "-r", "bm25", "--tune-weight", "-o", str(tmp_path / "x.trec")])
-    assert rc == 1 and "--fusion weighted" in capsys.readouterr().err
+    assert rc == 2 and "--fusion weighted" in capsys.readouterr().err  # a usage error
 
 
 def _embedding_server():
@@ -148,7 +148,7 @@ def test_openai_endpoint_run_and_failure(tmp_path, capsys, monkeypatch):
         assert all(r["auth"] == "Bearer sk-cli-secret" for r in server.requests)
         server.fail = [500] * 50
         args[args.index("openai:emb-test")] = "openai:other-model"   # nothing cached
-        assert main(args) == 1
+        assert main([*args, "--force"]) == 1  # o.trec exists: replaced only with --force
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "failed after" in err[0] and "sk-cli-secret" not in err[0]
     finally:

@@ -136,7 +136,7 @@ def test_cli_run_http_writes_the_run_and_provenance(service, token, pyref, tmp_p
 
 def test_cli_http_errors_are_one_line(service, token, tmp_path, capsys):
     base = ["run", "pyref", "-r", "http", "-o", str(tmp_path / "x.trec")]
-    assert main(base) == 1
+    assert main(base) == 2  # a usage error
     assert "needs --endpoint" in capsys.readouterr().err
     assert main([*base, "--endpoint", service["url"] + "/search", "--ids", "$.[["]) == 1
     err = capsys.readouterr().err

@@ -7,20 +7,11 @@ import json
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import click
-
-
-class Format(StrEnum):
-    """Output formats of result-printing commands."""
-
-    table = "table"
-    json = "json"
-    tsv = "tsv"
-    trec = "trec"
+from click.core import ParameterSource
 
 
 def _quiet(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
@@ -37,11 +28,6 @@ DECIMALS_OPTION = click.option("--decimals", default=4, type=click.IntRange(0, 1
                                metavar="INTEGER",
                                help="Decimals shown when rendering (values are never rounded "
                                     "inside the library).")
-
-
-def choice(enum: type[StrEnum]) -> click.Choice:
-    """A choice among the values of ``enum``, passed on as the enum member."""
-    return click.Choice(enum, case_sensitive=True)
 
 
 def paths(must_exist: bool = False) -> click.Path:
@@ -139,11 +125,10 @@ UNANSWERABLE_OPTION = vocab_option(
 def unanswerable_marks(queries: Any, policy: str | None) -> tuple[list[str], str]:
     """``(ids marked no_answer, policy)`` of ``--queries`` and ``--unanswerable``; the
     policy without a queries file is an error (nothing would be marked)."""
-    from ..errors import ConfigError
     from ..measures import no_answer_ids
 
     if queries is None and policy is not None:
-        raise ConfigError("--unanswerable needs --queries: the queries.jsonl (or native set "
+        raise UsageError("--unanswerable needs --queries: the queries.jsonl (or native set "
                           "folder) whose \"no_answer\": true marks say which queries have no "
                           "answer")
     return no_answer_ids(queries), policy or "skip"
@@ -204,3 +189,238 @@ def box_table(header: list[str], rows: list[list[str]], right: list[bool],
     out += [line(row, "│") for row in grid[1:]]
     out.append(rule("└", "─", "┴", "┘"))
     return "\n".join(out) + "\n"
+
+
+# -- the CLI convention (ARCHITECTURE §9.1): one declaration per shared option ------------------
+class UsageError(click.UsageError):
+    """A command line that cannot work as given, found by searchbench rather than Click:
+    options that conflict or an option that needs another. ONE ``error:`` line, exit 2
+    (Click's own usage errors exit 2 too; data and runtime errors exit 1)."""
+
+    def show(self, file: Any = None) -> None:
+        from .._util import one_line
+
+        click.echo("error: " + one_line(self.format_message()), err=True)
+
+
+EVALSET_HELP = ("Evaluation set: pyref | DIR | native:DIR | beir:DIR | beir-download:NAME | "
+                "cranfield:DIR | cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR | "
+                "trec:DOCS,TOPICS,QRELS")
+FOLDER_HELP = "Evaluation-set folder (native: corpus.jsonl, queries.jsonl, qrels.tsv)."
+
+
+def evalset_argument(name: str = "evalset", *, folder: bool = False, exists: bool = True,
+                     required: bool = True) -> Any:
+    """The evaluation set, first positional argument of every command that takes one, shown
+    as ``EVALSET``: a native folder (``folder``; one that ``exists`` unless the command
+    creates it) or any spec :func:`~searchbench.load_evalset` reads. ``name`` is the Python
+    parameter name only."""
+    return click.argument(name, metavar="EVALSET", required=required,
+                          type=paths(must_exist=exists) if folder else str,
+                          help=FOLDER_HELP if folder else EVALSET_HELP)
+
+
+class AliasOption(click.Option):
+    """An option that still accepts old spellings (``aliases``) so that scripts keep working:
+    hidden from ``--help`` and the docs (``opts`` holds the documented names only), one
+    ``warning:`` line on stderr when used."""
+
+    def __init__(self, *args: Any, aliases: Sequence[str] = (), **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.aliases = tuple(aliases)
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        documented = self.opts
+        self.opts = [*documented, *self.aliases]
+        try:
+            super().add_to_parser(parser, ctx)
+        finally:
+            self.opts = documented
+        import copy
+
+        for old in self.aliases:
+            table = parser._long_opt if old.startswith("--") else parser._short_opt
+            option = copy.copy(table[old])  # its own entry: only the old spelling warns
+            process = option.process
+
+            def warned(value: Any, state: Any, process: Any = process, old: str = old) -> None:
+                deprecated(old, "/".join(documented))
+                process(value, state)
+
+            option.process = warned
+            table[old] = option
+
+
+def deprecated(old: str, new: str) -> None:
+    """The one line an old spelling prints (it is accepted, not documented)."""
+    click.echo(f"warning: {old} is deprecated; use {new}", err=True)
+
+
+class EvalsetFirst(click.Command):
+    """A command whose evaluation set was once an option (``--evalset SET``): that old form
+    still works, moved to the first argument with a ``warning:`` line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = list(args)
+        for i, word in enumerate(args):
+            if word == "--":
+                break
+            if word == "--evalset" and i + 1 < len(args):
+                value = args.pop(i + 1)
+            elif word.startswith("--evalset="):
+                value = word.split("=", 1)[1]
+            else:
+                continue
+            del args[i]
+            deprecated("--evalset SET", f"{ctx.command_path} SET ...")
+            args.insert(0, value)
+            break
+        return super().parse_args(ctx, args)
+
+
+class HiddenArgument(click.Argument):
+    """An optional positional argument kept for an old command form: not in the usage line,
+    the help (with :class:`HidingCommand`) or the docs."""
+
+    hidden = True
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
+class HidingCommand(click.Command):
+    """A command whose help leaves out its hidden arguments (:class:`HiddenArgument`)."""
+
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        args = [p for p in self.get_params(ctx)
+                if isinstance(p, click.Argument) and not getattr(p, "hidden", False)]
+        if any(arg.help is not None for arg in args):
+            with formatter.section("Positional arguments"):
+                formatter.write_dl([arg.get_help_record(ctx) for arg in args])
+
+
+FORCE_OPTION = click.option("--force", is_flag=True,
+                            help="Replace an existing output instead of refusing it.")
+
+
+class OutputOption(AliasOption):
+    """``-o/--output``: every file or folder a command writes. ``replaces_own`` marks a report
+    re-rendered from a store, which may replace its own earlier files (and says so); every
+    other output comes with ``--force`` and is refused when it exists
+    (:func:`refuse_existing`)."""
+
+    def __init__(self, *args: Any, replaces_own: bool = False, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.replaces_own = replaces_own
+
+
+def output_option(help: str, *, required: bool = False, default: Any = None,
+                  aliases: Sequence[str] = (), replaces_own: bool = False) -> Any:
+    """``-o/--output`` (a :class:`~pathlib.Path`) and, for a data output, ``--force``."""
+    option = click.option("-o", "--output", "output", cls=OutputOption, type=paths(),
+                          required=required, default=default, aliases=aliases,
+                          replaces_own=replaces_own, help=help)
+    if replaces_own:
+        return option
+
+    def both(f: Any) -> Any:
+        return option(FORCE_OPTION(f))
+
+    return both
+
+
+def refuse_existing(force: bool, *outputs: Path | None) -> None:
+    """The one rule for data outputs (a run, vectors, a sweep, a pool, an evaluation set):
+    an existing file, or a folder that is not empty, is refused unless ``--force``."""
+    if force:
+        return
+    import os
+
+    from ..errors import OutputError
+
+    for path in outputs:
+        if path is None or not os.path.lexists(path):
+            continue
+        if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+            continue  # an empty folder holds nothing to lose
+        raise OutputError(f"cannot write {path}: it exists already; pass --force to replace "
+                          "it, or choose another -o/--output")
+
+
+_FLAG_GIVEN = "searchbench.format flag"
+
+
+def format_option(*allowed: str, default: str | tuple[str, ...] | None,
+                  help: str = "Output format.", json_alias: bool = True, multiple: bool = False,
+                  aliases: Sequence[str] = (), flag_aliases: dict[str, str] | None = None
+                  ) -> Any:
+    """``--format/-f`` over the ``format`` vocabulary of :mod:`searchbench.vocab` (aliases
+    such as ``md`` accepted), limited to the formats ``allowed`` for this command; a value
+    outside them is a usage error (exit 2). With ``json`` among them, ``--json`` is its
+    documented alias. ``aliases``: old option spellings (hidden); ``flag_aliases``: old
+    flags meaning one format (hidden). A flag and a different ``--format`` is a usage
+    error."""
+    from ..errors import ConfigError
+    from ..vocab import canonical
+
+    def one(value: str) -> str:
+        try:
+            found = canonical("format", value)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if found not in allowed:
+            raise click.BadParameter(f"{value!r} is not a format this command writes; "
+                                     f"expected one of {', '.join(allowed)}")
+        return found
+
+    def convert(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        flag = ctx.meta.get(_FLAG_GIVEN)  # the flags are eager: seen before --format
+        given = ctx.get_parameter_source("output_format") is ParameterSource.COMMANDLINE
+        if flag is not None:
+            name, wanted = flag
+            if given and wanted not in ((value,) if isinstance(value, str) else value):
+                raise UsageError(f"{name} and --format {_shown(value)} ask for "
+                                       "different formats; give one")
+            value = (wanted,) if multiple else wanted
+        if value is None or (multiple and not value):
+            return value
+        if multiple and any(v.strip().lower() == "all" for v in value):
+            deprecated("--format all", "no --format (every format) or a --format per file")
+            return tuple(allowed)
+        return tuple(one(v) for v in value) if multiple else one(value)
+
+    options = [click.option("--format", "-f", "output_format", cls=AliasOption,
+                            aliases=aliases, default=default, callback=convert,
+                            metavar="[" + "|".join(allowed) + "]", multiple=multiple,
+                            show_default=True, help=help)]
+    flags = {**({"--json": "json"} if json_alias and "json" in allowed else {}),
+             **(flag_aliases or {})}
+    for flag, value in flags.items():
+        documented = flag == "--json" and json_alias
+        options.append(click.option(flag, is_flag=True, expose_value=False, is_eager=True,
+                                    callback=_flag_given(flag, value, documented),
+                                    hidden=not documented,
+                                    help="Same as --format json." if documented else None))
+
+    def apply(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else ",".join(value)
+
+
+def _flag_given(flag: str, value: str, documented: bool) -> Any:
+    """Remember a format flag given on the command line for ``--format`` to take."""
+    def callback(ctx: click.Context, _param: click.Parameter, given: bool) -> None:
+        if not given:
+            return
+        if not documented:
+            deprecated(flag, f"--format {value}")
+        ctx.meta[_FLAG_GIVEN] = (flag, value)
+
+    return callback

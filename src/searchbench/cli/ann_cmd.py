@@ -11,7 +11,18 @@ from typing import Any
 
 import click
 
-from ._output import QUIET_OPTION, console, paths, reported_warnings, vocab_option
+from ._output import (
+    QUIET_OPTION,
+    UsageError,
+    console,
+    evalset_argument,
+    format_option,
+    output_option,
+    paths,
+    refuse_existing,
+    reported_warnings,
+    vocab_option,
+)
 
 
 @click.group("ann", no_args_is_help=True)
@@ -38,7 +49,7 @@ def _say(quiet: bool) -> Callable[[str], None]:
 @click.option("-k", "k", default=100, **_at_least(1), help="Neighbours per query.")
 @click.option("--extra", default=10, **_at_least(0),
               help="Neighbours kept beyond k, to resolve ties at position k.")
-@click.option("--output", "-o", type=paths(), default=Path("gt.npz"), help="Output .npz.")
+@output_option("Ground truth .npz to write.", default=Path("gt.npz"))
 @click.option("--threads", **_at_least(1), help="Threads for the search (default: all cores).")
 @click.option("--engine", default="auto", help="Candidate search: auto (faiss when "
               "installed), faiss or numpy; always verified in float64. 'ray': the corpus "
@@ -50,8 +61,8 @@ def _say(quiet: bool) -> Callable[[str], None]:
                    " default: a local Ray started for this command.")
 @QUIET_OPTION
 def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra: int,
-                        output: Path, threads: int | None, engine: str, shards: int,
-                        address: str | None, quiet: bool) -> None:
+                        output: Path, force: bool, threads: int | None, engine: str,
+                        shards: int, address: str | None, quiet: bool) -> None:
     """Exact k nearest neighbours with provenance, as .npz: float32 candidates (faiss.knn
     or blocked numpy matmul), distances recomputed and verified in float64.
 
@@ -64,7 +75,8 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     from ..ann.formats import read_vectors
     from ..knn import exact_knn
 
-    refuse_sources(output, [vectors, queries])
+    refuse_sources(output, [vectors, queries])  # the more telling message first
+    refuse_existing(force, output)
     base = read_vectors(vectors, key="train")
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
@@ -84,8 +96,7 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
 
 
 @ann_app.command("sweep")
-@click.argument("dataset", required=False, help="Evaluation set: pyref, beir:DIR, a folder, "
-                "… (omit with --vectors/--queries).")
+@evalset_argument("dataset", required=False)
 @click.option("--model", default="minilm", help="Encoder for the evaluation set.")
 @click.option("--index", default="hnsw", help="hnsw, ivf, ivfpq (faiss) or hnswlib.")
 @click.option("--param", multiple=True, metavar="NAME=V1,V2,…", help="NAME=V1,V2,… repeated, "
@@ -103,7 +114,7 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
               "(more until the fastest 3 agree within 5 %, up to 4×); the best is reported.")
 @click.option("--relevance/--no-relevance", default=True,
               help="ΔnDCG@10 and ΔR@100 vs exact on the judged queries.")
-@click.option("--output", "-o", type=paths(), default=Path("sweep.json"), help="Sweep JSON.")
+@output_option("Sweep JSON to write.", default=Path("sweep.json"))
 @click.option("--db", "db_url", metavar="URL", help="Sweep your vector database's own search "
               "parameters instead, e.g. 'usearch://./idx?name=docs' (the collection must "
               "hold the evaluation set's corpus).")
@@ -119,10 +130,13 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
 def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: str,
                   param: tuple[str, ...], metric: str, k: int, vectors: Path | None,
                   queries: Path | None, gt_path: Path | None, threads: int | None,
-                  repeats: int, relevance: bool, output: Path, db_url: str | None,
+                  repeats: int, relevance: bool, output: Path, force: bool,
+                  db_url: str | None,
                   filter_: str | None, concurrency: int, expect_approximate: bool | None,
                   quiet: bool) -> None:
     """Sweep an ANN index: one build per build-parameter set, search parameters looped.
+
+    EVALSET is embedded with --model; omit it with --vectors/--queries.
 
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
     --param efSearch=16,32,64,128,256
@@ -133,14 +147,13 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     from ..knn import GroundTruth
 
     refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
+    refuse_existing(force, output)
     if db_url is not None:
         _db_sweep(ctx, dataset, db_url, param, k, repeats, relevance, output, filter_,
                   concurrency, expect_approximate, quiet)
         return
     if filter_ is not None:
-        from ..errors import ConfigError
-
-        raise ConfigError("--filter applies to a database sweep: add --db URL")
+        raise UsageError("--filter applies to a database sweep: add --db URL")
     params = dict(parse_param(p) for p in param or [])
     spec(index).check(list(params))  # unknown names fail before any embedding
     gt = GroundTruth.load(gt_path) if gt_path else None
@@ -170,16 +183,15 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     )
     from ..collections import load_evalset
     from ..db import connect
-    from ..errors import ConfigError
 
     given = [n for n in ("index", "vectors", "queries", "gt_path", "threads", "metric")
              if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
     if given:
         flag = "--" + given[0].replace("gt_path", "gt")
-        raise ConfigError(f"{flag} does not apply with --db: the database holds the index, "
+        raise UsageError(f"{flag} does not apply with --db: the database holds the index, "
                           "the vectors and the metric")
     if not dataset:
-        raise ConfigError("--db needs the evaluation set whose corpus the collection holds "
+        raise UsageError("--db needs the evaluation set whose corpus the collection holds "
                           "(pyref, beir:DIR, a folder)")
     params = dict(parse_db_param(p) for p in param)
     explicit = ctx.get_parameter_source("model") == ParameterSource.COMMANDLINE
@@ -211,15 +223,14 @@ def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path
             relevance: bool, quiet: bool) -> tuple[Any, Any, Any, dict[str, Any]]:
     """Vectors (and a relevance context) from an evaluation set or from two files."""
     from ..ann.formats import read_vectors
-    from ..errors import ConfigError
 
     if vectors is not None or queries is not None:
         if vectors is None or queries is None or dataset:
-            raise ConfigError("give either an evaluation set or both --vectors and --queries")
+            raise UsageError("give either an evaluation set or both --vectors and --queries")
         return (read_vectors(vectors, key="train"), read_vectors(queries, key="test"), None,
                 {"vectors": str(vectors), "queries": str(queries)})
     if not dataset:
-        raise ConfigError("no data: give an evaluation set (pyref, beir:DIR, a folder) or "
+        raise UsageError("no data: give an evaluation set (pyref, beir:DIR, a folder) or "
                           "--vectors and --queries")
     from ..ann.embed import embed_evalset
 
@@ -232,12 +243,14 @@ def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path
 @ann_app.command("report")
 @click.argument("sweeps", nargs=-1, required=True, type=paths(),
                 help="One or more sweep JSON files.")
-@click.option("--output", "-o", type=paths(), default=Path("ann_report.html"),
-              help="HTML page (self-contained).")
-@click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
+@output_option("HTML page (self-contained); an earlier page there is replaced, and said so.",
+               default=Path("ann_report.html"), replaces_own=True)
+@format_option("text", "markdown", default="text", flag_aliases={"--markdown": "markdown"},
+               help="What to print besides the page's path: nothing more (text) or the "
+                    "tables as Markdown.")
 @click.option("--open", "open_", is_flag=True, help="Open the page in a browser.")
 @click.option("--title", default="ANN sweep")
-def report_command(sweeps: tuple[Path, ...], output: Path, markdown: bool, open_: bool,
+def report_command(sweeps: tuple[Path, ...], output: Path, output_format: str, open_: bool,
                    title: str) -> None:
     """Recall–QPS Pareto plot, table of all points and relevance-cost table.
 
@@ -249,10 +262,13 @@ def report_command(sweeps: tuple[Path, ...], output: Path, markdown: bool, open_
 
     refuse_sources(output, sweeps)
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
+    again = output.exists()
     write_text(output, render_html(result, title))
-    if markdown:
+    if output_format == "markdown":
         click.echo(render_markdown(result))
     click.echo(str(output))
+    if again:
+        click.echo(f"note: replaced the earlier {output}", err=True)
     if open_:
         import webbrowser
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 
 import click
@@ -15,8 +14,9 @@ from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     UNANSWERABLE_OPTION,
-    choice,
+    UsageError,
     console,
+    format_option,
     load_queries,
     paths,
     print_json,
@@ -25,16 +25,6 @@ from ._output import (
     unanswerable_marks,
     vocab_option,
 )
-
-
-class CompareFormat(StrEnum):
-    """Renderings of a comparison (``searchbench.comparison.render``)."""
-
-    table = "table"
-    markdown = "markdown"
-    latex = "latex"
-    json = "json"
-    csv = "csv"
 
 
 def _measure_names(values: Sequence[str] | None) -> list[str]:
@@ -48,14 +38,14 @@ def _measure_names(values: Sequence[str] | None) -> list[str]:
 def _run_names(runs: list[Path]) -> list[str]:
     """A name per RUN file; a file given twice is an error."""
     if len(runs) < 2:
-        raise ConfigError(f"compare needs at least 2 different runs, got {len(runs)}: "
+        raise UsageError(f"compare needs at least 2 different runs, got {len(runs)}: "
                           f"{', '.join(map(str, runs))}; pass the baseline and at least "
                           "one candidate")
     seen: dict[Path, Path] = {}
     for path in runs:
         key = path.resolve()
         if key in seen:
-            raise ConfigError(f"run file {str(path)!r} is given twice"
+            raise UsageError(f"run file {str(path)!r} is given twice"
                               + (f" (as {str(seen[key])!r})" if seen[key] != path else "")
                               + "; pass each run once")
         seen[key] = path
@@ -76,7 +66,7 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
     for path, name in zip(runs, names, strict=True):
         if target is not None and path.resolve() == target:
             return name
-    raise ConfigError(f"baseline {baseline!r} is not among the runs ({', '.join(names)}); "
+    raise UsageError(f"baseline {baseline!r} is not among the runs ({', '.join(names)}); "
                       "pass one of the RUN files to --baseline")
 
 
@@ -110,18 +100,18 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
                        unanswerable=unanswerable or "skip", **settings)
 
 
-def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
+def _render(cmp, output_format: str, decimals: int, per_query: bool,
             quiet: bool) -> None:
     from ..comparison import render_terminal
 
-    if output_format is CompareFormat.table:
+    if output_format == "table":
         render_terminal(cmp, console=None if not sys.stdout.isatty() else console(),
                         decimals=decimals)
-    elif output_format is CompareFormat.markdown:
+    elif output_format == "markdown":
         sys.stdout.write(cmp.to_markdown(decimals=decimals))
-    elif output_format is CompareFormat.latex:
+    elif output_format == "latex":
         sys.stdout.write(cmp.to_latex(decimals=decimals))
-    elif output_format is CompareFormat.csv:
+    elif output_format == "csv":
         sys.stdout.write(cmp.to_csv(per_query=per_query))
     else:
         data = cmp.to_dict()
@@ -129,7 +119,7 @@ def _render(cmp, output_format: CompareFormat, decimals: int, per_query: bool,
             data["per_query"] = [dict(zip(("system", "query", "measure", "value"), row,
                                           strict=True)) for row in cmp.per_query_rows()]
         print_json(data)
-    if cmp.notes and not quiet and output_format in (CompareFormat.csv, CompareFormat.latex):
+    if cmp.notes and not quiet and output_format in ("csv", "latex"):
         for note in cmp.notes:  # the other formats show the notes themselves
             print(f"note: {note}", file=sys.stderr)
 
@@ -195,8 +185,7 @@ QUERIES_OPTION = click.option(
     help="queries.jsonl (or a native set folder): show the shares of real, synthetic and "
          "verified queries and the first measure split by them; queries marked "
          "\"no_answer\": true are left out of the measures (see --unanswerable).")
-FORMAT_OPTION = click.option("--format", "-f", "output_format", type=choice(CompareFormat),
-                             default=CompareFormat.table, help="Output format.")
+FORMAT_OPTION = format_option("table", "markdown", "latex", "json", "csv", default="table")
 
 
 @click.command("compare")
@@ -238,7 +227,7 @@ def compare_command(
     per_query: bool,
     queries: Path | None,
     unanswerable: str | None,
-    output_format: CompareFormat,
+    output_format: str,
     decimals: int,
     quiet: bool,
 ) -> None:
@@ -247,8 +236,8 @@ def compare_command(
     Example: searchbench compare qrels.txt bm25.trec dense.trec --baseline bm25.trec
     -m nDCG@10 -m RR@10 --test randomization --correction holm
     """
-    if per_query and output_format not in (CompareFormat.csv, CompareFormat.json):
-        raise ConfigError("--per-query needs --format csv or --format json")
+    if per_query and output_format not in ("csv", "json"):
+        raise UsageError("--per-query needs --format csv or --format json")
     gate = _measure_names(list(fail_if_worse))
     measures = _measure_names(list(measure) or list(DEFAULT_MEASURES))
     measures += [m for m in gate if m not in measures]  # the gate's measures are compared too

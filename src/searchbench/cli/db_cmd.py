@@ -9,7 +9,18 @@ from typing import Any
 
 import click
 
-from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
+from ._output import (
+    QUIET_OPTION,
+    EvalsetFirst,
+    UsageError,
+    evalset_argument,
+    format_option,
+    paths,
+    reported_warnings,
+    vocab_option,
+)
+
+TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or JSON.")
 
 
 @click.group("db", no_args_is_help=True)
@@ -18,23 +29,20 @@ def db_app() -> None:
 
 
 def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
-    from ..errors import ConfigError
-
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise ConfigError(f"{flag} {item!r}: expected NAME=VALUE, e.g. m=16")
+            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE, e.g. m=16")
         out[name.strip()] = value.strip()
     return out
 
 
-@db_app.command("load")
+@db_app.command("load", cls=EvalsetFirst)
+@evalset_argument()
 @click.argument("url", help="Store URL, e.g. 'pgvector:///app?host=/run/pg&table=docs'; "
                 "{chunker} in the store's name (table=docs_{chunker}) names one store per "
                 "chunker, as experiment configs do.")
-@click.option("--evalset", "evalset", required=True, help="Evaluation set: pyref, beir:DIR, "
-              "a native folder…")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, openai:NAME.")
 @click.option("--chunk", help="tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
@@ -54,14 +62,14 @@ def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
 @click.option("--doc-prefix", default="", help="e.g. 'passage: '.")
 @click.option("--cache-dir", type=paths(), help="Embedding cache folder.")
 @QUIET_OPTION
-def load_command(url: str, evalset: str, model: str, chunk: str | None, metric: str,
+def load_command(evalset: str, url: str, model: str, chunk: str | None, metric: str,
                  index: str, params: tuple[str, ...], batch_size: int, no_title: bool,
                  query_prefix: str, doc_prefix: str, cache_dir: Path | None,
                  quiet: bool) -> None:
     """Embed an evaluation set's corpus (or chunks) and load it into a vector store,
     resumably; then build the index and record provenance.
 
-    Example: searchbench db load 'pgvector:///app?host=/run/pg&table=docs' --evalset pyref
+    Example: searchbench db load pyref 'pgvector:///app?host=/run/pg&table=docs'
     --model minilm --index hnsw --param m=16 --param ef_construction=64
     """
     import searchbench as sb
@@ -89,18 +97,17 @@ def load_command(url: str, evalset: str, model: str, chunk: str | None, metric: 
 
 @db_app.command("list-params")
 @click.argument("engine", required=False, help="One engine (URL scheme), e.g. pgvector.")
-@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
-def list_params_command(engine: str | None, as_json: bool) -> None:
+@TEXT_OR_JSON
+def list_params_command(engine: str | None, output_format: str) -> None:
     """List each engine's index build and search parameters with defaults.
 
     Example: searchbench db list-params pgvector
     """
     from ..db import ENGINES, engine_class
-    from ..errors import ConfigError
 
     names = sorted(ENGINES) if engine is None else [engine]
     if engine is not None and engine not in ENGINES:
-        raise ConfigError(f"unknown store engine {engine!r}; expected one of "
+        raise UsageError(f"unknown store engine {engine!r}; expected one of "
                           f"{', '.join(sorted(ENGINES))}")
     found: list[dict[str, Any]] = []
     for name in names:
@@ -112,7 +119,7 @@ def list_params_command(engine: str | None, as_json: bool) -> None:
         found.append({"engine": name, "extra": cls.extra, "summary": cls.summary,
                       "index_kinds": list(cls.index_kinds), "exact": cls.has_exact,
                       "params": [_param(p) for p in cls.params]})
-    if as_json:
+    if output_format == "json":
         click.echo(json.dumps(found, indent=2))
         return
     click.echo("\n\n".join(_text(e) for e in found))
@@ -148,8 +155,8 @@ def _num(x: float | None) -> str:
 
 @db_app.command("describe")
 @click.argument("url", help="Store URL.")
-@click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
-def describe_command(url: str, as_json: bool) -> None:
+@TEXT_OR_JSON
+def describe_command(url: str, output_format: str) -> None:
     """Describe a store: engine, table, dimension, metric, count, indexes and provenance.
 
     Example: searchbench db describe 'pgvector:///app?host=/run/pg&table=docs'
@@ -158,7 +165,7 @@ def describe_command(url: str, as_json: bool) -> None:
 
     with sb.db.connect(url, must_exist=True) as store:
         info = store.describe()
-    if as_json:
+    if output_format == "json":
         click.echo(json.dumps(info, indent=2, default=str))
         return
     for key, value in info.items():

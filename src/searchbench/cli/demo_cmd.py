@@ -2,7 +2,7 @@
 
 Runs the packaged demo experiment (BM25, dense MiniLM and hybrid RRF at three chunk sizes;
 document level and evidence-based chunk level), prints the comparison tables and the path
-of the HTML report. Results are kept in ``--out`` (a results store, run files, the report),
+of the HTML report. Results are kept in ``--output`` (a results store, run files, the report),
 so a second run only re-reads them.
 
 The grid runs in stages (:func:`demo_stages`) so that the first table comes within seconds:
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._output import DECIMALS_OPTION, QUIET_OPTION, paths, reported_warnings
+from ._output import DECIMALS_OPTION, QUIET_OPTION, output_option, reported_warnings
 from .experiment_cmd import means_table, print_means_tables
 
 if TYPE_CHECKING:
@@ -109,13 +109,15 @@ def _print_added(report: ExperimentReport, cfg: ExperimentConfig, shown: set[str
 
 
 @click.command("demo")
-@click.option("--out", "-o", type=paths(), default=Path("searchbench-demo"),
-              help="Folder for the results store, run files and report.")
+@output_option("Folder for the results store, run files and report (a second run reuses "
+               "the results and replaces the report, and says so).",
+               default=Path("searchbench-demo"), aliases=("--out",), replaces_own=True)
 @click.option("--open", "open_browser", is_flag=True, help="Open the HTML report.")
 @DECIMALS_OPTION
 @QUIET_OPTION
-def demo_command(out: Path, open_browser: bool, decimals: int, quiet: bool) -> None:
+def demo_command(output: Path, open_browser: bool, decimals: int, quiet: bool) -> None:
     """Run the built-in experiment on pyref and print where its HTML report is."""
+    out = output
     from ..experiment import load_config, run_experiment
     from ..report.experiment import experiment_report
 
@@ -136,13 +138,15 @@ def demo_command(out: Path, open_browser: bool, decimals: int, quiet: bool) -> N
                 partial = experiment_report(store, config=cfg)
                 _print_added(partial, cfg, shown, decimals, time.perf_counter() - t0)
         report = experiment_report(store, config=cfg)
+        before = set((out / "report").iterdir()) if (out / "report").is_dir() else set()
         written = report.write(out / "report", decimals=decimals)
     if shown:
         print("\ncomplete tables:")
     print_means_tables(report, decimals)
     print(f"\n{computed} cells run, {len(cfg.cells()) - computed} reused from "
           f"{summary.store_path} in {time.perf_counter() - t0:.1f} s")
-    print(f"HTML report: {written['html'].resolve()}")
+    print(f"HTML report: {written['html'].resolve()}"
+          + (" (replaced)" if written["html"] in before else ""))
     if open_browser:
         import webbrowser
 

@@ -7,16 +7,23 @@ from pathlib import Path
 
 import click
 
-from ._output import QUIET_OPTION, console, paths, reported_warnings
+from ._output import (
+    QUIET_OPTION,
+    console,
+    evalset_argument,
+    output_option,
+    reported_warnings,
+)
 
 
 @click.command("embed")
-@click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
+@evalset_argument("spec")
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, onnx:NAME, a local folder.")
-@click.option("--output", "-o", type=paths(), required=True,
-              help="Embedding folder (created; rerun to finish an interrupted one). Use it "
-                   "as --vectors/--queries of ann groundtruth, or as --cache-dir of run.")
+@output_option("Embedding folder (created; rerun to finish an interrupted one; a finished "
+               "one is refused unless --force, which embeds again). Use it as "
+               "--vectors/--queries of ann groundtruth, or as --cache-dir of run.",
+               required=True)
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               help="'local': this process; 'ray': a Ray Data pipeline with an actor pool "
                    "holding the model (needs searchbench[ray]). The same vectors up to float "
@@ -34,7 +41,8 @@ from ._output import QUIET_OPTION, console, paths, reported_warnings
               help="Texts per model call.")
 @click.option("--title/--no-title", default=True, help="Embed 'title + text' of documents.")
 @QUIET_OPTION
-def embed_command(spec: str, model: str, output: Path, engine: str, address: str | None,
+def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
+                  address: str | None,
                   actors: int | None, cpus_per_actor: float, batch_size: int, title: bool,
                   quiet: bool) -> None:
     """Embed an evaluation set's corpus and judged queries into Parquet shards.
@@ -56,7 +64,7 @@ def embed_command(spec: str, model: str, output: Path, engine: str, address: str
         folder = EmbeddingFolder(output, enc.identity)
         about = {"evalset": es.name, "model": enc.name, "corpus_rows": len(es.corpus),
                  "queries_rows": len(es.judged_queries), "title": title}
-        _refuse_other(output, enc.identity, about)
+        _refuse_other(output, enc.identity, about, force)
         corpus = (list(es.corpus.ids), es.corpus.texts(title))
         queries = (list(es.judged_queries.ids), es.judged_queries.texts())
         stats = []
@@ -96,25 +104,44 @@ def _engine(engine: str, address: str | None):
     return ray_cluster(address)
 
 
-def _refuse_other(output: Path, identity: str, about: dict) -> None:
-    """Never mix two sets or models in one folder, nor write into a folder of the user's."""
+def _refuse_other(output: Path, identity: str, about: dict, force: bool) -> None:
+    """The rule of ``--force`` for an embedding folder: an interrupted one of the same set
+    and model is resumed; a finished one, or one of another set or model, is refused
+    unless ``--force`` (then its embeddings are removed first: never two in one folder);
+    a folder of the user's is never written into."""
+    import shutil
+
     from ..errors import OutputError
 
-    manifest = output / "manifest.json"
-    if manifest.is_file():
-        try:
-            old = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = {}
-        same = old.get("identity") == identity and all(
-            old.get(k) == v for k, v in about.items())
-        if not same:
-            raise OutputError(f"{output} holds embeddings of {old.get('evalset')!r} with "
-                              f"{old.get('model')!r}; choose another --output for "
-                              f"{about['evalset']!r} with {about['model']!r}")
-    elif output.exists() and (not output.is_dir() or any(output.iterdir())):
+    if not output.exists() or (output.is_dir() and not any(output.iterdir())):
+        return
+    names = {p.name for p in output.iterdir()} if output.is_dir() else set()
+    if not names or not names <= {"manifest.json", "embeddings"}:
         raise OutputError(f"{output} exists and is not an embedding folder; choose a new or "
                           "empty --output folder")
+    manifest = output / "manifest.json"
+    if not manifest.is_file() and _only(output, identity):
+        return  # an interrupted run of this set and model: resumed
+    if not force:
+        try:
+            old = json.loads(manifest.read_text(encoding="utf-8"))
+            held = f"the embeddings of {old.get('evalset')!r} with {old.get('model')!r}"
+        except (OSError, ValueError, AttributeError):
+            held = "the embeddings of an interrupted run of another set or model"
+        raise OutputError(f"cannot write {output}: it holds {held} already; pass --force to "
+                          f"embed {about['evalset']!r} with {about['model']!r} in their "
+                          "place, or choose another -o/--output")
+    manifest.unlink(missing_ok=True)
+    shutil.rmtree(output / "embeddings", ignore_errors=True)
+
+
+def _only(output: Path, identity: str) -> bool:
+    """Whether the shards in ``output`` (an interrupted run) are of ``identity`` only."""
+    from ..retrieval.shards import EmbeddingFolder
+
+    mine = EmbeddingFolder(output, identity).folder
+    shards = output / "embeddings"
+    return all(p == mine for p in (shards.iterdir() if shards.is_dir() else ()))
 
 
 def _dim(folder) -> int:

@@ -13,12 +13,12 @@ from ._output import (
     DECIMALS_OPTION,
     QUIET_OPTION,
     UNANSWERABLE_OPTION,
-    Format,
+    UsageError,
     _printable,
     box_table,
-    choice,
     console,
     fmt,
+    format_option,
     load_queries,
     paths,
     print_json,
@@ -51,8 +51,7 @@ DEFAULT_MEASURES = list(_DEFAULTS)
               help="Evaluate only the top N of each query (trec_eval -M).")
 @vocab_option(None, "--keep", concept="keep policy",
               help="Duplicate (query, doc) lines: keep 'max' or 'first' instead of failing.")
-@click.option("--format", "-f", "output_format", type=choice(Format), default=Format.table,
-              help="Output format.")
+@format_option("table", "json", "tsv", "trec", default="table")
 @click.option("--trec-names", is_flag=True,
               help="Print trec_eval's measure names (ndcg_cut_10, P_5).")
 @click.option("--stream", is_flag=True,
@@ -81,7 +80,7 @@ def eval_command(
     missing: str,
     depth: int | None,
     keep: str | None,
-    output_format: Format,
+    output_format: str,
     trec_names: bool,
     stream: bool,
     engine: str,
@@ -107,6 +106,9 @@ def eval_command(
     from ..distributed import evaluate_files
     from ..measures import trec_name
 
+    if stream and engine == "ray":
+        raise UsageError("--stream and --engine ray are two ways to evaluate a large run; "
+                         "choose one")
     with reported_warnings(quiet):
         marked, policy = unanswerable_marks(load_queries(queries), unanswerable)
         done = evaluate_files(qrels, runs, measure or DEFAULT_MEASURES, missing=missing,
@@ -120,19 +122,19 @@ def eval_command(
         counts={m.name for m in evaluator.measures if m.is_count and m.name in wanted},
         per_query=per_query, decimals=decimals,
     )
-    if output_format is Format.json:
+    if output_format == "json":
         _print_json(results, out, scored)
-    elif output_format is Format.trec:
+    elif output_format == "trec":
         tags = [run.metadata.get("tag") or run.name for run in done.runs]
         _print_trec(results, tags, out)
         if not quiet:
             _note_num_rel_all(evaluator)
-    elif output_format is Format.tsv:
+    elif output_format == "tsv":
         _print_tsv(results, out)
     else:
         _print_table(results, out)
-    if output_format is not Format.json and not (quiet and output_format is not Format.table):
-        print_notes(_scored_notes(results, scored), stderr=output_format is not Format.table)
+    if output_format != "json" and not (quiet and output_format != "table"):
+        print_notes(_scored_notes(results, scored), stderr=output_format != "table")
 
 
 def _scored_notes(results, scored) -> list[str]:

@@ -1,15 +1,23 @@
-"""``searchbench evalset check|convert|stats|chunk-qrels SPEC``, ``evalset init|add-queries
-DIR`` and ``searchbench datasets list``."""
+"""``searchbench evalset check|convert|stats|chunk-qrels|init|add-queries EVALSET`` and
+``searchbench datasets list``."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ._output import QUIET_OPTION, choice, paths, print_json, reported_warnings
+from ._output import (
+    QUIET_OPTION,
+    evalset_argument,
+    format_option,
+    output_option,
+    paths,
+    print_json,
+    refuse_existing,
+    reported_warnings,
+)
 
 
 @click.group("evalset", no_args_is_help=True)
@@ -22,12 +30,10 @@ def datasets_app() -> None:
     """Built-in, folder and downloadable evaluation sets."""
 
 
-SPEC_ARG = click.argument(
-    "spec", help="pyref | DIR | native:DIR | beir:DIR | beir-download:NAME | cranfield:DIR | "
-                 "cisi:DIR | med:DIR | cacm:DIR | vaswani:DIR | trec:DOCS,TOPICS,QRELS")
+SPEC_ARG = evalset_argument("spec")
 SPLIT_OPTION = click.option("--split", default="test", help="BEIR split (qrels/<split>.tsv).")
-JSON_OPTION = click.option("--json", "as_json", is_flag=True,
-                           help="Print one JSON object instead of text.")
+TEXT_OR_JSON = format_option("text", "json", default="text",
+                             help="text, or one JSON object.")
 DATA_DIR_OPTION = click.option(
     "--data-dir", type=paths(),
     help="Offline copies for beir-download: a folder holding NAME.zip or NAME/ (also "
@@ -35,11 +41,6 @@ DATA_DIR_OPTION = click.option(
 CACHE_OPTION = click.option("--cache-dir", type=paths(),
                             help="Download cache (default $SEARCHBENCH_CACHE or "
                                  "~/.cache/searchbench).")
-
-
-class OutFormat(StrEnum):
-    native = "native"
-    beir = "beir"
 
 
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
@@ -59,11 +60,11 @@ def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
 @click.option("--sd", default=0.2, type=click.FloatRange(min=0.0), metavar="FLOAT",
               help="Assumed SD of per-query nDCG@10 differences between two systems, for the "
                    "detectable-difference estimate.")
-@JSON_OPTION
+@TEXT_OR_JSON
 @DATA_DIR_OPTION
 @CACHE_OPTION
 @QUIET_OPTION
-def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Path | None,
+def check_command(spec: str, split: str, sd: float, output_format: str, data_dir: Path | None,
                   cache_dir: Path | None, quiet: bool) -> None:
     """Validate an evaluation set; exit 1 when it has errors.
 
@@ -78,7 +79,7 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
     report = check_evalset(es, sd=sd)
     judged = _judge_agreement(es)
-    if as_json:
+    if output_format == "json":
         print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
         from .._util import visible_text
@@ -106,7 +107,7 @@ def _judge_agreement(es: Any) -> Any:
 
 
 @evalset_app.command("init")
-@click.argument("folder", type=paths())
+@evalset_argument("folder", folder=True, exists=False)
 @click.option("--docs", required=True, type=paths(must_exist=True),
               help="The folder of documents (Markdown, text, HTML; PDF with the pdf extra).")
 @click.option("--glob", "pattern", default=None, metavar="PATTERN",
@@ -119,15 +120,15 @@ def _judge_agreement(es: Any) -> Any:
               metavar="SIZE",
               help="Skip (and report) files larger than this, e.g. 50MB, 200MiB, 1G; no "
                    "file is read past it.")
-@JSON_OPTION
+@TEXT_OR_JSON
 def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
-                 max_file_size: str, as_json: bool) -> None:
-    """Create or refresh FOLDER/corpus.jsonl from a folder of documents.
+                 max_file_size: str, output_format: str) -> None:
+    """Create or refresh EVALSET/corpus.jsonl from a folder of documents.
 
     Ids are the files' relative paths (white space and '%' percent-encoded), titles the
     first heading, texts what an indexer sees (HTML: its visible text). Running it again
     adds new files, updates changed ones and reports removed ones; nothing is renumbered and
-    queries, judgments and the judging store already in FOLDER are kept.
+    queries, judgments and the judging store already in EVALSET are kept.
 
     Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
     """
@@ -135,7 +136,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     report = init_evalset(folder, docs, glob=pattern, prune=prune,
                           max_file_bytes=parse_size(max_file_size, "--max-file-size"))
-    if as_json:
+    if output_format == "json":
         print_json({"folder": str(folder), "documents": report.documents,
                     "added": report.added, "updated": report.updated,
                     "unchanged": report.unchanged, "removed": report.removed,
@@ -148,7 +149,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
 
 @evalset_app.command("add-queries")
-@click.argument("folder", type=paths(must_exist=True))
+@evalset_argument("folder", folder=True)
 @click.argument("file", type=paths(must_exist=True))
 @click.option("--source", default="real", show_default=True,
               type=click.Choice(["real", "human", "logs", "curated", "synthetic"]),
@@ -156,10 +157,10 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
                    "search logs or tickets), logs, curated or synthetic.")
 @click.option("--generator", default=None, metavar="MODEL",
               help="The model that wrote synthetic queries.")
-@JSON_OPTION
+@TEXT_OR_JSON
 def add_queries_command(folder: Path, file: Path, source: str, generator: str | None,
-                        as_json: bool) -> None:
-    """Add queries to FOLDER/queries.jsonl from a text file (one per line) or JSON Lines.
+                        output_format: str) -> None:
+    """Add queries to EVALSET/queries.jsonl from a text file (one per line) or JSON Lines.
 
     New queries get ids q1, q2, ... never colliding with those in use (a JSON line may give
     its own id); a query already in the set (same text, case and spacing aside) is
@@ -170,7 +171,7 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
     from ..judging.folder import add_queries
 
     report = add_queries(folder, file, source=source, generator=generator)
-    if as_json:
+    if output_format == "json":
         print_json({"queries": str(report.path), "added": report.added,
                     "duplicates": report.duplicates, "total": report.total})
     else:
@@ -181,43 +182,41 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
 
 @evalset_app.command("convert")
 @SPEC_ARG
-@click.option("--to", required=True, type=paths(),
-              help="Output folder: new or empty (or --force).")
-@click.option("--format", "out_format", type=choice(OutFormat), default=OutFormat.native,
-              help="native (ARCHITECTURE §5.1) or beir.")
+@output_option("Output folder: new or empty; with --force a non-empty one is replaced as a "
+               "whole (never the source set).", required=True, aliases=("--to",))
+@format_option("native", "beir", default="native", json_alias=False,
+               help="native (ARCHITECTURE §5.1) or beir.")
 @SPLIT_OPTION
 @click.option("--compress", is_flag=True, help="Native: write corpus.jsonl.gz.")
-@click.option("--force", is_flag=True,
-              help="Replace a non-empty --to folder as a whole (never the source set).")
 @DATA_DIR_OPTION
 @CACHE_OPTION
 @QUIET_OPTION
-def convert_command(spec: str, to: Path, out_format: OutFormat, split: str, compress: bool,
-                    force: bool, data_dir: Path | None, cache_dir: Path | None,
+def convert_command(spec: str, output: Path, force: bool, output_format: str, split: str,
+                    compress: bool, data_dir: Path | None, cache_dir: Path | None,
                     quiet: bool) -> None:
     """Write an evaluation set in the native or BEIR format, as a whole folder.
 
     BEIR has no place for evidence quotes: they go to a side file evidence.jsonl in the
     folder, which beir:DIR reads back.
 
-    The set is written into a temporary folder next to --to that then takes its place: a
-    non-empty --to is refused unless --force (then replaced entirely, never mixed), and
+    The set is written into a temporary folder next to OUTPUT that then takes its place: a
+    non-empty OUTPUT is refused unless --force (then replaced entirely, never mixed), and
     the source set is never written into.
 
-    Example: searchbench evalset convert beir:scifact --to my-set/ --format native
+    Example: searchbench evalset convert beir:scifact -o my-set/ --format native
     """
     from ..data.beir import write_beir
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
-    if out_format is OutFormat.beir:
-        write_beir(es, to, split, overwrite=force)
+    if output_format == "beir":
+        write_beir(es, output, split, overwrite=force)
     else:
-        es.write(to, compress=compress, overwrite=force)
+        es.write(output, compress=compress, overwrite=force)
     where = (" (in the side file evidence.jsonl: BEIR has no place for them; searchbench "
              "reads them back, BEIR's own tools ignore them)"
-             if out_format is OutFormat.beir and es.evidence else "")
-    click.echo(f"wrote {to} ({out_format.value}): {len(es.corpus)} documents, "
+             if output_format == "beir" and es.evidence else "")
+    click.echo(f"wrote {output} ({output_format}): {len(es.corpus)} documents, "
                f"{len(es.queries)} queries, {len(es.qrels)} judgments, "
                f"{len(es.evidence)} evidence quotes{where}")
 
@@ -230,16 +229,15 @@ def convert_command(spec: str, to: Path, out_format: OutFormat, split: str, comp
 @click.option("--model", default=None,
               help="The run's dense model (for -r dense or hybrid): tokens are then its model "
                    "tokens; without it, whitespace words (-r bm25).")
-@click.option("-o", "--output", required=True, type=paths(), help="Qrels file to write.")
-@click.option("--format", "qrels_format", type=click.Choice(["trec", "beir"]), default="trec",
-              help="trec (qid 0 docid grade) or beir (tsv with header).")
-@click.option("--force", is_flag=True, help="Replace an existing OUTPUT.")
+@output_option("Qrels file to write.", required=True)
+@format_option("trec", "beir", default="trec", json_alias=False,
+               help="trec (qid 0 docid grade) or beir (tsv with header).")
 @SPLIT_OPTION
 @DATA_DIR_OPTION
 @CACHE_OPTION
 @QUIET_OPTION
 def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
-                        qrels_format: str, force: bool, split: str, data_dir: Path | None,
+                        force: bool, output_format: str, split: str, data_dir: Path | None,
                         cache_dir: Path | None, quiet: bool) -> None:
     """Write the chunk-level qrels of a chunking, to score a `run --level chunk` later.
 
@@ -250,31 +248,25 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     Example: searchbench evalset chunk-qrels my-set/ --chunk tokens:256:32 --model minilm
     -o chunk-qrels.txt
     """
-    import os
-
     from .._util import refuse_sources
     from ..data import source_paths
-    from ..errors import ConfigError, OutputError
+    from ..errors import ConfigError
     from ..retrieval.chunking import parse_chunker
     from ..retrieval.spec import DenseSpec, chunking_label, encoder_for, evalset_chunk_qrels
 
-    if qrels_format not in ("trec", "beir"):
-        raise ConfigError(f"--format {qrels_format!r}: expected trec or beir")
     if parse_chunker(chunk) is None:  # a bad --chunk fails before any loading
         raise ConfigError(f"--chunk {chunk!r}: chunk-level judgments need a chunker such as "
                           "tokens:256:32, sentences:5 or recursive:512")
-    if not force and os.path.lexists(output):
-        raise OutputError(f"cannot write {output}: it exists already (use --force, or "
-                          "another name)")
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
         refuse_sources(output, source_paths(es))
+        refuse_existing(force, output)
         enc = (encoder_for(DenseSpec(model=model), {}, quiet or None) if model is not None
                else None)
         if not quiet:
             click.echo(f"chunks: {chunking_label(chunk, encoder=enc)}", err=True)
         qrels = evalset_chunk_qrels(es, chunk, enc, quiet=quiet or None)
-    qrels.to_file(output, format=qrels_format)
+    qrels.to_file(output, format=output_format)
     relevant = int((qrels.grades > 0).sum())
     click.echo(f"wrote {output}: {len(qrels)} chunk judgments ({relevant} relevant) for "
                f"{qrels.n_queries} queries, chunks {chunking_label(chunk, encoder=enc)}")
@@ -290,11 +282,11 @@ def _dist_text(d: dict[str, Any]) -> str:
 @evalset_app.command("stats")
 @SPEC_ARG
 @SPLIT_OPTION
-@JSON_OPTION
+@TEXT_OR_JSON
 @DATA_DIR_OPTION
 @CACHE_OPTION
 @QUIET_OPTION
-def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
+def stats_command(spec: str, split: str, output_format: str, data_dir: Path | None,
                   cache_dir: Path | None, quiet: bool) -> None:
     """Counts, grades, judged documents per query, query and document lengths.
 
@@ -305,7 +297,7 @@ def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
     st = evalset_stats(es)
-    if as_json:
+    if output_format == "json":
         print_json(st)
         return
     src = ", ".join(f"{k} {v}" for k, v in sorted(st["query_sources"].items()))
@@ -331,13 +323,13 @@ def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
 
 
 @datasets_app.command("list")
-@JSON_OPTION
-def list_command(as_json: bool) -> None:
+@TEXT_OR_JSON
+def list_command(output_format: str) -> None:
     """Evaluation sets searchbench knows: built-in, folder loaders, downloadable BEIR sets."""
     from ..collections.registry import list_datasets
 
     rows = list_datasets()
-    if as_json:
+    if output_format == "json":
         print_json({"datasets": rows})
         return
     width = max(len(r["spec"]) for r in rows)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,9 +11,12 @@ import click
 from ..errors import ConfigError
 from ._output import (
     DECIMALS_OPTION,
+    FORCE_OPTION,
     QUIET_OPTION,
-    choice,
+    format_option,
+    output_option,
     paths,
+    refuse_existing,
     reported_warnings,
     vocab_option,
 )
@@ -32,15 +34,7 @@ STORE_OPTION = click.option("--store", "-s", type=paths(), help="Results store (
                                                               "default: the config's path "
                                                               "with .sqlite.")
 CONFIG_ARG = click.argument("config", type=paths(), help="Experiment config (.toml).")
-
-
-class ReportFormat(StrEnum):
-    """Files ``experiment report`` writes."""
-
-    all = "all"
-    html = "html"
-    markdown = "markdown"
-    json = "json"
+REPORT_FORMATS = ("html", "markdown", "json")
 
 
 def _log(quiet: bool):
@@ -48,15 +42,15 @@ def _log(quiet: bool):
 
 
 @experiment_app.command("init")
-@click.argument("path", type=paths(), help="Where to write the example config (.toml).")
-@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.argument("path", metavar="CONFIG", type=paths(),
+                help="Where to write the example config (.toml).")
+@FORCE_OPTION
 def init_command(path: Path, force: bool) -> None:
     """Write a commented example config to start from."""
     from .._util import write_text
     from ..experiment import example_config
 
-    if path.exists() and not force:
-        raise ConfigError(f"{path} exists; pass --force to overwrite it or choose another path")
+    refuse_existing(force, path)
     text = example_config().replace("THIS_FILE", str(path))
     write_text(path, text, overwrite=force)
     print(f"wrote {path}; edit it, then: searchbench experiment run {path}")
@@ -134,9 +128,11 @@ def print_means_tables(report, decimals: int) -> None:
 
 
 def build_report(config: Path, store: Path | None, out: Path | None,
-                 output_format: ReportFormat, decimals: int, unanswerable: str | None = None
-                 ) -> tuple[ExperimentReport, dict[str, Path]]:
-    """Read the results of ``config`` from the store and write the report files."""
+                 output_format: tuple[str, ...], decimals: int,
+                 unanswerable: str | None = None
+                 ) -> tuple[ExperimentReport, dict[str, Path], set[str]]:
+    """Read the results of ``config`` from the store and write the report files; also the
+    kinds of the files that replaced earlier ones."""
     from ..experiment import default_store, load_config
     from ..report.experiment import experiment_report
 
@@ -147,19 +143,20 @@ def build_report(config: Path, store: Path | None, out: Path | None,
                           f"{config}' first (or pass --store)")
     report = experiment_report(path, config=cfg, unanswerable=unanswerable)
     folder = out or cfg.base_dir / "report"
-    formats = (("html", "markdown", "json") if output_format is ReportFormat.all
-               else (output_format.value,))
+    formats = tuple(f for f in REPORT_FORMATS if f in output_format)
+    before = set(folder.iterdir()) if folder.is_dir() else set()
     written = report.write(folder, decimals=decimals, formats=formats)
-    return report, written
+    return report, written, {kind for kind, p in written.items() if p in before}
 
 
 @experiment_app.command("report")
 @CONFIG_ARG
 @STORE_OPTION
-@click.option("--out", "-o", type=paths(),
-              help="Folder of the report files (default: report/ next to the config).")
-@click.option("--format", "-f", "output_format", type=choice(ReportFormat),
-              default=ReportFormat.all, help="Which files to write.")
+@output_option("Folder of the report files (default: report/ next to the config); files of an "
+               "earlier report there are replaced, and said so.", aliases=("--out",),
+               replaces_own=True)
+@format_option(*REPORT_FORMATS, default=REPORT_FORMATS, multiple=True, json_alias=False,
+               help="Which files to write (repeatable; default: all three).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the HTML report.")
 @click.option("--tables/--no-tables", default=True, help="Print the comparison tables.")
 @vocab_option(None, "--unanswerable", concept="unanswerable policy",
@@ -168,20 +165,20 @@ def build_report(config: Path, store: Path | None, out: Path | None,
                    "config's 'unanswerable', else skip). The count is printed either way.")
 @DECIMALS_OPTION
 @QUIET_OPTION
-def report_command(config: Path, store: Path | None, out: Path | None,
-                   output_format: ReportFormat, open_browser: bool, tables: bool,
+def report_command(config: Path, store: Path | None, output: Path | None,
+                   output_format: tuple[str, ...], open_browser: bool, tables: bool,
                    unanswerable: str | None, decimals: int, quiet: bool) -> None:
     """Write the HTML, Markdown and JSON report of an experiment from its store."""
     with reported_warnings(quiet):
-        report, written = build_report(config, store, out, output_format, decimals,
-                                       unanswerable)
+        report, written, again = build_report(config, store, output, output_format,
+                                              decimals, unanswerable)
     if tables:
         print_means_tables(report, decimals)
     if report.missing:
         print(f"warning: {len(report.missing)} cells are not in the store yet; run "
               f"'searchbench experiment run {config}'", file=sys.stderr)
     for kind, p in written.items():
-        print(f"{kind}: {p}")
+        print(f"{kind}: {p}" + (" (replaced)" if kind in again else ""))
     if open_browser and "html" in written:
         import webbrowser
 

@@ -12,9 +12,18 @@ from typing import Any
 import click
 
 from ._multi import GreedyOption
-from ._output import paths, print_json, reported_warnings
+from ._output import (
+    evalset_argument,
+    format_option,
+    output_option,
+    paths,
+    print_json,
+    refuse_existing,
+    reported_warnings,
+)
 
-EVALSET_ARG = click.argument("evalset", type=paths(must_exist=True))
+EVALSET_ARG = evalset_argument(folder=True)
+TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or one JSON object.")
 
 
 def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -76,14 +85,13 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
               type=click.IntRange(min=0), metavar="N",
               help="Bootstrap resamples (over items) for the 95 % intervals; 0: none.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
-@click.option("--to-adjudicate", "adjudicate_path", type=paths(), default=None,
-              metavar="POOL",
-              help="Write the items to adjudicate as a pool.jsonl, to judge again in the app "
-                   "(judge serve --pool POOL --annotator adjudicator) and export with "
-                   "--adjudicate annotator:adjudicator.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@output_option("Write the items to adjudicate as a pool.jsonl, to judge again in the app "
+               "(judge serve --pool POOL --annotator adjudicator) and export with "
+               "--adjudicate annotator:adjudicator.", aliases=("--to-adjudicate",))
+@TEXT_OR_JSON
 def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boot: int,
-                      seed: int, adjudicate_path: Path | None, as_json: bool) -> None:
+                      seed: int, output: Path | None, force: bool,
+                      output_format: str) -> None:
     """Agreement between annotators (Cohen, Fleiss, Krippendorff) and LLM judges vs people.
 
     Reads EVALSET/judging.sqlite. People: Cohen's kappa per pair (unweighted, linear,
@@ -91,7 +99,7 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     bootstrap interval. Each LLM judge against the people's majority label, and with
     --runs the Kendall tau between the system orderings under the two label sets. Ends
     with the items to adjudicate (grades 2 or more apart, or a tied majority), which
-    --to-adjudicate writes as a pool for the judging app.
+    -o/--output writes as a pool for the judging app.
 
     Example: searchbench judge agreement my-set/ --runs bm25.trec dense.trec
     """
@@ -100,6 +108,7 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     from ..judging.agreement import agreement
     from ..judging.export import store_judgments
 
+    refuse_existing(force, output)
     labels = store_judgments(evalset)
     if not labels:
         raise DataFormatError(f"{evalset}: no judging store with labels (judging.sqlite); "
@@ -113,11 +122,11 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
             corpus, queries, _ = load_texts(evalset)
             check_runs(loaded, corpus.ids, queries.ids)
         report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
-    if adjudicate_path is not None:
+    if output is not None:
         from ..judging.labels import write_pool
 
-        write_pool(adjudicate_path, report.adjudication_pool())
-    if as_json:
+        write_pool(output, report.adjudication_pool())
+    if output_format == "json":
         print_json(report.to_dict())
     else:
         from .._util import visible_text
@@ -133,8 +142,9 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
                    "people's labels only).")
 @click.option("--min-annotators", default=1, show_default=True, type=click.IntRange(min=1),
               metavar="N", help="Leave out pairs resting on fewer than N labels.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def export_command(evalset: Path, policy: str, min_annotators: int, as_json: bool) -> None:
+@TEXT_OR_JSON
+def export_command(evalset: Path, policy: str, min_annotators: int,
+                   output_format: str) -> None:
     """Write the adjudicated labels into the set: qrels.tsv, evidence.jsonl, provenance.
 
     Every exported pair's provenance (qrels.provenance.jsonl) names the rule and the labels
@@ -147,7 +157,7 @@ def export_command(evalset: Path, policy: str, min_annotators: int, as_json: boo
 
     with reported_warnings():
         report = export(evalset, policy=policy, min_annotators=min_annotators)
-    if as_json:
+    if output_format == "json":
         print_json(report.to_dict())
     else:
         click.echo(report.to_text())

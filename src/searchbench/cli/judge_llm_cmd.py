@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._output import QUIET_OPTION, paths, reported_warnings
+from ._output import QUIET_OPTION, evalset_argument, paths, reported_warnings
 
 POSITIVE = click.IntRange(min=1)
 
@@ -32,7 +32,7 @@ def endpoint_options(f):
 
 
 @click.command("llm")
-@click.argument("evalset", type=paths(must_exist=True))
+@evalset_argument(folder=True)
 @click.option("--pool", "pool_path", type=paths(must_exist=True), required=True,
               help="pool.jsonl to judge (from `searchbench pool`).")
 @endpoint_options

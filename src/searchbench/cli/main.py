@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Evaluate runs against qrels, exactly as trec_eval computes the measures."),
     "compare": ("compare_cmd", "compare_command",
                 "Compare runs against a baseline with paired significance tests."),
-    "run": ("run_cmd", "run_command", "Retrieve for every query of SPEC and write a TREC run "
+    "run": ("run_cmd", "run_command", "Retrieve for every query of EVALSET and write a TREC run "
             "with a provenance sidecar."),
     "experiment": ("experiment_cmd", "experiment_app", "Run a grid of retrievers × models × "
                    "chunkers on an evaluation set, store the results, report them."),
@@ -92,10 +92,6 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               callback=_print_version, help="Print the version and exit.")
 def app() -> None:
     """The ``searchbench`` command (sub-commands load on demand)."""
-
-
-def _register() -> None:
-    """Nothing to do: the commands load on demand (kept for tools that call it)."""
 
 
 def main(argv: list[str] | None = None) -> int:

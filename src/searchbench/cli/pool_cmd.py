@@ -7,22 +7,30 @@ from pathlib import Path
 import click
 
 from ._multi import GreedyOption
-from ._output import QUIET_OPTION, paths, print_json, reported_warnings
+from ._output import (
+    QUIET_OPTION,
+    evalset_argument,
+    format_option,
+    output_option,
+    paths,
+    print_json,
+    refuse_existing,
+    reported_warnings,
+)
 
 
 @click.command("pool")
-@click.argument("evalset", type=paths(must_exist=True))
+@evalset_argument(folder=True)
 @click.option("--runs", "runs", multiple=True, cls=GreedyOption, type=paths(must_exist=True),
               metavar="RUN...", help="The runs to pool (TREC, Parquet or Arrow files): "
                                      "--runs a.trec b.trec.")
 @click.option("--depth", default=20, type=click.IntRange(min=1), metavar="N",
               help="How many of each run's top documents per query enter the pool.")
-@click.option("-o", "--output", type=paths(), default=None,
-              help="pool.jsonl to write (default EVALSET/pool.jsonl).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@output_option("pool.jsonl to write (default EVALSET/pool.jsonl).")
+@format_option("text", "json", default="text", help="text, or one JSON object.")
 @QUIET_OPTION
 def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path | None,
-                 as_json: bool, quiet: bool) -> None:
+                 force: bool, output_format: str, quiet: bool) -> None:
     """Pool the top documents of several runs into the list of pairs to judge next.
 
     The pool is the union of every run's top N per query minus what is judged already
@@ -35,9 +43,10 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
     from ..judging.pool import pool
 
     target = output if output is not None else Path(evalset) / "pool.jsonl"
+    refuse_existing(force, target)
     with reported_warnings(quiet):
         result = pool(evalset, list(runs), depth=depth, output=target, quiet=quiet or None)
-    if as_json:
+    if output_format == "json":
         print_json({**result.to_dict(), "output": str(target)})
         return
     from .._util import visible_text

@@ -12,14 +12,22 @@ from typing import Any
 
 import click
 
-from ..errors import ConfigError
-from ._output import QUIET_OPTION, paths, reported_warnings, vocab_option
+from ._output import (
+    QUIET_OPTION,
+    UsageError,
+    evalset_argument,
+    output_option,
+    paths,
+    refuse_existing,
+    reported_warnings,
+    vocab_option,
+)
 
 POSITIVE = click.IntRange(min=1)
 
 
 @click.command("run")
-@click.argument("spec", help="Evaluation set: pyref, beir:DIR, a native folder…")
+@evalset_argument("spec")
 @vocab_option("bm25", "--retriever", "-r", concept="retriever type",
               help="bm25, dense, hybrid (bm25 + dense), db (your vector database, --db), "
               "http (a search service), or your own retriever: python, langchain, "
@@ -48,8 +56,7 @@ POSITIVE = click.IntRange(min=1)
               help="Results per query.")
 @click.option("--token-budget", type=POSITIVE, metavar="INTEGER",
               help="Cut each ranking to the results that fit N tokens.")
-@click.option("-o", "--output", type=paths(), help="TREC run file to write "
-              "(+ OUTPUT.json provenance); default: stdout.")
+@output_option("TREC run file to write (+ OUTPUT.json provenance); default: stdout.")
 @click.option("--k1", default=0.9, help="BM25 k1 (>= 0).")
 @click.option("--b", "b", default=0.4, help="BM25 b (0 to 1).")
 @vocab_option("lucene", "--bm25-method", concept="BM25 method", help="BM25 variant.")
@@ -129,6 +136,7 @@ def run_command(
     k: int,
     token_budget: int | None,
     output: Path | None,
+    force: bool,
     k1: float,
     b: float,
     bm25_method: str,
@@ -163,7 +171,7 @@ def run_command(
     unanswerable: str,
     quiet: bool,
 ) -> None:
-    """Retrieve for every query of SPEC and write a TREC run with a provenance sidecar.
+    """Retrieve for every query of EVALSET and write a TREC run with a provenance sidecar.
 
     Example: searchbench run beir:../shared/data/beir/scifact -r hybrid --chunk tokens:256:32
     """
@@ -191,11 +199,13 @@ def run_command(
     sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
     if tune_weight and not (isinstance(chosen, sb.retrieval.HybridSpec)
                             and chosen.fusion == "weighted"):
-        raise ConfigError("--tune-weight needs --retriever hybrid --fusion weighted")
+        raise UsageError("--tune-weight needs --retriever hybrid --fusion weighted")
     with reported_warnings(quiet):
         t0 = time.perf_counter()
         es = sb.load_evalset(spec, quiet=quiet)
         _refuse_inputs(output, es)
+        if output is not None:  # before any retrieval
+            refuse_existing(force, output, prov.sidecar_path(output))
         with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                                    api_key_env=api_key_env, retries=retries,
                                    unanswerable=unanswerable) as pipe:
@@ -237,14 +247,12 @@ def _db_settings(kind: str, url: str | None, params: tuple[str, ...], flt: str |
                  model: str) -> dict[str, Any] | None:
     """The db retriever's settings (None unless ``--retriever db``); ``--model`` counts
     only when given on the command line (else the store's recorded model is used)."""
-    from searchbench.errors import ConfigError
-
     if kind != "db":
         if url or params or flt:
-            raise ConfigError("--db, --db-param and --filter need --retriever db")
+            raise UsageError("--db, --db-param and --filter need --retriever db")
         return None
     if not url:
-        raise ConfigError("--retriever db needs --db URL, e.g. "
+        raise UsageError("--retriever db needs --db URL, e.g. "
                           "'pgvector:///app?host=/run/pg&table=docs'")
     ctx = click.get_current_context()
     given = ctx.get_parameter_source("model") == click.core.ParameterSource.COMMANDLINE
@@ -258,7 +266,6 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
-    from searchbench.errors import ConfigError
     from searchbench.retrieval.spec import retriever_spec
     from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
 
@@ -279,11 +286,11 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     own = own or {}
     if kind in CALLABLE_TYPES:
         if not own.get("target"):
-            raise ConfigError(f"-r {kind} needs --target MODULE:NAME (your retriever or a "
+            raise UsageError(f"-r {kind} needs --target MODULE:NAME (your retriever or a "
                               "factory returning it, e.g. myapp.search:build_retriever)")
         return retriever_spec(kind, {n: v for n, v in own.items() if v is not None}, key=key)
     if own.get("target") or own.get("kwargs") or own.get("id_from") or own.get("query_input"):
-        raise ConfigError("--target, --kwargs, --id-from and --query-input need --retriever "
+        raise UsageError("--target, --kwargs, --id-from and --query-input need --retriever "
                           "python, langchain, llamaindex or haystack")
     return {"bm25": lexical, "dense": semantic, "hybrid": fused}[kind]
 
@@ -308,12 +315,11 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _http_spec(flags: dict[str, Any], key: Any) -> Any:
     """The http spec of the ``run`` flags (``--header 'N: V'`` → a headers table)."""
-    from searchbench.errors import ConfigError
     from searchbench.retrieval.http_search import header_dict
     from searchbench.retrieval.spec import retriever_spec
 
     if not flags.get("endpoint"):
-        raise ConfigError("-r http needs --endpoint URL (the search service, e.g. "
+        raise UsageError("-r http needs --endpoint URL (the search service, e.g. "
                           "http://127.0.0.1:8080/search)")
     settings = {n: v for n, v in flags.items() if v is not None}
     settings["headers"] = header_dict(list(flags.get("headers") or ()))

@@ -6,22 +6,27 @@ from pathlib import Path
 
 import click
 
-from ._output import QUIET_OPTION, paths, reported_warnings
+from ._output import (
+    QUIET_OPTION,
+    UsageError,
+    evalset_argument,
+    output_option,
+    refuse_existing,
+    reported_warnings,
+)
 from .judge_llm_cmd import POSITIVE, endpoint_options
 
 SHARE = click.FloatRange(0.0, 1.0, min_open=True)
 
 
 @click.command("synth")
-@click.argument("evalset", help="Evaluation set: a native folder, pyref, beir:DIR…")
+@evalset_argument()
 @endpoint_options
 @click.option("--per-doc", default=1, type=POSITIVE, metavar="INTEGER",
               help="Questions asked per document (one chunk each, spread over it).")
 @click.option("--chunk", help="tokens:SIZE[:OVERLAP], sentences:N or recursive:MAX "
               "(whitespace words); default: whole documents.")
-@click.option("-o", "--output", type=paths(), required=True,
-              help="synth.jsonl to write (queries with evidence).")
-@click.option("--force", is_flag=True, help="Replace an existing OUTPUT.")
+@output_option("synth.jsonl to write (queries with evidence).", required=True)
 @click.option("--append", "append", is_flag=True, help="Also add the kept questions, their "
               "qrels and evidence to the evaluation-set folder.")
 @click.option("--embed-model", default="minilm", show_default=True,
@@ -44,7 +49,6 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                   judge_model: str | None, min_grade: int, quiet: bool) -> None:
     """Generate guarded synthetic questions (chunk kept as evidence) through an LLM."""
     import searchbench as sb
-    from searchbench.errors import ConfigError, OutputError
     from searchbench.judging.llm import ChatClient, LlmCache, LlmJudge, load_prompt
     from searchbench.judging.synth import (
         append_to_evalset,
@@ -54,9 +58,8 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
 
     folder = Path(evalset)
     if append and not folder.is_dir():
-        raise ConfigError(f"--append: {evalset!r} is not an evaluation-set folder")
-    if output.exists() and not force:
-        raise OutputError(f"{output} exists; pass --force to replace it or choose another -o")
+        raise UsageError(f"--append: {evalset!r} is not an evaluation-set folder")
+    refuse_existing(force, output)
     sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any request
     with reported_warnings(quiet):
         es = sb.load_evalset(evalset, quiet=quiet)

@@ -206,13 +206,13 @@ def test_truncated_file_is_one_error_line(tmp_path: Path, capsys, fmt: str) -> N
 # -- searchbench convert ---------------------------------------------------------------
 def test_convert_cli_round_trip_and_eval(tmp_path: Path, trec_eval_dir: Path, capsys) -> None:
     q, r = tmp_path / "q.parquet", tmp_path / "r.feather"
-    assert main(["convert", str(trec_eval_dir / "qrels.test"), str(q)]) == 0
-    assert main(["convert", str(trec_eval_dir / "results.test"), str(r)]) == 0
+    assert main(["convert", str(trec_eval_dir / "qrels.test"), "-o", str(q)]) == 0
+    assert main(["convert", str(trec_eval_dir / "results.test"), "-o", str(r)]) == 0
     assert pq.read_table(q).column_names == ["query_id", "doc_id", "grade"]
     assert pa.ipc.open_file(str(r)).read_all().column_names[:3] == ["query_id", "doc_id",
                                                                     "score"]
-    assert main(["convert", str(r), str(tmp_path / "back.trec")]) == 0
-    assert main(["convert", str(q), str(tmp_path / "back.tsv")]) == 0
+    assert main(["convert", str(r), "-o", str(tmp_path / "back.trec")]) == 0
+    assert main(["convert", str(q), "-o", str(tmp_path / "back.tsv")]) == 0
     original = read_run(trec_eval_dir / "results.test")
     assert _rankings(read_run(tmp_path / "back.trec")) == _rankings(original)
     assert read_qrels(tmp_path / "back.tsv").to_dict() == \
@@ -226,9 +226,10 @@ def test_convert_cli_round_trip_and_eval(tmp_path: Path, trec_eval_dir: Path, ca
 def test_convert_refuses_to_overwrite_and_beir_runs(tmp_path: Path, capsys) -> None:
     (tmp_path / "r").write_text(RUN_TEXT)
     (tmp_path / "out.parquet").write_bytes(b"mine")
-    assert main(["convert", str(tmp_path / "r"), str(tmp_path / "out.parquet")]) == 1
+    assert main(["convert", str(tmp_path / "r"), "-o", str(tmp_path / "out.parquet")]) == 1
     assert "it exists already" in capsys.readouterr().err
     assert (tmp_path / "out.parquet").read_bytes() == b"mine"
-    assert main(["convert", str(tmp_path / "r"), str(tmp_path / "out.parquet"), "--force"]) == 0
-    assert main(["convert", str(tmp_path / "r"), str(tmp_path / "x"), "--to", "beir"]) == 1
+    source = str(tmp_path / "r")
+    assert main(["convert", source, "-o", str(tmp_path / "out.parquet"), "--force"]) == 0
+    assert main(["convert", source, "-o", str(tmp_path / "x"), "--format", "beir"]) == 1
     assert "BEIR files hold qrels" in capsys.readouterr().err

@@ -242,7 +242,7 @@ def test_cli_runs_a_callable_and_refuses_a_broken_one_in_one_line(tmp_path, pyre
         assert needle in lines[-1] and "Traceback" not in done.stderr
         assert not (tmp_path / "bad.trec").exists()
     done = _cli("run", "pyref", "-r", "python", "-o", "x.trec", cwd=tmp_path)
-    assert done.returncode == 1 and "needs --target" in done.stderr
+    assert done.returncode == 2 and "needs --target" in done.stderr  # a usage error
 
 
 def test_id_from_a_function_of_the_result_maps_ids(pyref, tmp_path, monkeypatch):

@@ -87,7 +87,8 @@ def test_sb_db_connect_is_reachable_from_the_top_package():
 def test_run_db_flags_are_checked_before_any_work(tmp_path, capsys, args, needle):
     from searchbench.cli.main import main
 
-    assert main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")]) == 1
+    usage = "NAME=VALUE" not in needle  # combinations: exit 2; a value the library refuses: 1
+    assert main(["run", "pyref", *args, "-o", str(tmp_path / "x.trec")]) == (2 if usage else 1)
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x.trec").exists()
@@ -110,5 +111,5 @@ def test_list_params_shows_every_engine_even_one_that_fails_to_import(capsys):
     pg = listed["pgvector"]
     assert [p["name"] for p in pg["params"]] == [p.name for p in PgVectorStore.params]
     assert {p["name"]: p["default"] for p in pg["params"]}["hnsw.ef_search"] == 40
-    assert main(["db", "list-params", "nosuch"]) == 1
+    assert main(["db", "list-params", "nosuch"]) == 2  # a usage error
     assert "unknown store engine 'nosuch'" in capsys.readouterr().err
