@@ -57,6 +57,19 @@ def _modules() -> dict[str, Module]:
 MODULES = _modules()
 
 
+def _exported(package: str) -> set[str]:
+    """The names a package's ``__init__`` lists in a literal ``__all__``."""
+    module = MODULES.get(package)
+    if module is None or not module.is_package:
+        return set()
+    for node in module.tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {e.value for e in ast.walk(node.value)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
@@ -80,8 +93,8 @@ def _imports(module: Module) -> Iterator[Import]:
                 else:
                     source = child.module or ""
                 for alias in child.names:
-                    sub = f"{source}.{alias.name}"
-                    if sub in MODULES:
+                    sub = f"{source}.{alias.name}"  # a module, unless the package exports
+                    if sub in MODULES and alias.name not in _exported(source):  # that name
                         yield Import(child.lineno, sub, None, func, checking)
                     else:
                         yield Import(child.lineno, source, alias.name, func, checking)

@@ -36,9 +36,7 @@ def convert_command(source: Path, target: Path, to_format: str | None, kind: str
     Values are checked as when evaluating (ids, grades, finite scores, duplicates). Example:
     searchbench convert bm25.trec bm25.parquet
     """
-    from ..data.columnar import detect_kind, write_columnar_qrels, write_columnar_run
-    from ..data.qrels import Qrels
-    from ..data.run import Run
+    from ..data import Qrels, Run, detect_kind, write_columnar_qrels, write_columnar_run
     from ..errors import DataFormatError, OutputError
 
     fmt = to_format or format_of(target)

@@ -117,7 +117,7 @@ def _print_added(report: ExperimentReport, cfg: ExperimentConfig, shown: set[str
 def demo_command(out: Path, open_browser: bool, decimals: int, quiet: bool) -> None:
     """Run the built-in experiment on pyref and print where its HTML report is."""
     from ..experiment import load_config, run_experiment
-    from ..report.experiment import experiment_report
+    from ..report import experiment_report
 
     t0 = time.perf_counter()
     cfg = load_config(_config_file(out))

@@ -105,8 +105,7 @@ def eval_command(
 
     Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
-    from ..data.qrels import Qrels
-    from ..data.run import Run
+    from ..data import Qrels, Run
     from ..measures import (
         CoverageProbe,
         Evaluator,
@@ -122,7 +121,7 @@ def eval_command(
     with reported_warnings(quiet):
         judgments = Qrels.from_file(qrels, keep=keep_policy)
         if stream:  # only read as Arrow strings then: no Python string per document
-            from ..data.stream import compact_qrels
+            from ..data import compact_qrels
 
             judgments = compact_qrels(judgments)
         evaluator = Evaluator(judgments, probe.all_measures, missing=missing, depth=depth)

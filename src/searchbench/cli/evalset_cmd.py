@@ -45,7 +45,7 @@ class OutFormat(StrEnum):
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
           strict: bool = True, quiet: bool = False) -> Any:
     from .._util import safe_component
-    from ..collections.registry import load_evalset
+    from ..collections import load_evalset
 
     safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
 
@@ -72,7 +72,7 @@ def check_command(spec: str, split: str, sd: float, as_json: bool, data_dir: Pat
 
     Example: searchbench evalset check my-set/
     """
-    from ..collections.check import check_evalset
+    from ..collections import check_evalset
 
     with reported_warnings(quiet=True):
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
@@ -95,12 +95,12 @@ def _judge_agreement(es: Any) -> Any:
     path = es.provenance.get("path")
     if es.provenance.get("format") != "native" or not isinstance(path, str):
         return None
-    from ..judging.export import store_judgments
+    from ..judging import store_judgments
 
     labels = store_judgments(path)
     if not labels:
         return None
-    from ..judging.agreement import agreement
+    from ..judging import agreement
 
     return agreement(labels, n_boot=1000, seed=0)
 
@@ -131,7 +131,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
     """
-    from ..judging.folder import init_evalset, parse_size
+    from ..judging import init_evalset, parse_size
 
     report = init_evalset(folder, docs, glob=pattern, prune=prune,
                           max_file_bytes=parse_size(max_file_size, "--max-file-size"))
@@ -167,7 +167,7 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
 
     Example: searchbench evalset add-queries my-set/ queries.txt --source real
     """
-    from ..judging.folder import add_queries
+    from ..judging import add_queries
 
     report = add_queries(folder, file, source=source, generator=generator)
     if as_json:
@@ -206,7 +206,7 @@ def convert_command(spec: str, to: Path, out_format: OutFormat, split: str, comp
 
     Example: searchbench evalset convert beir:scifact --to my-set/ --format native
     """
-    from ..data.beir import write_beir
+    from ..data import write_beir
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -255,8 +255,13 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     from .._util import refuse_sources
     from ..data import source_paths
     from ..errors import ConfigError, OutputError
-    from ..retrieval.chunking import parse_chunker
-    from ..retrieval.spec import DenseSpec, chunking_label, encoder_for, evalset_chunk_qrels
+    from ..retrieval import (
+        DenseSpec,
+        chunking_label,
+        encoder_for,
+        evalset_chunk_qrels,
+        parse_chunker,
+    )
 
     if qrels_format not in ("trec", "beir"):
         raise ConfigError(f"--format {qrels_format!r}: expected trec or beir")
@@ -300,7 +305,7 @@ def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
 
     Example: searchbench evalset stats cranfield:../shared/data/cranfield
     """
-    from ..collections.check import evalset_stats
+    from ..collections import evalset_stats
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -334,7 +339,7 @@ def stats_command(spec: str, split: str, as_json: bool, data_dir: Path | None,
 @JSON_OPTION
 def list_command(as_json: bool) -> None:
     """Evaluation sets searchbench knows: built-in, folder loaders, downloadable BEIR sets."""
-    from ..collections.registry import list_datasets
+    from ..collections import list_datasets
 
     rows = list_datasets()
     if as_json:

@@ -35,8 +35,14 @@ import numpy as np
 
 from .._util import json_safe
 from ..errors import ConfigError, DataFormatError
-from ..measures import CoverageProbe, judged_notes
-from ..measures.scored import ScoredQueries, apply_unanswerable, no_answer_ids, scored_queries
+from ..measures import (
+    CoverageProbe,
+    ScoredQueries,
+    apply_unanswerable,
+    judged_notes,
+    no_answer_ids,
+    scored_queries,
+)
 from ..stats import (
     correct,
     effect_size,

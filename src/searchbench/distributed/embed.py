@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..retrieval.cache import text_key
-from ..retrieval.shards import EmbeddingFolder, Kind, shard_table
+from ..retrieval import EmbeddingFolder, Kind, shard_table, text_key
 
 __all__ = ["EmbedStats", "embed_corpus", "embed_texts_local"]
 
@@ -89,7 +88,7 @@ class _Embedder:
 
     def __init__(self, model: str, identity: str, kind: str, device: str | None) -> None:
         from ..errors import BackendError
-        from ..retrieval.encoders import encoder
+        from ..retrieval import encoder
 
         kw: dict[str, Any] = {"cache": False, "quiet": True}
         if device:

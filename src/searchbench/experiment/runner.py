@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.evalset import EvalSet
-from ..data.run import Run
+from ..data import EvalSet, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..retrieval import DbSpec, DenseSpec, HybridSpec, Pipeline, PipelineResult
 from .config import Cell, ExperimentConfig, resolve_evalset, resolve_model
@@ -97,7 +96,7 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
 
 
 def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
-    from ..collections.registry import load_evalset
+    from ..collections import load_evalset
 
     es = load_evalset(resolve_evalset(spec, cfg.base_dir))
     es.warn_unjudged()
@@ -105,7 +104,7 @@ def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
 
 
 def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
-    from ..collections.check import check_evalset
+    from ..collections import check_evalset
 
     report = check_evalset(es)
     return {"summary": report.summary,
@@ -333,7 +332,7 @@ def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
 def _mean_unit_tokens(res: PipelineResult) -> float:
     """Mean size of the indexed units in the cell's own token unit (model tokens for a
     retriever with a model, whitespace words for BM25)."""
-    from ..retrieval.spec import context_token_counts
+    from ..retrieval import context_token_counts
 
     units = res.retriever.units
     assert units is not None
@@ -369,7 +368,7 @@ def _resolved(spec: Any, chunker: str, base: Path) -> Any:
     """``spec`` with relative model folders absolute and store URL templates filled in."""
     from dataclasses import replace
 
-    from ..retrieval.stores import store_url
+    from ..retrieval import store_url
 
     if isinstance(spec, HybridSpec):
         return replace(spec, parts=tuple(_resolved(p, chunker, base) for p in spec.parts))

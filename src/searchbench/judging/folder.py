@@ -414,7 +414,7 @@ def _query_lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _json_query(line: str, where: str) -> dict[str, Any]:
-    from ..data.jsonl import QUERY_SOURCES as NATIVE_SOURCES
+    from ..data import QUERY_SOURCES as NATIVE_SOURCES
 
     try:
         obj = json.loads(line)

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._util import progress
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..vocab import LEVELS, canonical_level
 from .chunking import Chunk, Chunker

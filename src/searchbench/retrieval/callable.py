@@ -47,8 +47,7 @@ from typing import Any
 import numpy as np
 
 from .._util import package_version
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, _check_level, build_units
 from .chunking import Chunk, Chunker, parse_chunk_id

@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Qrels, Queries, Run
 from ..errors import ConfigError
 from ..vocab import FUSIONS, NORMS, canonical_fusion, canonical_norm, check_finite
 from .base import Retriever, _check_level

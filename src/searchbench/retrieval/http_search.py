@@ -39,8 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._util.secrets import hold, remote_text
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, require
 from .base import Retriever, _check_level, build_units
 from .chunking import Chunker

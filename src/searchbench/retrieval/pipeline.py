@@ -37,8 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
+from ..data import Qrels, Run
 from ..errors import ConfigError
 from .base import Retriever
 from .chunking import Chunker, parse_chunker
