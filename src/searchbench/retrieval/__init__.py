@@ -7,6 +7,7 @@ inside the functions that need them, behind :func:`searchbench.errors.require`.
 from __future__ import annotations
 
 from .base import LEVELS, Retriever, exact_topk
+from .build import build_retriever
 from .cache import EmbeddingCache, text_key
 from .callable import (
     CallableRetriever,
@@ -51,7 +52,6 @@ from .spec import (
     HybridSpec,
     RetrieverSpec,
     bind_chunker,
-    build_retriever,
     chunker_for,
     chunking_label,
     context_token_counts,

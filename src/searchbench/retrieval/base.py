@@ -167,7 +167,7 @@ class Retriever:
         ``encode_s`` (query encoding, cache reads included) apart.
         """
         units = self._require_index()
-        level = _check_level(level, k)
+        level = check_level(level, k)
         t0 = time.perf_counter()
         self.timings.pop("encode_s", None)  # set again by retrievers that embed queries
         qids = queries.ids
@@ -283,7 +283,7 @@ def doc_aligned_blocks(doc_starts: np.ndarray, n_units: int, size: int) -> list[
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _check_level(level: str, k: int) -> str:
+def check_level(level: str, k: int) -> str:
     """The canonical level; ConfigError for an unknown level or k <= 0."""
     level = canonical_level(level)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k <= 0:

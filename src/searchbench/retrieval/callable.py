@@ -49,7 +49,7 @@ import numpy as np
 from .._util import package_version
 from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
-from .base import Retriever, Units, _check_level, build_units
+from .base import Retriever, Units, build_units, check_level
 from .chunking import Chunk, Chunker, parse_chunk_id
 from .frameworks import Hit, adapter_for
 
@@ -179,7 +179,7 @@ class CallableRetriever(Retriever):
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()
-        level = _check_level(level, k)
+        level = check_level(level, k)
         t0 = time.perf_counter()
         self.latencies = []
         texts, qids = queries.texts(), list(queries.ids)

@@ -40,6 +40,7 @@ import numpy as np
 from ..data import Qrels, Run
 from ..errors import ConfigError
 from .base import Retriever
+from .build import build_retriever
 from .chunking import Chunker, parse_chunker
 from .levels import budget_run, chunk_qrels, context_tokens
 from .spec import (
@@ -47,7 +48,6 @@ from .spec import (
     DbSpec,
     HybridSpec,
     RetrieverSpec,
-    build_retriever,
     chunker_for,
     context_token_counts,
     counting_encoder,

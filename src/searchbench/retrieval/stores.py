@@ -27,6 +27,7 @@ from .._util import progress, utc_now
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
+from .spec import DenseSpec, chunker_for, encoder_for
 
 __all__ = ["CHUNKER_FIELD", "FORMAT", "DbRetriever", "check_ids", "chunker_slug",
            "is_template", "load_batches", "load_store", "store_url"]
@@ -166,7 +167,6 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     index) with build ``params``. Resumable and idempotent; returns a summary (added,
     skipped, count, seconds, the store's description)."""
     from ..knn import check_metric
-    from .spec import DenseSpec, chunker_for, encoder_for
 
     metric = check_metric(metric)
     store = _store(store_or_url)
@@ -310,7 +310,6 @@ class DbRetriever(Retriever):
                encoders: dict[Any, Any]) -> None:
         """Parameters checked, model chosen and checked against the store's record."""
         from ..db import check_params
-        from .spec import DenseSpec, encoder_for
 
         cls = type(self.store)
         self.params = check_params(cls.engine, cls.params, params or {}, "search")
