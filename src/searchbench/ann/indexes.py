@@ -2,7 +2,7 @@
 
 Parameters split into **build** parameters (one index per combination) and **search**
 parameters (looped over a built index). Distances come back in searchbench's convention
-(smaller = closer, see :mod:`searchbench.knn.metric`); cosine indexes are built on
+(smaller = closer, see :mod:`searchbench.knn`); cosine indexes are built on
 unit-normalised vectors.
 faiss and hnswlib are imported only when an index is built.
 """

@@ -54,7 +54,7 @@ from ..stats import (
     wins_ties_losses,
 )
 from ..vocab import DEFAULT_STATS, StatsSettings, canonical_correction, canonical_test
-from .provenance import provenance_of, provenance_shares, provenance_split
+from ._provenance import provenance_of, provenance_shares, provenance_split
 from .render import render_csv, render_latex, render_markdown, summary_rows
 
 __all__ = [
@@ -185,7 +185,7 @@ class Comparison:
 
     def provenance_split(self, measure: str | None = None) -> list[Any]:
         """Each system's mean of ``measure`` (default: the first) per query provenance
-        group (:func:`searchbench.comparison.provenance.provenance_split`)."""
+        group (:func:`searchbench.comparison._provenance.provenance_split`)."""
 
         m = self._measure(measure) if measure is not None else self.measures[0]
         return provenance_split(self.query_ids, self.scores, m, self.query_provenance)
@@ -385,10 +385,10 @@ def compare(
     ``no_answer`` are left out of every measure under ``unanswerable="skip"`` (the default)
     and scored as trec_eval does under ``"zero"``. The notes say how many compared queries
     have no relevant document (scored 0, as trec_eval does) and how many were marked
-    (:mod:`searchbench.measures.scored`).
+    (:mod:`searchbench.measures`).
 
     Judged coverage (mean ``Judged@k`` at the main cutoff, see
-    :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
+    :mod:`searchbench.measures`) is computed in the same pass for every system:
     ``Comparison.judged``. A system whose top
     k is almost entirely unjudged raises a :class:`~searchbench.measures.SearchbenchWarning`
     naming the likely cause; one mostly unjudged adds a note.

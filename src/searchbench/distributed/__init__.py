@@ -13,15 +13,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
-    from .cluster import CONNECT_TIMEOUT, ray_cluster
+    from ._cluster import CONNECT_TIMEOUT, ray_cluster
+    from ._evaluate import RayEvaluated, RunSample, evaluate_runs
+    from ._knn import sharded_knn
     from .embed import embed_corpus, embed_texts_local
-    from .evaluate import RayEvaluated, RunSample, evaluate_runs
-    from .knn import sharded_knn
 
 _LAZY = {
-    "CONNECT_TIMEOUT": ".cluster", "ray_cluster": ".cluster",
-    "RayEvaluated": ".evaluate", "RunSample": ".evaluate", "evaluate_runs": ".evaluate",
-    "sharded_knn": ".knn",
+    "CONNECT_TIMEOUT": "._cluster", "ray_cluster": "._cluster",
+    "RayEvaluated": "._evaluate", "RunSample": "._evaluate", "evaluate_runs": "._evaluate",
+    "sharded_knn": "._knn",
     "embed_corpus": ".embed", "embed_texts_local": ".embed",
 }
 

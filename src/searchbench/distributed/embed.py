@@ -123,7 +123,7 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
     import pyarrow as pa
 
     from .._util import progress
-    from .cluster import ray_cluster
+    from ._cluster import ray_cluster
 
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()

@@ -3,6 +3,7 @@ SQLite results store. ``searchbench experiment init|run|report|list`` wraps this
 
 from __future__ import annotations
 
+from ._runner import RunSummary, default_store, run_experiment
 from .config import (
     Cell,
     ExperimentConfig,
@@ -12,7 +13,6 @@ from .config import (
     parse_config,
     resolve_evalset,
 )
-from .runner import RunSummary, default_store, run_experiment
 from .store import SCHEMA_VERSION, CellRecord, ResultsStore, StoreError
 
 __all__ = [

@@ -13,7 +13,7 @@ import pyarrow as pa
 from ..data import IdIndex, Qrels, Run, as_arrow_strings, from_numpy, lookup
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
-from .kernels import Judged, compute
+from ._kernels import Judged, compute
 from .spec import Measure, parse_measures
 
 __all__ = ["Combiner", "EvalResult", "Evaluator", "NoSharedQueriesError", "PartialResult",

@@ -5,10 +5,10 @@ function), its canonical name and aliases, its trec_eval names, its typed parame
 its formula (the kernel's docstring). The grammar (:mod:`.spec`), ``--trec-names``, the
 evaluator's dispatch and the measures reference in the docs all read this registry.
 
-Kernels register themselves with the :func:`register` decorator in :mod:`.kernels`, so
+Kernels register themselves with the :func:`register` decorator in :mod:`._kernels`, so
 adding a measure is one decorated kernel there plus its test. ``families()`` lists the
 families in registration order (the order of the docs' table). This module imports no
-kernel: :mod:`.spec` (and so the package) imports :mod:`.kernels`, which fills the registry
+kernel: :mod:`.spec` (and so the package) imports :mod:`._kernels`, which fills the registry
 when it loads.
 """
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 if TYPE_CHECKING:
     import numpy as np
 
-    from .kernels import Judged
+    from ._kernels import Judged
     from .spec import Measure
 
 __all__ = ["GAIN", "PARAMS", "REL", "Family", "Param", "families", "family", "is_integer",

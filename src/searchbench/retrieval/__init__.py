@@ -6,6 +6,12 @@ inside the functions that need them, behind :func:`searchbench.errors.require`.
 
 from __future__ import annotations
 
+from ._external import RunRetriever
+from ._fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
+from ._levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
+from ._lexical import BM25
+from ._pipeline import Pipeline, PipelineResult, chunking_of, run_pipeline, summary_measures
+from ._truncation import LengthReport, length_report, warn_truncation
 from .base import LEVELS, Retriever, exact_topk
 from .build import build_retriever
 from .cache import EmbeddingCache, text_key
@@ -26,14 +32,9 @@ from .chunking import (
 )
 from .dense import Dense
 from .encoders import Encoder, available_models, encoder
-from .external import RunRetriever
-from .fusion import Hybrid, SweepResult, fuse, rrf, sweep_weights, weighted
 from .http_client import HttpClient, public_url
 from .http_encoder import OpenAIEncoder
 from .http_search import HttpRetriever, header_dict
-from .levels import budget_run, chunk_qrels, context_tokens, doc_run, token_counts
-from .lexical import BM25
-from .pipeline import Pipeline, PipelineResult, chunking_of, run_pipeline, summary_measures
 from .provenance import (
     file_digest,
     run_provenance,
@@ -62,7 +63,6 @@ from .spec import (
     token_unit,
 )
 from .stores import DbRetriever, is_template, load_store, store_url
-from .truncation import LengthReport, length_report, warn_truncation
 
 __all__ = [
     "BM25",

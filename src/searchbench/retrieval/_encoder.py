@@ -1,7 +1,7 @@
 """The encoder base: what every encoder shares (prefixes, caching, token offsets: :class:`Encoder`),
 the identity of local weights (:func:`weights_hash`), the packaged MiniLM (:func:`minilm_path`)
 and a token counter that sees past the model's limit (:func:`untruncated`). Below
-:mod:`.encoders` (the model-name factory), :mod:`.onnx` and :mod:`.http_encoder`, which
+:mod:`.encoders` (the model-name factory), :mod:`._onnx` and :mod:`.http_encoder`, which
 all subclass or use it."""
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._fusion import Hybrid
+from ._lexical import BM25
 from .callable import CallableRetriever, load_target
 from .dense import Dense
-from .fusion import Hybrid
 from .http_search import HttpRetriever
-from .lexical import BM25
 from .spec import (
     BM25Spec,
     CallableSpec,

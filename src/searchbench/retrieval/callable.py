@@ -1,5 +1,5 @@
 """The retriever you already built as the system under test: a Python callable, or a
-LangChain, LlamaIndex or Haystack object (adapters in :mod:`.frameworks`).
+LangChain, LlamaIndex or Haystack object (adapters in :mod:`._frameworks`).
 
 The shape is httpx's transport: an adapter answers one narrow question — the ranked
 :class:`Hit` s of a batch of query texts, ``search(texts, k) -> [[Hit, ...], ...]`` — and
@@ -49,9 +49,9 @@ import numpy as np
 from .._util import package_version
 from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
+from ._frameworks import Hit, adapter_for
 from .base import Retriever, Units, build_units, check_level
 from .chunking import Chunk, Chunker, parse_chunk_id
-from .frameworks import Hit, adapter_for
 
 __all__ = ["CallableRetriever", "Hit", "from_callable", "from_haystack", "from_langchain",
            "from_llamaindex", "load_target", "target_provenance"]

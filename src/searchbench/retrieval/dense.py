@@ -94,7 +94,7 @@ class Dense(Retriever):
 
     def _report_lengths(self, texts: list[str]) -> None:
         """Count the units the encoder will truncate (its own tokenizer) and warn once."""
-        from .truncation import length_report, warn_truncation
+        from ._truncation import length_report, warn_truncation
 
         report = length_report(self.encoder, texts,
                                "chunk" if self.chunker is not None else "document")

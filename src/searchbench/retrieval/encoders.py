@@ -23,9 +23,9 @@ import numpy as np
 from .._util import atomic_path, file_lock
 from ..errors import BackendError, ConfigError, require
 from ._encoder import Encoder, minilm_path, untruncated, weights_hash
+from ._onnx import onnx_encoder
 from .cache import default_cache_dir
 from .http_encoder import OpenAIEncoder
-from .onnx import onnx_encoder
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "StaticEncoder", "available_models",
            "encoder", "minilm_path", "weights_hash"]

@@ -342,7 +342,7 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
         if not isinstance(weights, list | tuple) or len(weights) != len(parts):
             raise ConfigError(f"{key('weights')} is {weights!r}; expected {len(parts)} finite "
                               "numbers, one per fused retriever")
-        from .fusion import check_weights
+        from ._fusion import check_weights
 
         weights = tuple(check_weights(weights, len(parts), key("weights"),
                                       item_key=lambda i: key(f"weights[{i}]")))
@@ -461,10 +461,10 @@ def evalset_chunk_qrels(evalset: Any, chunk: str | Chunker, encoder: Any = None,
     ``encoder``'s tokens (None: whitespace words): exactly the chunk ids a retriever
     indexed with :func:`chunker_for` ``(chunk, encoder)`` returns at ``level="chunk"``
     (``searchbench run --level chunk --chunk SPEC [--model M]``), judged by
-    :func:`~searchbench.retrieval.levels.chunk_qrels`. A run made earlier can then be
+    :func:`~searchbench.retrieval._levels.chunk_qrels`. A run made earlier can then be
     scored after the fact (``searchbench evalset chunk-qrels``)."""
+    from ._levels import chunk_qrels
     from .base import build_units
-    from .levels import chunk_qrels
 
     chunker = chunker_for(chunk, encoder)
     if chunker is None:

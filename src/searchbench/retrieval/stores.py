@@ -226,7 +226,7 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
 def _truncation(enc: Any, units: Units, chunked: bool, todo: list[int]) -> Any:
     """The encoder's truncation of the units (warned once, as ``run`` warns), counted
     before embedding; None when everything is loaded already (nothing is embedded)."""
-    from .truncation import length_report, warn_truncation
+    from ._truncation import length_report, warn_truncation
 
     if not todo:
         return None

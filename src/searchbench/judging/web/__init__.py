@@ -12,13 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
+    from ._explore import explore_data
     from .context import load_texts
-    from .explore import explore_data
     from .server import ServeOptions, require_web, serve
 
 _LAZY = {
     "load_texts": ".context",
-    "explore_data": ".explore",
+    "explore_data": "._explore",
     "ServeOptions": ".server", "require_web": ".server", "serve": ".server",
 }
 

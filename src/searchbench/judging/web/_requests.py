@@ -1,5 +1,5 @@
 """Request parameters, checked once for every route of the app (:mod:`.app`) and of explore
-mode (:mod:`.explore`): a malformed one is a :class:`BadRequest` (a 400 with the app's own
+mode (:mod:`._explore`): a malformed one is a :class:`BadRequest` (a 400 with the app's own
 page, ARCHITECTURE §12.y)."""
 
 from __future__ import annotations

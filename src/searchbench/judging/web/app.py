@@ -37,9 +37,9 @@ from ..._util import visible_name
 from ...errors import DataFormatError, OutputError, SearchbenchError
 from ..labels import GRADES, Judgment, Quote
 from ..store import DamagedStoreError
+from ._explore import explore_routes
 from ._requests import BadRequest, item_number
 from .context import JudgingContext, highlight
-from .explore import explore_routes
 
 __all__ = ["SESSION_COOKIE", "cookie_name", "create_app"]
 

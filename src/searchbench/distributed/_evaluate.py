@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import BackendError, SearchbenchError
 from ..measures import Combiner, EvalResult, Evaluator, PartialResult
-from .cluster import ray_cluster, task_error
+from ._cluster import ray_cluster, task_error
 
 __all__ = ["RayEvaluated", "RunSample", "evaluate_runs"]
 

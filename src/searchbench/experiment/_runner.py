@@ -32,9 +32,9 @@ import numpy as np
 from ..data import EvalSet, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..retrieval import DbSpec, DenseSpec, HybridSpec, Pipeline, PipelineResult
+from ._provenance import run_provenance
 from .config import Cell, ExperimentConfig, resolve_evalset, resolve_model
 from .naming import publish_retagged, publish_run, slug, work_key
-from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
