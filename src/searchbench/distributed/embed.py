@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..retrieval import EmbeddingFolder, Kind, shard_table, text_key
+from ._cluster import ray_cluster
 
 __all__ = ["EmbedStats", "embed_corpus", "embed_texts_local"]
 
@@ -123,8 +124,6 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
     import pyarrow as pa
 
     from .._util import progress
-    from ._cluster import ray_cluster
-
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()
     if not len(todo):

@@ -30,7 +30,7 @@ from ..vocab import (
     canonical_unanswerable,
     check_positive_int,
 )
-from .naming import check_name
+from .naming import cell_key, check_name, work_key
 
 __all__ = ["DEFAULT_MEASURES", "Cell", "ExperimentConfig", "RetrieverSpec", "expand_grid",
            "load_config", "parse_config"]
@@ -86,14 +86,10 @@ class Cell:
 
     def key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
-        from .naming import cell_key
-
         return cell_key(self.to_dict(components), evalset_hash)
 
     def work_key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of the work this cell does, names left out (same key, same run)."""
-        from .naming import work_key
-
         return work_key(self.to_dict(components), evalset_hash)
 
 

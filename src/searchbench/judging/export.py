@@ -39,6 +39,7 @@ from .._util import atomic_folder, normal_name, utc_now, write_text
 from ..errors import ConfigError, DataFormatError
 from .folder import has_judgments, load_queries, native_file, read_provenance_file
 from .labels import Judgment, Quote
+from .store import STORE_FILE, JudgmentStore
 
 __all__ = ["POLICIES", "Adjudicated", "ExportReport", "adjudicate", "export",
            "store_judgments"]
@@ -52,8 +53,6 @@ _REPLACED = ("qrels.tsv", "evidence.jsonl", PROVENANCE_FILE, "queries.jsonl",
 
 def store_judgments(folder: str | os.PathLike[str]) -> list[Judgment]:
     """The latest labels of ``folder/judging.sqlite`` ([] when there is no store)."""
-    from .store import STORE_FILE, JudgmentStore
-
     if not (Path(folder) / STORE_FILE).is_file():
         return []
     with JudgmentStore(folder, check=True) as store:  # a malformed file: silently wrong

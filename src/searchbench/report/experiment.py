@@ -23,6 +23,8 @@ import numpy as np
 from .._util import json_safe, write_text
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..vocab import canonical_unanswerable
+from .experiment_md import render_markdown
+from .html import render_html
 
 __all__ = ["ExperimentReport", "Group", "experiment_report"]
 
@@ -158,13 +160,9 @@ class ExperimentReport:
         return json.dumps(json_safe(self.to_dict()), indent=indent, ensure_ascii=False)
 
     def to_markdown(self, decimals: int = 4) -> str:
-        from .experiment_md import render_markdown
-
         return render_markdown(self, decimals)
 
     def to_html(self, decimals: int = 4) -> str:
-        from .html import render_html
-
         return render_html(self, decimals)
 
     def write(self, folder: str | os.PathLike[str], stem: str | None = None,

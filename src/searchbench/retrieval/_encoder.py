@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import require
 from .cache import EmbeddingCache, check_vectors, default_cache_dir
+from .chunking import whitespace_offsets
 
 __all__ = ["Encoder", "minilm_path", "untruncated", "weights_hash"]
 
@@ -51,8 +52,6 @@ class Encoder(ABC):
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the model's tokens (no special tokens)."""
-        from .chunking import whitespace_offsets
-
         return whitespace_offsets(text)
 
     def token_lengths(self, texts: list[str]) -> list[int]:

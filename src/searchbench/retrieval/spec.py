@@ -50,7 +50,12 @@ from ..vocab import (
     check_finite,
     check_positive_int,
 )
+from ._fusion import check_weights
+from ._levels import chunk_qrels
+from .base import build_units
+from .callable import CALLS, ON_ERROR
 from .chunking import Chunker, parse_chunker, whitespace_offsets
+from .encoders import encoder
 
 __all__ = [
     "SPEC_KEYS",
@@ -274,8 +279,6 @@ def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
 
 
 def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> CallableSpec:
-    from .callable import CALLS, ON_ERROR
-
     d = CallableSpec()
     kwargs = s.get("kwargs", {})
     if not isinstance(kwargs, dict):
@@ -342,8 +345,6 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
         if not isinstance(weights, list | tuple) or len(weights) != len(parts):
             raise ConfigError(f"{key('weights')} is {weights!r}; expected {len(parts)} finite "
                               "numbers, one per fused retriever")
-        from ._fusion import check_weights
-
         weights = tuple(check_weights(weights, len(parts), key("weights"),
                                       item_key=lambda i: key(f"weights[{i}]")))
     if fusion == "weighted" and weights is None:
@@ -396,8 +397,6 @@ def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = 
                 **options: Any) -> Any:
     """The encoder of ``spec`` from the ``encoders`` cache (made and cached on first use);
     ``options`` go to :func:`~searchbench.retrieval.encoder` (``cache`` …)."""
-    from .encoders import encoder
-
     key = (spec.model, spec.query_prefix, spec.doc_prefix)
     if key not in encoders:
         kw = model_options(spec.model, options)
@@ -463,9 +462,6 @@ def evalset_chunk_qrels(evalset: Any, chunk: str | Chunker, encoder: Any = None,
     (``searchbench run --level chunk --chunk SPEC [--model M]``), judged by
     :func:`~searchbench.retrieval._levels.chunk_qrels`. A run made earlier can then be
     scored after the fact (``searchbench evalset chunk-qrels``)."""
-    from ._levels import chunk_qrels
-    from .base import build_units
-
     chunker = chunker_for(chunk, encoder)
     if chunker is None:
         raise ConfigError(f"chunker {chunk!r}: chunk-level judgments need a chunker such as "

@@ -25,8 +25,10 @@ import numpy as np
 
 from .._util import progress, utc_now
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
+from ._truncation import length_report, warn_truncation
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
+from .dense import normalize
 from .spec import DenseSpec, chunker_for, encoder_for
 
 __all__ = ["CHUNKER_FIELD", "FORMAT", "DbRetriever", "check_ids", "chunker_slug",
@@ -121,8 +123,6 @@ def check_ids(stored: Iterable[str], units: Sequence[str], where: str, *,
 
 
 def _normalised(x: np.ndarray, metric: str) -> np.ndarray:
-    from .dense import normalize
-
     return normalize(x) if metric == "cosine" else np.asarray(x, dtype=np.float32)
 
 
@@ -226,8 +226,6 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
 def _truncation(enc: Any, units: Units, chunked: bool, todo: list[int]) -> Any:
     """The encoder's truncation of the units (warned once, as ``run`` warns), counted
     before embedding; None when everything is loaded already (nothing is embedded)."""
-    from ._truncation import length_report, warn_truncation
-
     if not todo:
         return None
     report = length_report(enc, units.texts, "chunk" if chunked else "document")
