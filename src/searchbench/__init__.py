@@ -19,14 +19,10 @@ from .errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from .collections.check import check_evalset
-    from .collections.registry import load_evalset
+    from .collections import check_evalset, load_evalset
     from .comparison import Comparison, compare
-    from .data.evalset import EvalSet
-    from .data.qrels import Qrels
-    from .data.run import Run
-    from .data.texts import Corpus, Document, Queries, Query
-    from .judging.pool import pool
+    from .data import Corpus, Document, EvalSet, Qrels, Queries, Query, Run
+    from .judging import pool
     from .measures import (
         EvalResult,
         Evaluator,
@@ -73,25 +69,25 @@ _LAZY_SUBPACKAGES = frozenset({"ann", "data", "db", "experiment", "judging", "me
 # Public names whose modules load on first use, so `import searchbench` stays fast (the
 # command line imports this package first: `searchbench --help` needs none of numpy, pyarrow).
 _LAZY_NAMES = {
-    "Corpus": ".data.texts",
-    "Document": ".data.texts",
+    "Corpus": ".data",
+    "Document": ".data",
     "EvalResult": ".measures",
     "Evaluator": ".measures",
     "Measure": ".measures",
-    "Queries": ".data.texts",
-    "Query": ".data.texts",
-    "Qrels": ".data.qrels",
-    "Run": ".data.run",
+    "Queries": ".data",
+    "Query": ".data",
+    "Qrels": ".data",
+    "Run": ".data",
     "evaluate": ".measures",
     "evaluate_stream": ".measures",
     "parse_measure": ".measures",
     "parse_measures": ".measures",
     "Comparison": ".comparison",
-    "EvalSet": ".data.evalset",
-    "check_evalset": ".collections.check",
+    "EvalSet": ".data",
+    "check_evalset": ".collections",
     "compare": ".comparison",
-    "load_evalset": ".collections.registry",
-    "pool": ".judging.pool",
+    "load_evalset": ".collections",
+    "pool": ".judging",
 }
 
 

@@ -1,3 +1,3 @@
-from searchbench.cli.main import run
+from searchbench.cli import run
 
 run()

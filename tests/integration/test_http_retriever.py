@@ -147,7 +147,7 @@ def test_cli_http_errors_are_one_line(service, token, tmp_path, capsys):
 
 
 def test_http_in_experiment_toml_and_as_hybrid_part():
-    from searchbench.retrieval.spec import HttpSpec, build_retriever, retriever_spec
+    from searchbench.retrieval import HttpSpec, build_retriever, retriever_spec
 
     http = retriever_spec("http", {"endpoint": "http://127.0.0.1:9/s", "scores": "$..s",
                                    "headers": {"X-Tenant": "a"}, "concurrency": 2})

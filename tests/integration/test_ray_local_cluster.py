@@ -1,4 +1,4 @@
-"""The local Ray that ``--engine ray`` starts for one command (distributed/cluster.py):
+"""The local Ray that ``--engine ray`` starts for one command (distributed/_cluster.py):
 it listens on the loopback address only, its nodes talk over loopback, and its own log
 chatter stays out of the user's stderr (issue 24 items 17 and 18).
 

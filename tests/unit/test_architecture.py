@@ -207,4 +207,4 @@ def test_import_searchbench_loads_no_more_than_the_model_and_the_engine() -> Non
     heavy = {m for m in ours if m.split(".")[1] not in {"data", "measures", "errors", "vocab"}}
     assert not heavy, f"import searchbench loads {', '.join(sorted(heavy))}"
     libraries = {m.split(".")[0] for m in loaded}
-    assert not {"scipy", "matplotlib", "typer", "torch", "jinja2"} & libraries
+    assert not {"scipy", "matplotlib", "click", "torch", "jinja2"} & libraries

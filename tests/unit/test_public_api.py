@@ -24,7 +24,7 @@ def test_core_imports_without_heavy_libraries() -> None:
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name.split('.')[0] in {'torch', 'faiss', 'numba', 'sentence_transformers',"
-        " 'bm25s', 'matplotlib', 'pandas', 'hnswlib', 'rich', 'typer'}:\n"
+        " 'bm25s', 'matplotlib', 'pandas', 'hnswlib', 'rich', 'click'}:\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import searchbench as sb, searchbench.stats\n"

@@ -51,7 +51,7 @@ def public_mode(folder: bool = False) -> int:
     return (0o777 if folder else 0o666) & ~mask
 
 
-def _why(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOSPC:
         return "no space left on the device: free some space and run again"
     if exc.errno == errno.EDQUOT:
@@ -70,7 +70,7 @@ def _why(exc: OSError) -> str:
 def output_error(target: str | os.PathLike[str], exc: OSError, more: str = "") -> OutputError:
     """The :class:`OutputError` for ``exc`` raised while writing ``target``: names the
     target (never a temporary file) and says what to do (e.g. on a full disk)."""
-    return OutputError(f"cannot write {target}: {_why(exc)}{more}")
+    return OutputError(f"cannot write {target}: {os_reason(exc)}{more}")
 
 
 def refuse_sources(target: str | os.PathLike[str],
@@ -115,7 +115,7 @@ def _mkdir(folder: Path, target: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from exc
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from exc
 
 
 @contextlib.contextmanager
@@ -138,7 +138,7 @@ def atomic_write(path: str | os.PathLike[str], *, binary: bool = False,
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from exc
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from exc
     gz = target.name.endswith(".gz") if compress is None else compress
     try:
         with os.fdopen(fd, "wb") as raw:
@@ -161,7 +161,7 @@ def atomic_write(path: str | os.PathLike[str], *, binary: bool = False,
         _remove(tmp)
         if isinstance(exc, OutputError):
             raise
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from exc
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from exc
     except BaseException:
         _remove(tmp)
         raise
@@ -200,7 +200,7 @@ def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     try:
         handle = open(target, "a")  # noqa: SIM115 - held open for the whole block
     except OSError as exc:
-        raise OutputError(f"cannot lock {target}: {_why(exc)}") from exc
+        raise OutputError(f"cannot lock {target}: {os_reason(exc)}") from exc
     with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
@@ -216,7 +216,7 @@ def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> P
     try:
         os.replace(source, target)
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from exc
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from exc
     return Path(target)
 
 

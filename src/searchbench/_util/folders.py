@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import OutputError
-from .files import _why, public_mode, resolve_for_writing
+from .files import os_reason, public_mode, resolve_for_writing
 
 __all__ = ["atomic_folder"]
 
@@ -44,7 +44,7 @@ def _check(target: Path, overwrite: bool, protect: Iterable[str | os.PathLike[st
         try:
             held = sorted(p.name for p in target.iterdir())
         except OSError as exc:
-            raise OutputError(f"cannot write {target}: {_why(exc)}") from None
+            raise OutputError(f"cannot write {target}: {os_reason(exc)}") from None
         if held:
             shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
             raise OutputError(f"cannot write {target}: the folder is not empty (holds "
@@ -73,7 +73,7 @@ def atomic_folder(path: str | os.PathLike[str], *, overwrite: bool = False,
                                     dir=target.parent))
         os.chmod(tmp, public_mode(folder=True))
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from None
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from None
     try:
         yield tmp
         _check(target, overwrite, protect)  # it may have changed while we wrote
@@ -98,5 +98,5 @@ def _swap(tmp: Path, target: Path) -> None:
             os.rename(old, target)
             raise
     except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_why(exc)}") from None
+        raise OutputError(f"cannot write {target}: {os_reason(exc)}") from None
     shutil.rmtree(old, ignore_errors=True)

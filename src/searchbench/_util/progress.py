@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .escape import visible_text
+
 __all__ = ["Step", "interrupted_message", "keeping", "progress", "progress_enabled",
            "reset_interruption"]
 
@@ -57,8 +59,6 @@ class Step:
 
     def __init__(self, total: int, description: str, unit: str, kept: str | None,
                  resume: str | None, mode: str) -> None:
-        from .escape import visible_text
-
         self.total, self.unit, self.kept, self.mode = max(int(total), 0), unit, kept, mode
         self.description = visible_text(description)
         self.resume = resume or (RESUME if kept else None)

@@ -44,7 +44,7 @@ REDACTED = "[redacted]"
 MIN_SECRET = 4
 _PIECE = 8  # a run of this many characters of a secret is redacted wherever it appears
 _SCHEMES = re.compile(r"(?i)\b(bearer|basic)(\s+)[^\s\"'<>,;)}\]]{4,}")
-_SECRET_QUERY = re.compile(r"(?i)key|token|secret|sig|pass|pwd|auth|cred")
+SECRET_QUERY = re.compile(r"(?i)key|token|secret|sig|pass|pwd|auth|cred")
 
 _lock = threading.Lock()
 _held: set[str] = set()
@@ -102,7 +102,7 @@ def hold_url(url: str | None) -> None:
         plain_user, plain = urllib.parse.unquote(user or ""), urllib.parse.unquote(password)
         basic = base64.b64encode(f"{plain_user}:{plain}".encode()).decode()
         hold(password, plain, basic)
-    hold(*(v for k, v in query if _SECRET_QUERY.search(k)))
+    hold(*(v for k, v in query if SECRET_QUERY.search(k)))
 
 
 def _forms(secret: str) -> set[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import urllib.parse
 
 from ..errors import ConfigError
-from .secrets import _SECRET_QUERY, REDACTED, hold_url
+from .secrets import REDACTED, SECRET_QUERY, hold_url
 
 __all__ = ["public_url", "split_url"]
 
@@ -60,6 +60,6 @@ def public_url(url: str) -> str:
     except ValueError:
         netloc = host
     query = urllib.parse.urlencode(
-        [(k, REDACTED if _SECRET_QUERY.search(k) else v)
+        [(k, REDACTED if SECRET_QUERY.search(k) else v)
          for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)], safe="[]")
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))

@@ -52,9 +52,10 @@ from ..errors import (
     user_stacklevel,
 )
 from ..knn import GroundTruth, as_matrix, check_metric, exact_knn
+from ._timing import machine_info, timed_batch, timed_single, warn_unstable
 from .recall import knn_recall, one_recall_at
 from .relevance import RelevanceContext
-from .sweep import SweepResult, _timed_batch, _timed_single, _warn_unstable, machine_info
+from .sweep import SweepResult
 
 __all__ = ["EXPLAIN_REFERENCES", "StoreVectors", "described", "parse_db_param",
            "run_db_sweep", "search_grid", "store_vectors"]
@@ -114,8 +115,7 @@ def store_vectors(store: VectorStore, evalset: Any, model: str | None = None, *,
     chunker in its model's tokens, embedded with its model and prefixes — and the
     judged queries (``model`` overrides the recorded one; a different model identity is
     refused). The store's ids must be exactly these units."""
-    from ..retrieval import chunk_qrels, chunking_of
-    from ..retrieval.stores import DbRetriever
+    from ..retrieval import DbRetriever, chunk_qrels, chunking_of
 
     r = DbRetriever(store, model=model, quiet=quiet)
     r.index(evalset.corpus)  # the store's chunker; its ids checked against the units
@@ -253,7 +253,7 @@ def run_db_sweep(
     _warn_silent(points, store.engine)
     meta = _meta(store, info, queries, metric, k, depth, filter, concurrency, expect,
                  engine_s, ours is not None)
-    meta["timing"] = _warn_unstable(points)
+    meta["timing"] = warn_unstable(points)
     if contexts:
         main = next(iter(contexts))
         meta["relevance"] = dict(contexts[main].describe(), level=main,
@@ -354,8 +354,8 @@ def _point(store: VectorStore, sp: dict[str, Any], queries: np.ndarray, k: int,
     def search(q: np.ndarray) -> StoreHits:
         return store.search(q, k, params=sp, filter=filter)
 
-    batch, hits = _timed_batch(lambda: search(queries), len(queries), 1, repeats)
-    single = _timed_single(lambda i: search(queries[i:i + 1]), len(queries), warmup,
+    batch, hits = timed_batch(lambda: search(queries), len(queries), 1, repeats)
+    single = timed_single(lambda i: search(queries[i:i + 1]), len(queries), warmup,
                            max_single, min(3, max(1, repeats)))
     conc = _concurrent(search, queries, concurrency, max_single)
     ids = _id_matrix(hits, position, k, pad=-1)

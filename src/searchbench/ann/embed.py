@@ -41,9 +41,8 @@ def embed_evalset(evalset: Any, model: str = "minilm", *, with_title: bool = Tru
                   quiet: bool | None = None) -> EmbeddedSet:
     """Embed ``evalset`` (an :class:`~searchbench.EvalSet` or a spec for
     :func:`~searchbench.load_evalset`) with ``model``; judged queries only."""
-    from ..collections.registry import load_evalset
-    from ..retrieval.encoders import encoder
-    from ..retrieval.truncation import length_report, warn_truncation
+    from ..collections import load_evalset
+    from ..retrieval import encoder, length_report, warn_truncation
 
     es = load_evalset(evalset)
     enc = encoder(model, quiet=quiet)

@@ -2,7 +2,7 @@
 
 Parameters split into **build** parameters (one index per combination) and **search**
 parameters (looped over a built index). Distances come back in searchbench's convention
-(smaller = closer, see :mod:`searchbench.knn.metric`); cosine indexes are built on
+(smaller = closer, see :mod:`searchbench.knn`); cosine indexes are built on
 unit-normalised vectors.
 faiss and hnswlib are imported only when an index is built.
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ConfigError, require
 
-__all__ = ["INDEXES", "AnnIndex", "IndexSpec", "make_index", "spec"]
+__all__ = ["INDEXES", "AnnIndex", "IndexSpec", "index_spec", "make_index"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ INDEXES: dict[str, IndexSpec] = {
 _ALIASES = {"ivfflat": "ivf", "ivf-flat": "ivf", "ivf-pq": "ivfpq", "faiss-hnsw": "hnsw"}
 
 
-def spec(name: str) -> IndexSpec:
+def index_spec(name: str) -> IndexSpec:
     """The :class:`IndexSpec` of ``name`` or a :class:`ConfigError` listing the known ones."""
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in INDEXES:
@@ -205,7 +205,7 @@ class HnswlibIndex(AnnIndex):
 
 def make_index(name: str, metric: str, build: dict[str, int] | None = None) -> AnnIndex:
     """An unbuilt index of family ``name`` with ``build`` parameters (defaults filled in)."""
-    s = spec(name)
+    s = index_spec(name)
     params = dict(s.build)
     for key, value in (build or {}).items():
         s.check([key])

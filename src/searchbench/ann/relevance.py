@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
+from ..data import Qrels, Run
 from ..knn import GroundTruth
 
 __all__ = ["VERDICTS", "RelevanceContext", "cheapest_lossless", "noise_ties", "qps_range",
@@ -79,7 +78,7 @@ class RelevanceContext:
         return max(cuts)
 
     def describe(self) -> dict[str, Any]:
-        from ..stats.paired import test_name
+        from ..stats import test_name
 
         return {"measures": list(self.measures), "test": self.test, "alpha": self.alpha,
                 "seed": self.seed, "queries": len(self.query_ids),

@@ -72,7 +72,7 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     import time
 
     from .._util import refuse_sources
-    from ..ann.formats import read_vectors
+    from ..ann import read_vectors
     from ..knn import exact_knn
 
     refuse_sources(output, [vectors, queries])  # the more telling message first
@@ -142,8 +142,8 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     --param efSearch=16,32,64,128,256
     """
     from .._util import refuse_sources
-    from ..ann.indexes import spec
-    from ..ann.sweep import parse_param, run_sweep
+    from ..ann import index_spec as spec
+    from ..ann import parse_param, run_sweep
     from ..knn import GroundTruth
 
     refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
@@ -174,7 +174,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
     """``ann sweep --db``: the store's search parameters, through its own client."""
     from click.core import ParameterSource
 
-    from ..ann.db_sweep import (
+    from ..ann import (
         described,
         parse_db_param,
         run_db_sweep,
@@ -222,7 +222,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
 def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,
             relevance: bool, quiet: bool) -> tuple[Any, Any, Any, dict[str, Any]]:
     """Vectors (and a relevance context) from an evaluation set or from two files."""
-    from ..ann.formats import read_vectors
+    from ..ann import read_vectors
 
     if vectors is not None or queries is not None:
         if vectors is None or queries is None or dataset:
@@ -232,7 +232,7 @@ def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path
     if not dataset:
         raise UsageError("no data: give an evaluation set (pyref, beir:DIR, a folder) or "
                           "--vectors and --queries")
-    from ..ann.embed import embed_evalset
+    from ..ann import embed_evalset
 
     emb = embed_evalset(dataset, model, quiet=quiet)
     ctx = emb.relevance() if relevance else None
@@ -257,8 +257,7 @@ def report_command(sweeps: tuple[Path, ...], output: Path, output_format: str, o
     Example: searchbench ann report sweep.json --open
     """
     from .._util import refuse_sources, write_text
-    from ..ann.report import render_html, render_markdown
-    from ..ann.sweep import SweepResult
+    from ..ann import SweepResult, render_html, render_markdown
 
     refuse_sources(output, sweeps)
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])

@@ -86,8 +86,7 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
              queries: Path | None = None, unanswerable: str | None = None, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
     from ..comparison import compare
-    from ..data.qrels import Qrels
-    from ..data.run import Run
+    from ..data import Qrels, Run
 
     policy = keep
     with reported_warnings(quiet):

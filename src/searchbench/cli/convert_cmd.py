@@ -44,9 +44,7 @@ def convert_command(source: Path, target: Path | None, output: Path | None, forc
     Values are checked as when evaluating (ids, grades, finite scores, duplicates). Example:
     searchbench convert bm25.trec -o bm25.parquet
     """
-    from ..data.columnar import detect_kind, write_columnar_qrels, write_columnar_run
-    from ..data.qrels import Qrels
-    from ..data.run import Run
+    from ..data import Qrels, Run, detect_kind, write_columnar_qrels, write_columnar_run
     from ..errors import DataFormatError
 
     target = _output(target, output)

@@ -73,7 +73,7 @@ def load_command(evalset: str, url: str, model: str, chunk: str | None, metric: 
     --model minilm --index hnsw --param m=16 --param ef_construction=64
     """
     import searchbench as sb
-    from searchbench.retrieval.stores import load_store, store_url
+    from searchbench.retrieval import load_store, store_url
 
     build = _pairs(params, "--param")
     sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading

@@ -119,7 +119,7 @@ def demo_command(output: Path, open_browser: bool, decimals: int, quiet: bool) -
     """Run the built-in experiment on pyref and print where its HTML report is."""
     out = output
     from ..experiment import load_config, run_experiment
-    from ..report.experiment import experiment_report
+    from ..report import experiment_report
 
     t0 = time.perf_counter()
     cfg = load_config(_config_file(out))

@@ -53,9 +53,8 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
     Example: searchbench embed pyref --model minilm --engine ray -o emb/
     """
     from .._util import refuse_sources
-    from ..collections.registry import load_evalset
-    from ..retrieval.encoders import encoder
-    from ..retrieval.shards import EmbeddingFolder, Kind
+    from ..collections import load_evalset
+    from ..retrieval import EmbeddingFolder, Kind, encoder
 
     refuse_sources(output, [p for p in [Path(spec)] if p.exists()])
     with reported_warnings(quiet):
@@ -80,7 +79,7 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
                                               cpus_per_actor=cpus_per_actor,
                                               batch_size=batch_size, quiet=quiet or None))
                 else:
-                    from ..distributed.embed import embed_texts_local
+                    from ..distributed import embed_texts_local
 
                     stats.append(embed_texts_local(enc, folder, kind, ids, texts,
                                                    quiet=quiet or None))

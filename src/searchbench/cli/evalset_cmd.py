@@ -46,7 +46,7 @@ CACHE_OPTION = click.option("--cache-dir", type=paths(),
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
           strict: bool = True, quiet: bool = False) -> Any:
     from .._util import safe_component
-    from ..collections.registry import load_evalset
+    from ..collections import load_evalset
 
     safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
 
@@ -73,7 +73,7 @@ def check_command(spec: str, split: str, sd: float, output_format: str, data_dir
 
     Example: searchbench evalset check my-set/
     """
-    from ..collections.check import check_evalset
+    from ..collections import check_evalset
 
     with reported_warnings(quiet=True):
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
@@ -96,12 +96,12 @@ def _judge_agreement(es: Any) -> Any:
     path = es.provenance.get("path")
     if es.provenance.get("format") != "native" or not isinstance(path, str):
         return None
-    from ..judging.export import store_judgments
+    from ..judging import store_judgments
 
     labels = store_judgments(path)
     if not labels:
         return None
-    from ..judging.agreement import agreement
+    from ..judging import agreement
 
     return agreement(labels, n_boot=1000, seed=0)
 
@@ -132,7 +132,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
     """
-    from ..judging.folder import init_evalset, parse_size
+    from ..judging import init_evalset, parse_size
 
     report = init_evalset(folder, docs, glob=pattern, prune=prune,
                           max_file_bytes=parse_size(max_file_size, "--max-file-size"))
@@ -168,7 +168,7 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
 
     Example: searchbench evalset add-queries my-set/ queries.txt --source real
     """
-    from ..judging.folder import add_queries
+    from ..judging import add_queries
 
     report = add_queries(folder, file, source=source, generator=generator)
     if output_format == "json":
@@ -205,7 +205,7 @@ def convert_command(spec: str, output: Path, force: bool, output_format: str, sp
 
     Example: searchbench evalset convert beir:scifact -o my-set/ --format native
     """
-    from ..data.beir import write_beir
+    from ..data import write_beir
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -251,8 +251,13 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     from .._util import refuse_sources
     from ..data import source_paths
     from ..errors import ConfigError
-    from ..retrieval.chunking import parse_chunker
-    from ..retrieval.spec import DenseSpec, chunking_label, encoder_for, evalset_chunk_qrels
+    from ..retrieval import (
+        DenseSpec,
+        chunking_label,
+        encoder_for,
+        evalset_chunk_qrels,
+        parse_chunker,
+    )
 
     if parse_chunker(chunk) is None:  # a bad --chunk fails before any loading
         raise ConfigError(f"--chunk {chunk!r}: chunk-level judgments need a chunker such as "
@@ -292,7 +297,7 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
 
     Example: searchbench evalset stats cranfield:../shared/data/cranfield
     """
-    from ..collections.check import evalset_stats
+    from ..collections import evalset_stats
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -326,7 +331,7 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
 @TEXT_OR_JSON
 def list_command(output_format: str) -> None:
     """Evaluation sets searchbench knows: built-in, folder loaders, downloadable BEIR sets."""
-    from ..collections.registry import list_datasets
+    from ..collections import list_datasets
 
     rows = list_datasets()
     if output_format == "json":

@@ -134,7 +134,7 @@ def build_report(config: Path, store: Path | None, out: Path | None,
     """Read the results of ``config`` from the store and write the report files; also the
     kinds of the files that replaced earlier ones."""
     from ..experiment import default_store, load_config
-    from ..report.experiment import experiment_report
+    from ..report import experiment_report
 
     cfg = load_config(config)
     path = store or default_store(cfg)

@@ -24,10 +24,10 @@ def explore_command(evalset: Path, runs: tuple[Path, Path], measure: str, depth:
                     **server: Any) -> None:
     """Explore two runs side by side per query in the web app and judge their holes."""
     from ..data import read_run
-    from ..judging.web.server import require_web, serve
+    from ..judging.web import require_web, serve
 
     require_web()
-    from ..judging.web.explore import explore_data
+    from ..judging.web import explore_data
 
     loaded = [read_run(p) for p in runs]
     names = [run_name(p, list(runs)) for p in runs]

@@ -51,7 +51,7 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def serve_options(evalset: Path, pool: Path | None, **kw: Any) -> Any:
     """:class:`ServeOptions` from the parsed :func:`server_options`."""
-    from ..judging.web.server import ServeOptions
+    from ..judging.web import ServeOptions
 
     kw["annotators"] = kw.get("annotators") or ("annotator",)
     return ServeOptions(evalset=evalset, pool=pool, **kw)
@@ -69,7 +69,7 @@ def judge_app() -> None:
 @server_options
 def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     """Serve the blind judging web app for POOL and print one URL per annotator."""
-    from ..judging.web.server import serve
+    from ..judging.web import serve
 
     serve(serve_options(evalset, pool_path, **server))
 
@@ -105,8 +105,7 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     """
     from ..data import Run
     from ..errors import DataFormatError
-    from ..judging.agreement import agreement
-    from ..judging.export import store_judgments
+    from ..judging import agreement, store_judgments
 
     refuse_existing(force, output)
     labels = store_judgments(evalset)
@@ -116,14 +115,14 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     with reported_warnings():
         loaded = [Run.from_file(p, name=p.name) for p in runs]
         if loaded:  # runs of another corpus would rank on nothing
-            from ..judging.pool import check_runs
-            from ..judging.web.context import load_texts
+            from ..judging import check_runs
+            from ..judging.web import load_texts
 
             corpus, queries, _ = load_texts(evalset)
             check_runs(loaded, corpus.ids, queries.ids)
         report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
     if output is not None:
-        from ..judging.labels import write_pool
+        from ..judging import write_pool
 
         write_pool(output, report.adjudication_pool())
     if output_format == "json":
@@ -153,7 +152,7 @@ def export_command(evalset: Path, policy: str, min_annotators: int,
 
     Example: searchbench judge export my-set/ --min-annotators 1 --adjudicate majority
     """
-    from ..judging.export import export
+    from ..judging import export
 
     with reported_warnings():
         report = export(evalset, policy=policy, min_annotators=min_annotators)

@@ -53,16 +53,16 @@ def llm_command(evalset: Path, pool_path: Path, endpoint: str, model: str, api_k
     """Grade the pool 0-3 with an LLM (versioned UMBRELA prompt) into the judging store."""
     import searchbench as sb
     from searchbench._util import progress
-    from searchbench.judging.labels import read_pool
-    from searchbench.judging.llm import (
+    from searchbench.judging import (
         ChatClient,
+        JudgmentStore,
         LlmCache,
         LlmJudge,
         generator_warning,
         judge_pool,
         load_prompt,
+        read_pool,
     )
-    from searchbench.judging.store import JudgmentStore
 
     with reported_warnings(False):  # the pitfall-2 warning is never silenced
         es = sb.load_evalset(str(evalset), quiet=quiet)

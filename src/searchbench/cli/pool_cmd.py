@@ -40,7 +40,7 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
 
     Example: searchbench pool my-set/ --runs bm25.trec dense.trec --depth 20 -o my-set/pool.jsonl
     """
-    from ..judging.pool import pool
+    from ..judging import pool
 
     target = output if output is not None else Path(evalset) / "pool.jsonl"
     refuse_existing(force, target)

@@ -176,7 +176,7 @@ def run_command(
     Example: searchbench run beir:../shared/data/beir/scifact -r hybrid --chunk tokens:256:32
     """
     import searchbench as sb
-    from searchbench.retrieval import provenance as prov
+    from searchbench.retrieval import run_provenance, sidecar_path
 
     chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
                                        "stopwords": stopwords, "stemmer": stemmer,
@@ -205,11 +205,11 @@ def run_command(
         es = sb.load_evalset(spec, quiet=quiet)
         _refuse_inputs(output, es)
         if output is not None:  # before any retrieval
-            refuse_existing(force, output, prov.sidecar_path(output))
+            refuse_existing(force, output, sidecar_path(output))
         with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                                    api_key_env=api_key_env, retries=retries,
                                    unanswerable=unanswerable) as pipe:
-            from searchbench.retrieval.spec import CallableSpec, HttpSpec
+            from searchbench.retrieval import CallableSpec, HttpSpec
 
             if not quiet and not isinstance(chosen, HttpSpec | CallableSpec):
                 # (a search service or your own retriever chunks, if at all, by itself)
@@ -228,7 +228,7 @@ def run_command(
         extra["weight_sweep"] = dataclasses.asdict(sweep)
         if not quiet:
             click.echo(f"weight sweep: {sweep}")
-    _write(res, output, prov.provenance(res.run, es, spec, extra), quiet)
+    _write(res, output, run_provenance(res.run, es, spec, extra), quiet)
     if res.scored is not None and output is not None and not quiet:
         for note in res.scored.notes():
             click.echo(f"note: {note}")
@@ -266,7 +266,7 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
-    from searchbench.retrieval.spec import retriever_spec
+    from searchbench.retrieval import retriever_spec
     from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
 
     def key(name: str) -> str:
@@ -315,8 +315,7 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _http_spec(flags: dict[str, Any], key: Any) -> Any:
     """The http spec of the ``run`` flags (``--header 'N: V'`` → a headers table)."""
-    from searchbench.retrieval.http_search import header_dict
-    from searchbench.retrieval.spec import retriever_spec
+    from searchbench.retrieval import header_dict, retriever_spec
 
     if not flags.get("endpoint"):
         raise UsageError("-r http needs --endpoint URL (the search service, e.g. "
@@ -330,7 +329,7 @@ def _refuse_inputs(output: Path | None, es: Any) -> None:
     """Refuse, before any retrieval, a run or sidecar path that is (inside) the set's source."""
     from searchbench._util import refuse_sources
     from searchbench.data import source_paths
-    from searchbench.retrieval.provenance import sidecar_path
+    from searchbench.retrieval import sidecar_path
 
     if output is not None:
         for target in (output, sidecar_path(output)):
@@ -338,7 +337,7 @@ def _refuse_inputs(output: Path | None, es: Any) -> None:
 
 
 def _write(res: Any, output: Path | None, info: dict[str, Any], quiet: bool) -> None:
-    from searchbench.retrieval.provenance import write_run_and_sidecar
+    from searchbench.retrieval import write_run_and_sidecar
 
     run, context = res.run, res.context
     meta = run.metadata

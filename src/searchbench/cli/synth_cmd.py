@@ -49,10 +49,13 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                   judge_model: str | None, min_grade: int, quiet: bool) -> None:
     """Generate guarded synthetic questions (chunk kept as evidence) through an LLM."""
     import searchbench as sb
-    from searchbench.judging.llm import ChatClient, LlmCache, LlmJudge, load_prompt
-    from searchbench.judging.synth import (
+    from searchbench.judging import (
+        ChatClient,
+        LlmCache,
+        LlmJudge,
         append_to_evalset,
         generate_questions,
+        load_prompt,
         write_questions,
     )
 

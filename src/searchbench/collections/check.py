@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.evalset import EvalSet, grade_counts
+from ..data import EvalSet, grade_counts
 
 __all__ = ["CheckReport", "Finding", "check_evalset", "detectable_difference", "evalset_stats"]
 
@@ -93,7 +93,7 @@ def detectable_difference(
     """
     from scipy.optimize import brentq
 
-    from ..stats.effects import paired_t_power
+    from ..stats import paired_t_power
 
     if n < 2:
         return float("inf")
@@ -253,7 +253,7 @@ def _partial_evidence(judged: dict[str, dict[str, int]],
 
 def _needed(sd: float, target: float = 0.05) -> int | str:
     """Queries a paired t-test (α=0.05) needs to detect ``target`` with 80 % power."""
-    from ..stats.effects import queries_for_power
+    from ..stats import queries_for_power
 
     needed = queries_for_power(target / sd, alpha=0.05, power=0.8) if sd > 0 else 2
     return "too many" if needed is None else needed

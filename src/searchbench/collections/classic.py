@@ -28,12 +28,18 @@ from typing import Any
 
 import numpy as np
 
-from ..data.evalset import EvalSet
-from ..data.qrels import Qrels
-from ..data.smart import read_smart_docs, read_smart_queries
-from ..data.texts import Corpus, Document, build_texts
-from ..data.trec import read_qrels
-from ..data.trec_text import read_trec_docs, read_trec_topics
+from ..data import (
+    Corpus,
+    Document,
+    EvalSet,
+    Qrels,
+    build_texts,
+    read_qrels,
+    read_smart_docs,
+    read_smart_queries,
+    read_trec_docs,
+    read_trec_topics,
+)
 from ..errors import DataFormatError
 
 __all__ = ["CLASSIC", "load_cacm", "load_cisi", "load_cranfield", "load_med", "load_trec",

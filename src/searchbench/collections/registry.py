@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util import safe_component
-from ..data.beir import read_beir
-from ..data.evalset import EvalSet, read_native
+from ..data import EvalSet, read_beir, read_native
 from ..errors import ConfigError
 from .classic import CLASSIC
 from .download import BEIR_MD5, beir_folder, cache_root

@@ -16,7 +16,6 @@ from ._compare import (
     compare_results,
     coverage_message,
     query_coverage,
-    summary_rows,
 )
 from .render import (
     DETAIL_HEADER,
@@ -35,6 +34,7 @@ from .render import (
     render_markdown,
     render_terminal,
     significance_mark,
+    summary_rows,
     tex_escape,
 )
 

@@ -34,9 +34,15 @@ from typing import Any
 import numpy as np
 
 from .._util import json_safe
-from ..errors import ConfigError, DataFormatError
-from ..measures import Scorer, judged_notes
-from ..measures.scored import ScoredQueries, no_answer_ids
+from ..errors import ConfigError, DataFormatError, UnknownMeasureError
+from ..measures import (
+    ScoredQueries,
+    Scorer,
+    judged_notes,
+    no_answer_ids,
+    parse_measure,
+    parse_measures,
+)
 from ..stats import (
     correct,
     effect_size,
@@ -45,6 +51,8 @@ from ..stats import (
     wins_ties_losses,
 )
 from ..vocab import DEFAULT_STATS, StatsSettings, canonical_correction, canonical_test
+from ._provenance import provenance_of, provenance_shares, provenance_split
+from .render import render_csv, render_latex, render_markdown, summary_rows
 
 __all__ = [
     "Comparison",
@@ -53,7 +61,6 @@ __all__ = [
     "compare_results",
     "coverage_message",
     "query_coverage",
-    "summary_rows",
 ]
 
 
@@ -137,7 +144,6 @@ class Comparison:
     def _measure(self, measure: str) -> str:
         if measure in self.measures:
             return measure
-        from ..measures import parse_measure
 
         name = parse_measure(measure).name
         if name not in self.measures:
@@ -171,14 +177,12 @@ class Comparison:
     def provenance_shares(self) -> dict[str, int]:
         """How many compared queries are real, synthetic, verified, unverified ({} when
         the query provenance is not known)."""
-        from .provenance import provenance_shares
 
         return provenance_shares(self.query_ids, self.query_provenance)
 
     def provenance_split(self, measure: str | None = None) -> list[Any]:
         """Each system's mean of ``measure`` (default: the first) per query provenance
-        group (:func:`searchbench.comparison.provenance.provenance_split`)."""
-        from .provenance import provenance_split
+        group (:func:`searchbench.comparison._provenance.provenance_split`)."""
 
         m = self._measure(measure) if measure is not None else self.measures[0]
         return provenance_split(self.query_ids, self.scores, m, self.query_provenance)
@@ -225,18 +229,12 @@ class Comparison:
         return pd.DataFrame(summary_rows(self))
 
     def to_csv(self, per_query: bool = False) -> str:
-        from .render import render_csv
-
         return render_csv(self, per_query=per_query)
 
     def to_markdown(self, decimals: int = 4) -> str:
-        from .render import render_markdown
-
         return render_markdown(self, decimals=decimals)
 
     def to_latex(self, decimals: int = 4) -> str:
-        from .render import render_latex
-
         return render_latex(self, decimals=decimals)
 
     def __str__(self) -> str:
@@ -246,24 +244,6 @@ class Comparison:
         return (f"Comparison(baseline={self.baseline!r}, systems={self.systems}, "
                 f"measures={self.measures}, test={self.test!r}, "
                 f"correction={self.correction!r}, queries={len(self.query_ids)})")
-
-
-def summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
-    """A row per (system, measure); the baseline's rows carry no test statistics."""
-    rows: list[dict[str, Any]] = []
-    label = cmp.judged_label
-    for s in cmp.systems:
-        for m in cmp.measures:
-            row: dict[str, Any] = {"system": s, "measure": m, "mean": cmp.means[s][m],
-                                   "baseline": s == cmp.baseline}
-            if label:
-                row[label] = cmp.judged.get(s, math.nan)
-            if s != cmp.baseline:
-                stat = cmp.stat(s, m).to_dict()
-                stat.pop("system"), stat.pop("measure"), stat.pop("mean")
-                row.update(stat)
-            rows.append(row)
-    return rows
 
 
 # -- building -------------------------------------------------------------------------------
@@ -352,7 +332,6 @@ def _align(results: Mapping[str, Any], measures: list[str], missing: str
     recomputed on them (counts such as ``NumRet`` summed), so both sides of every pair
     average over the same queries.
     """
-    from ..measures import parse_measure
 
     sets = {name: np.asarray(r.query_ids) for name, r in results.items()}
     common = sorted(set.intersection(*(set(q.tolist()) for q in sets.values())))
@@ -403,15 +382,14 @@ def compare(
     ``no_answer`` are left out of every measure under ``unanswerable="skip"`` (the default)
     and scored as trec_eval does under ``"zero"``. The notes say how many compared queries
     have no relevant document (scored 0, as trec_eval does) and how many were marked
-    (:mod:`searchbench.measures.scored`).
+    (:mod:`searchbench.measures`).
 
     Judged coverage (mean ``Judged@k`` at the main cutoff, see
-    :mod:`searchbench.measures.coverage`) is computed in the same pass for every system:
+    :mod:`searchbench.measures`) is computed in the same pass for every system:
     ``Comparison.judged``. A system whose top
     k is almost entirely unjudged raises a :class:`~searchbench.measures.SearchbenchWarning`
     naming the likely cause; one mostly unjudged adds a note.
     """
-    from ..measures import parse_measures
 
     StatsSettings(canonical_test(test), canonical_correction(correction), alpha, confidence,
                   seed, n_permutations).validated()  # before any evaluation
@@ -463,7 +441,6 @@ def compare_results(
     (shown beside the means; a note when it is mostly unjudged), when known; ``queries``
     as in :func:`compare`; ``scored`` (queries without a relevant document, queries marked
     ``no_answer``) adds its notes and its counts to the export."""
-    from .provenance import provenance_of
 
     settings = StatsSettings(canonical_test(test), canonical_correction(correction), alpha,
                              confidence, seed, n_permutations).validated()
@@ -492,8 +469,6 @@ def compare_results(
 
 def _is_count(measure: str) -> bool:
     """Whether ``measure`` is summed over queries (a label the grammar does not know is not)."""
-    from ..errors import UnknownMeasureError
-    from ..measures import parse_measure
 
     try:
         return parse_measure(measure).is_count

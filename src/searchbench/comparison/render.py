@@ -16,7 +16,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .._util import md_table, md_text
-from ._compare import summary_rows
 
 if TYPE_CHECKING:
     from ._compare import Comparison, PairStat
@@ -38,6 +37,7 @@ __all__ = [
     "render_markdown",
     "render_terminal",
     "significance_mark",
+    "summary_rows",
     "tex_escape",
 ]
 
@@ -218,6 +218,24 @@ def render_latex(cmp: Comparison, decimals: int = 4) -> str:
 
 
 # -- CSV / JSON -----------------------------------------------------------------------------
+def summary_rows(cmp: Comparison) -> list[dict[str, Any]]:
+    """A row per (system, measure); the baseline's rows carry no test statistics."""
+    rows: list[dict[str, Any]] = []
+    label = cmp.judged_label
+    for s in cmp.systems:
+        for m in cmp.measures:
+            row: dict[str, Any] = {"system": s, "measure": m, "mean": cmp.means[s][m],
+                                   "baseline": s == cmp.baseline}
+            if label:
+                row[label] = cmp.judged.get(s, math.nan)
+            if s != cmp.baseline:
+                stat = cmp.stat(s, m).to_dict()
+                stat.pop("system"), stat.pop("measure"), stat.pop("mean")
+                row.update(stat)
+            rows.append(row)
+    return rows
+
+
 def render_csv(cmp: Comparison, per_query: bool = False) -> str:
     """CSV, unrounded: a row per (system, measure) with its statistics, or the long
     per-query format ``system,query,measure,value``."""

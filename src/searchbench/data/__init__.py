@@ -12,15 +12,63 @@ load on first use (pyarrow only with them: the compiled TREC reader needs none).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .qrels import Qrels
 from .run import Run
 from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
 
+if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
+    from .beir import read_beir, write_beir
+    from .columnar import (
+        ARROW_STREAM_MAGIC,
+        check_run_file,
+        columnar_format,
+        detect_kind,
+        run_from_table,
+        unreadable,
+        write_columnar_qrels,
+        write_columnar_run,
+    )
+    from .evalset import (
+        EvalSet,
+        Evidence,
+        drop_identical_ids,
+        grade_counts,
+        read_native,
+        source_paths,
+        write_native,
+    )
+    from .jsonl import (
+        QUERY_SOURCES,
+        iter_jsonl,
+        read_corpus_jsonl,
+        read_queries_jsonl,
+        write_corpus_jsonl,
+        write_jsonl,
+        write_queries_jsonl,
+    )
+    from .smart import SmartRecord, iter_smart, read_smart_docs, read_smart_queries, write_smart
+    from .stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
+    from .trec import read_qrels, read_run, write_qrels, write_run
+    from .trec_text import (
+        iter_trec_docs,
+        read_trec_docs,
+        read_trec_topics,
+        write_trec_docs,
+        write_trec_topics,
+    )
+
 _LAZY = {
     "from_numpy": "._arrow", "IdIndex": "._strings", "as_arrow_strings": ".ids",
     "intern": ".ids", "lookup": ".ids", "lookup_sorted": ".ids", "reader_path": "._native",
+    "ARROW_STREAM_MAGIC": ".columnar", "check_run_file": ".columnar",
+    "columnar_format": ".columnar", "detect_kind": ".columnar", "run_from_table": ".columnar",
+    "unreadable": ".columnar", "write_columnar_qrels": ".columnar",
+    "write_columnar_run": ".columnar",
+    "BATCH_ENTRIES": ".stream", "compact_qrels": ".stream", "iter_run_batches": ".stream",
+    "release_free_memory": ".stream",
+    "QUERY_SOURCES": ".jsonl", "grade_counts": ".evalset",
     "read_beir": ".beir", "write_beir": ".beir",
     "EvalSet": ".evalset", "Evidence": ".evalset", "drop_identical_ids": ".evalset",
     "read_native": ".evalset", "write_native": ".evalset", "source_paths": ".evalset",
@@ -35,17 +83,65 @@ _LAZY = {
 }
 
 __all__ = [
+    "ARROW_STREAM_MAGIC",
+    "BATCH_ENTRIES",
     "EMPTY",
+    "QUERY_SOURCES",
     "Corpus",
     "Document",
+    "EvalSet",
+    "Evidence",
+    "IdIndex",
     "Issue",
     "Issues",
     "Qrels",
     "Queries",
     "Query",
     "Run",
+    "SmartRecord",
+    "as_arrow_strings",
     "build_texts",
-    *sorted(_LAZY),
+    "check_run_file",
+    "columnar_format",
+    "compact_qrels",
+    "detect_kind",
+    "drop_identical_ids",
+    "from_numpy",
+    "grade_counts",
+    "intern",
+    "iter_jsonl",
+    "iter_run_batches",
+    "iter_smart",
+    "iter_trec_docs",
+    "lookup",
+    "lookup_sorted",
+    "read_beir",
+    "read_corpus_jsonl",
+    "read_native",
+    "read_qrels",
+    "read_queries_jsonl",
+    "read_run",
+    "read_smart_docs",
+    "read_smart_queries",
+    "read_trec_docs",
+    "read_trec_topics",
+    "reader_path",
+    "release_free_memory",
+    "run_from_table",
+    "source_paths",
+    "unreadable",
+    "write_beir",
+    "write_columnar_qrels",
+    "write_columnar_run",
+    "write_corpus_jsonl",
+    "write_jsonl",
+    "write_native",
+    "write_qrels",
+    "write_queries_jsonl",
+    "write_run",
+    "write_smart",
+    "write_trec_docs",
+    "write_trec_topics",
 ]
 
 

@@ -12,17 +12,32 @@ only when a function here runs.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
+    from ._cluster import CONNECT_TIMEOUT, ray_cluster
+    from ._evaluate import RayEvaluated, RunSample, evaluate_runs
+    from ._knn import sharded_knn
+    from .embed import embed_corpus, embed_texts_local
 
 _LAZY = {
-    "CONNECT_TIMEOUT": ".cluster", "ray_cluster": ".cluster",
-    "RayEvaluated": ".evaluate", "RunSample": ".evaluate", "evaluate_runs": ".evaluate",
-    "sharded_knn": ".knn",
-    "embed_corpus": ".embed",
-    "EvaluatedFiles": ".files", "evaluate_files": ".files",
+    "CONNECT_TIMEOUT": "._cluster", "ray_cluster": "._cluster",
+    "RayEvaluated": "._evaluate", "RunSample": "._evaluate", "evaluate_runs": "._evaluate",
+    "sharded_knn": "._knn",
+    "embed_corpus": ".embed", "embed_texts_local": ".embed",
+    "EvaluatedFiles": "._files", "evaluate_files": "._files",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "RayEvaluated",
+    "RunSample",
+    "embed_corpus",
+    "embed_texts_local",
+    "evaluate_runs",
+    "ray_cluster",
+    "sharded_knn",
+]
 
 
 def __getattr__(name: str) -> Any:

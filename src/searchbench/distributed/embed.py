@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..retrieval.cache import text_key
-from ..retrieval.shards import EmbeddingFolder, Kind, shard_table
+from ..retrieval import EmbeddingFolder, Kind, shard_table, text_key
+from ._cluster import ray_cluster
 
 __all__ = ["EmbedStats", "embed_corpus", "embed_texts_local"]
 
@@ -89,7 +89,7 @@ class _Embedder:
 
     def __init__(self, model: str, identity: str, kind: str, device: str | None) -> None:
         from ..errors import BackendError
-        from ..retrieval.encoders import encoder
+        from ..retrieval import encoder
 
         kw: dict[str, Any] = {"cache": False, "quiet": True}
         if device:
@@ -124,8 +124,6 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
     import pyarrow as pa
 
     from .._util import progress
-    from .cluster import ray_cluster
-
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()
     if not len(todo):

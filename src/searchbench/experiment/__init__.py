@@ -3,8 +3,16 @@ SQLite results store. ``searchbench experiment init|run|report|list`` wraps this
 
 from __future__ import annotations
 
-from .config import Cell, ExperimentConfig, RetrieverSpec, expand_grid, load_config, parse_config
-from .runner import RunSummary, default_store, run_experiment
+from ._runner import RunSummary, default_store, run_experiment
+from .config import (
+    Cell,
+    ExperimentConfig,
+    RetrieverSpec,
+    expand_grid,
+    load_config,
+    parse_config,
+    resolve_evalset,
+)
 from .store import SCHEMA_VERSION, CellRecord, ResultsStore, StoreError
 
 __all__ = [
@@ -21,6 +29,7 @@ __all__ = [
     "expand_grid",
     "load_config",
     "parse_config",
+    "resolve_evalset",
     "run_experiment",
 ]
 

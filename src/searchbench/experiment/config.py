@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
-from ..retrieval.spec import RetrieverSpec as RetrievalSpec
-from ..retrieval.spec import retriever_spec, spec_to_dict
+from ..retrieval import RetrieverSpec as RetrievalSpec
+from ..retrieval import retriever_spec, spec_to_dict
 from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
@@ -30,7 +30,7 @@ from ..vocab import (
     canonical_unanswerable,
     check_positive_int,
 )
-from .naming import check_name
+from .naming import cell_key, check_name, work_key
 
 __all__ = ["DEFAULT_MEASURES", "Cell", "ExperimentConfig", "RetrieverSpec", "expand_grid",
            "load_config", "parse_config"]
@@ -91,14 +91,10 @@ class Cell:
 
     def key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of this cell's result, names included (see :func:`.naming.cell_key`)."""
-        from .naming import cell_key
-
         return cell_key(self.to_dict(components), evalset_hash)
 
     def work_key(self, evalset_hash: str, components: Sequence[RetrieverSpec] = ()) -> str:
         """Identity of the work this cell does, names left out (same key, same run)."""
-        from .naming import work_key
-
         return work_key(self.to_dict(components), evalset_hash)
 
 
@@ -244,7 +240,7 @@ def db_parts(cfg: ExperimentConfig) -> list[tuple[RetrieverSpec, Any]]:
 def _check_db(cfg: ExperimentConfig, where: str) -> None:
     """A store holds one chunking: several chunkers need one store per chunker, named by
     a ``{chunker}`` template in the URL (checked for every chunker, before any work)."""
-    from ..retrieval.stores import is_template, store_url
+    from ..retrieval import is_template, store_url
 
     for r, spec in db_parts(cfg):
         key = f"key 'retrievers.{r.name}.url'"
@@ -337,7 +333,7 @@ def _levels(value: Any, where: str) -> list[str]:
 
 
 def _chunkers(value: Any, where: str) -> list[str]:
-    from ..retrieval.chunking import parse_chunker
+    from ..retrieval import parse_chunker
 
     items = _strings(value, "chunkers", where)
     for spec in items:
@@ -479,7 +475,7 @@ def expand_grid(cfg: ExperimentConfig) -> list[Cell]:
 
 # -- resources (checked before work, without loading anything heavy) --------------------------
 def _model_names() -> list[str]:
-    from ..retrieval.encoders import available_models
+    from ..retrieval import available_models
 
     return [*available_models(), "model2vec"]
 
@@ -515,7 +511,7 @@ def resolve_model(spec: str, base: Path) -> str:
 
 
 def _check_evalset(spec: str, base: Path, where: str) -> None:
-    from ..collections.registry import parse_spec
+    from ..collections import parse_spec
 
     try:
         kind, arg = parse_spec(spec)
@@ -532,7 +528,7 @@ def _check_evalset(spec: str, base: Path, where: str) -> None:
 
 def resolve_evalset(spec: str, base: Path) -> str:
     """``spec`` with a relative folder made absolute against the config's folder."""
-    from ..collections.registry import parse_spec
+    from ..collections import parse_spec
 
     kind, arg = parse_spec(spec)
     if kind in ("pyref", "beir-download") or Path(arg).is_absolute():

@@ -93,7 +93,7 @@ def _ends_like_a_hash(text: str) -> bool:
 def run_file_problem(path: str | os.PathLike[str], expected: str) -> str | None:
     """Why the run file at ``path`` no longer is the one stored with hash ``expected``
     (None when it is)."""
-    from ..retrieval.provenance import file_digest
+    from ..retrieval import file_digest
 
     try:
         found = file_digest(path)
@@ -139,7 +139,7 @@ def publish_retagged(source: str | os.PathLike[str], expected: str, folder: Path
 
 
 def _publish(write: Any, folder: Path, stem: str) -> tuple[Path, str]:
-    from ..retrieval.provenance import file_digest, sweep_pending, write_error
+    from ..retrieval import file_digest, sweep_pending, write_error
 
     pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
     try:

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._util.secrets import redact
 from ..errors import SearchbenchError
+from .naming import run_file_problem
 
 __all__ = ["SCHEMA_VERSION", "CellRecord", "ResultsStore", "StoreError"]
 
@@ -283,8 +284,6 @@ class ResultsStore:
         """``{cell_key: what is wrong}`` for finished cells whose run file is missing or no
         longer has the SHA-256 recorded when the cell was stored (empty: all intact; a cell
         stored without a run file, by the Python API, is not checked)."""
-        from .naming import run_file_problem
-
         with self._reading() as db:
             rows = db.execute("SELECT cell_key, run_path, run_hash FROM cells "
                               "WHERE experiment_id = ? ORDER BY id", (experiment_id,)).fetchall()

@@ -117,7 +117,7 @@ def _load(pipe: Any, evalset: Any, spec: str, need: StoreNeed, say: Log,
     """Load one missing store as ``searchbench db load`` would (see the module docs),
     with the pipeline's encoders; a refusal names the config key."""
     from ..db import connect
-    from ..retrieval.stores import load_store
+    from ..retrieval import load_store
 
     options = dict(pipe.options)
     cache = options.pop("cache", True)

@@ -37,7 +37,9 @@ import numpy as np
 
 from .._util import atomic_folder, normal_name, utc_now, write_text
 from ..errors import ConfigError, DataFormatError
+from .folder import has_judgments, load_queries, native_file, read_provenance_file
 from .labels import Judgment, Quote
+from .store import STORE_FILE, JudgmentStore
 
 __all__ = ["POLICIES", "Adjudicated", "ExportReport", "adjudicate", "export",
            "store_judgments"]
@@ -51,8 +53,6 @@ _REPLACED = ("qrels.tsv", "evidence.jsonl", PROVENANCE_FILE, "queries.jsonl",
 
 def store_judgments(folder: str | os.PathLike[str]) -> list[Judgment]:
     """The latest labels of ``folder/judging.sqlite`` ([] when there is no store)."""
-    from .store import STORE_FILE, JudgmentStore
-
     if not (Path(folder) / STORE_FILE).is_file():
         return []
     with JudgmentStore(folder, check=True) as store:  # a malformed file: silently wrong
@@ -191,7 +191,6 @@ def export(folder: str | os.PathLike[str], judgments: Sequence[Judgment] | None 
            policy: str = "majority", min_annotators: int = 1) -> ExportReport:
     """Adjudicate ``judgments`` (default: the set's judging store) and write them into the
     set at ``folder`` with their provenance, keeping the previous version in ``history/``."""
-    from .folder import native_file, read_provenance_file
 
     root = Path(folder)
     if native_file(root, "corpus.jsonl") is None:
@@ -274,11 +273,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 def _kept_qrels(root: Path, exported: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Judgments of the current ``qrels.tsv`` to keep: those not given by the store now and
     not given by the store at an earlier export (a label since undone must not linger)."""
-    from .folder import native_file
-    from .pool import _has_judgments
 
     path = native_file(root, "qrels.tsv")
-    if path is None or not _has_judgments(path):
+    if path is None or not has_judgments(path):
         return {}
     from ..data import read_qrels
 
@@ -315,7 +312,6 @@ def _verified_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> tuple[l
     """The set's queries, and them with every query a person labelled ``verified``."""
     from dataclasses import replace
 
-    from .folder import load_queries
 
     queries = load_queries(root)
     by_people = {a.query_id for a in adjudicated if any(j.kind == "human" for j in a.labels)}
@@ -325,7 +321,6 @@ def _verified_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> tuple[l
 
 def _write_queries(root: Path, updated: list[Any]) -> None:
     from ..data import Queries, write_queries_jsonl
-    from .folder import native_file
 
     write_queries_jsonl(native_file(root, "queries.jsonl") or root / "queries.jsonl",
                         Queries(updated))
@@ -334,7 +329,6 @@ def _write_queries(root: Path, updated: list[Any]) -> None:
 def _write_qrels(root: Path, adjudicated: Sequence[Adjudicated],
                  kept: dict[tuple[str, str], int]) -> None:
     from ..data import Qrels
-    from .folder import native_file
 
     rows = [(a.query_id, a.doc_id, a.grade) for a in adjudicated]
     rows += [(q, d, g) for (q, d), g in kept.items()]
@@ -351,10 +345,9 @@ def _keep_history(root: Path, old_hash: str | None, now: str) -> str | None:
     """Copy the files an export replaces into ``history/<time>-<old hash>/`` (atomically,
     as one folder); None when there is nothing to keep."""
     present = [root / n for n in _REPLACED if (root / n).is_file()]
-    from .pool import _has_judgments
 
     qrels = root / "qrels.tsv"
-    if not qrels.is_file() or not _has_judgments(qrels):
+    if not qrels.is_file() or not has_judgments(qrels):
         return None  # the first export: no judged version to keep
     stamp = now.replace(":", "").replace("-", "")
     short = (old_hash or "sha256:unhashed").split(":", 1)[-1][:12]

@@ -24,7 +24,8 @@ from ..errors import ConfigError, DataFormatError
 from .files import FORMATS, convert_file, doc_id_for, sha256
 
 __all__ = ["MAX_FILE_BYTES", "QUERY_SOURCE_ALIASES", "AddQueriesReport", "InitReport",
-           "add_queries", "init_evalset", "load_queries", "native_file", "parse_size"]
+           "add_queries", "has_judgments", "init_evalset", "load_queries", "native_file",
+           "parse_size", "read_provenance_file"]
 
 MAX_FILE_BYTES = 50 * 2**20
 """Files larger than this (50 MiB) are skipped by ``evalset init`` with the reason: one
@@ -414,7 +415,7 @@ def _query_lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _json_query(line: str, where: str) -> dict[str, Any]:
-    from ..data.jsonl import QUERY_SOURCES as NATIVE_SOURCES
+    from ..data import QUERY_SOURCES as NATIVE_SOURCES
 
     try:
         obj = json.loads(line)
@@ -453,3 +454,14 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
     if meta:
         rec["metadata"] = meta
     return rec
+
+
+def has_judgments(path: Path) -> bool:
+    """Whether a qrels file holds more than a header (an empty qrels file is no error
+    while a set is being built)."""
+    import gzip
+
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8-sig") as fh:
+        lines = [ln for ln in (fh.readline() for _ in range(2)) if ln.strip()]
+    return bool(lines) and not (len(lines) == 1 and lines[0].split()[0] == "query-id")

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..data import Run
 from ..errors import ConfigError, DataFormatError
+from .export import store_judgments
+from .folder import has_judgments, load_queries, native_file
 from .labels import PoolItem, write_pool
 
 __all__ = ["PoolResult", "RunCoverage", "check_runs", "judged_pairs", "pool"]
@@ -111,7 +113,6 @@ def _evalset_parts(evalset: Any) -> tuple[list[str], list[str], list[tuple[str, 
                          q.doc_vocab[q.doc_codes].tolist(), strict=True))
         return evalset.corpus.ids, evalset.queries.ids, pairs
     from ..data import read_corpus_jsonl
-    from .folder import load_queries, native_file
 
     folder = Path(evalset)
     corpus_path = native_file(folder, "corpus.jsonl")
@@ -130,33 +131,20 @@ def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """The (query, doc) pairs judged in ``folder``: every line of ``qrels.tsv`` and every
     pair of the judging store a person graded (a skip is not a judgment; an LLM judge's
     label is not a person's: export leaves LLM-only pairs out unless asked)."""
-    from .folder import native_file
 
     root = Path(folder)
     pairs: list[tuple[str, str]] = []
     qrels_path = native_file(root, "qrels.tsv")
-    if qrels_path is not None and _has_judgments(qrels_path):
+    if qrels_path is not None and has_judgments(qrels_path):
         from ..data import read_qrels
 
         q = read_qrels(qrels_path)
         pairs += zip(q.query_ids[q.query_codes()].tolist(), q.doc_vocab[q.doc_codes].tolist(),
                      strict=True)
-    from .export import store_judgments
 
     pairs += [(j.query_id, j.doc_id) for j in store_judgments(root)
               if j.grade is not None and j.kind == "human"]
     return pairs
-
-
-def _has_judgments(path: Path) -> bool:
-    """Whether a qrels file holds more than a header (an empty qrels file is no error
-    while a set is being built)."""
-    import gzip
-
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8-sig") as fh:
-        lines = [ln for ln in (fh.readline() for _ in range(2)) if ln.strip()]
-    return bool(lines) and not (len(lines) == 1 and lines[0].split()[0] == "query-id")
 
 
 def _load_runs(runs: Sequence[Run | str | os.PathLike[str]],

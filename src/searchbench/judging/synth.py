@@ -123,7 +123,7 @@ class _Candidate:
 
 def _chunks(es: Any, chunk: str | None, per_doc: int) -> list[tuple[Any, int, int, int]]:
     """``(doc, start, end, n_questions)``: ``per_doc`` picks spread over each document."""
-    from ..retrieval.spec import chunker_for
+    from ..retrieval import chunker_for
 
     chunker = chunker_for(chunk, None) if chunk else None
     out = []

@@ -1,7 +1,7 @@
 """Exact k-nearest-neighbour search: the kernel below both dense retrieval and ANN recall.
 
 :func:`exact_knn` finds the float64-verified top-(k + extra) of every query (faiss or numpy
-engine, bounded memory) and returns a :class:`GroundTruth`; :mod:`.metric` holds the
+engine, bounded memory) and returns a :class:`GroundTruth`; :mod:`._metric` holds the
 distances (smaller = closer), the tie policy and the input checks. Imports numpy only
 (faiss lazily, when installed).
 """
@@ -9,8 +9,7 @@ distances (smaller = closer), the tie policy and the input checks. Imports numpy
 from __future__ import annotations
 
 from ..vocab import METRICS
-from .exact import FORMAT, GroundTruth, exact_knn, fingerprint
-from .metric import (
+from ._metric import (
     TIE_POLICY,
     as_matrix,
     check_finite,
@@ -20,6 +19,7 @@ from .metric import (
     max_norm,
     normalize_rows,
 )
+from .exact import FORMAT, GroundTruth, exact_knn, fingerprint
 
 __all__ = [
     "FORMAT",

@@ -44,7 +44,7 @@ from numpy.typing import DTypeLike
 
 from .._util import atomic_write
 from ..errors import ConfigError, DataFormatError
-from .metric import (
+from ._metric import (
     TIE_POLICY,
     as_matrix,
     check_finite,

@@ -6,7 +6,7 @@ parameters, formula); the docs' measures reference is generated from it.
 """
 
 from ..errors import SearchbenchWarning
-from .coverage import (
+from ._coverage import (
     MOSTLY_UNJUDGED_BELOW,
     UNJUDGED_WARN_BELOW,
     Coverage,
@@ -17,6 +17,14 @@ from .coverage import (
     warn_unjudged,
     without_measure,
 )
+from ._scored import (
+    ScoredQueries,
+    apply_unanswerable,
+    no_answer_ids,
+    no_relevant_ids,
+    scored_queries,
+)
+from ._scoring import Scored, Scorer
 from .evaluator import (
     Combiner,
     EvalResult,
@@ -26,14 +34,6 @@ from .evaluator import (
     evaluate,
 )
 from .registry import Family, Param, families
-from .scored import (
-    ScoredQueries,
-    apply_unanswerable,
-    no_answer_ids,
-    no_relevant_ids,
-    scored_queries,
-)
-from .scoring import Scored, Scorer
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
 from .stream import StreamedRun, evaluate_stream, stream_run
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..data import Qrels, Run
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
-from .kernels import Judged, compute
+from ._kernels import Judged, compute
 from .spec import Measure, parse_measures
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..data import IdIndex
 
 __all__ = ["Combiner", "EvalResult", "Evaluator", "NoSharedQueriesError", "PartialResult",
-           "evaluate"]
+           "aggregate", "evaluate"]
 
 CHUNK_ENTRIES = 1 << 22
 PAIR_INDEX_FROM = 1 << 16  # qrels doc ids from which runs read from files use an IdIndex
@@ -197,7 +197,7 @@ class Evaluator:
         _warn(run.name, n_missing, n_extra, self.missing)
         keep = present if self.missing == "skip" else np.ones_like(present)
         scores = {name: v[keep] for name, v in values.items()}
-        mean = {m.name: _aggregate(scores[m.name], m) for m in self.measures}
+        mean = {m.name: aggregate(scores[m.name], m) for m in self.measures}
         return EvalResult(run.name, [m.name for m in self.measures], qrels.query_ids[keep],
                           scores, mean, self.missing, n_missing, n_extra)
 
@@ -343,7 +343,7 @@ class Combiner:
         _warn(self.name, n_missing, self.n_extra, ev.missing)
         keep = present if ev.missing == "skip" else np.ones_like(present)
         scores = {name: v[keep] for name, v in self.values.items()}
-        mean = {m.name: _aggregate(scores[m.name], m) for m in ev.measures}
+        mean = {m.name: aggregate(scores[m.name], m) for m in ev.measures}
         return EvalResult(self.name, [m.name for m in ev.measures], ev.qrels.query_ids[keep],
                           scores, mean, ev.missing, n_missing, self.n_extra)
 
@@ -365,7 +365,8 @@ def _query_chunks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     return chunks
 
 
-def _aggregate(values: np.ndarray, m: Measure) -> float:
+def aggregate(values: np.ndarray, m: Measure) -> float:
+    """The value over all queries of one measure: a count measure sums, others average."""
     if m.is_count:
         return float(values.sum())
     return float(values.mean()) if len(values) else 0.0

@@ -5,9 +5,11 @@ function), its canonical name and aliases, its trec_eval names, its typed parame
 its formula (the kernel's docstring). The grammar (:mod:`.spec`), ``--trec-names``, the
 evaluator's dispatch and the measures reference in the docs all read this registry.
 
-Kernels register themselves with the :func:`register` decorator in :mod:`.kernels`, so
+Kernels register themselves with the :func:`register` decorator in :mod:`._kernels`, so
 adding a measure is one decorated kernel there plus its test. ``families()`` lists the
-families in registration order (the order of the docs' table).
+families in registration order (the order of the docs' table). This module imports no
+kernel: :mod:`.spec` (and so the package) imports :mod:`._kernels`, which fills the registry
+when it loads.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 if TYPE_CHECKING:
     import numpy as np
 
-    from .kernels import Judged
+    from ._kernels import Judged
     from .spec import Measure
 
 __all__ = ["GAIN", "PARAMS", "REL", "Family", "Param", "families", "family", "is_integer",
@@ -175,17 +177,9 @@ def register(name: str, summary: str, **options: Any) -> Callable[[Kernel], Kern
 
 def families() -> tuple[Family, ...]:
     """Every measure family, in the order of the docs' measures reference."""
-    _load()
     return tuple(_REGISTRY.values())
 
 
 def family(name: str) -> Family:
     """The family with canonical name ``name`` (``KeyError`` if there is none)."""
-    _load()
     return _REGISTRY[name]
-
-
-def _load() -> None:
-    """The kernels module registers the families when it is first imported."""
-    if not _REGISTRY:
-        from . import kernels  # noqa: F401

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..errors import UnknownMeasureError
+from . import _kernels  # noqa: F401 - importing the kernels registers every family
 from .registry import PARAMS, Family, families, is_integer
 
 __all__ = ["FAMILIES", "Measure", "parse_measure", "parse_measures", "trec_name", "valid_names"]

@@ -15,8 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..data import Qrels, Run
-from ..data.stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
+from ..data import BATCH_ENTRIES, Qrels, Run, compact_qrels, iter_run_batches, release_free_memory
 from .evaluator import Combiner, EvalResult, Evaluator
 from .spec import Measure
 

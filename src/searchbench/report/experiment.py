@@ -23,6 +23,8 @@ import numpy as np
 from .._util import json_safe, write_text
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..vocab import canonical_unanswerable
+from .experiment_md import render_markdown
+from .html import render_html
 
 __all__ = ["ExperimentReport", "Group", "experiment_report"]
 
@@ -158,13 +160,9 @@ class ExperimentReport:
         return json.dumps(json_safe(self.to_dict()), indent=indent, ensure_ascii=False)
 
     def to_markdown(self, decimals: int = 4) -> str:
-        from .experiment_md import render_markdown
-
         return render_markdown(self, decimals)
 
     def to_html(self, decimals: int = 4) -> str:
-        from .html import render_html
-
         return render_html(self, decimals)
 
     def write(self, folder: str | os.PathLike[str], stem: str | None = None,
@@ -219,7 +217,7 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
     ``unanswerable="skip"``, scored as trec_eval does under ``"zero"`` (default: the
     config's ``unanswerable``, else ``skip``); each level says how many scored queries have
     no relevant judgment."""
-    from ..experiment.store import ResultsStore
+    from ..experiment import ResultsStore
 
     expected = _expected_cells(config)
     with ResultsStore(store) as db:
@@ -256,7 +254,7 @@ def _check_run_files(problems: dict[str, str], cells: list[Any]) -> None:
     on disk); a deleted one is a warning (the scores were computed before it went)."""
     import warnings
 
-    from ..experiment.store import StoreError
+    from ..experiment import StoreError
 
     paths = {c.cell_key: Path(c.run_path) for c in cells}
     changed = [why for key, why in problems.items() if paths[key].exists()]
@@ -295,8 +293,8 @@ def _expected_cells(config: Any) -> dict[str, str] | None:
     """``{cell_key: label}`` of the config's grid (None: report whatever is stored)."""
     if config is None:
         return None
-    from ..collections.registry import load_evalset
-    from ..experiment.config import resolve_evalset
+    from ..collections import load_evalset
+    from ..experiment import resolve_evalset
 
     out = {}
     for spec in config.evalsets:
@@ -395,7 +393,7 @@ def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any],
              provenance: dict[str, tuple[str, bool]] | None = None, scored: Any = None,
              notes: list[str] | None = None) -> Any:
     from ..comparison import compare_results
-    from ..measures.evaluator import EvalResult
+    from ..measures import EvalResult
 
     if len(cells) < 2 or len(qids) < 2:
         return None

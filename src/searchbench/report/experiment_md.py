@@ -56,7 +56,7 @@ def _encoding(cell: Any, decimals: int) -> str:
 
 def truncation_notes(group: Any) -> list[str]:
     """One sentence per cell whose model truncated units (``LengthReport.message``)."""
-    from ..retrieval.truncation import LengthReport
+    from ..retrieval import LengthReport
 
     notes = []
     for c in group.cells:

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._util import progress
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..vocab import LEVELS, canonical_level
 from .chunking import Chunk, Chunker
@@ -181,7 +180,7 @@ class Retriever:
         ``encode_s`` (query encoding, cache reads included) apart.
         """
         units = self._require_index()
-        level = _check_level(level, k)
+        level = check_level(level, k)
         t0 = time.perf_counter()
         self.timings.pop("encode_s", None)  # set again by retrievers that embed queries
         qids = queries.ids
@@ -297,7 +296,7 @@ def doc_aligned_blocks(doc_starts: np.ndarray, n_units: int, size: int) -> list[
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _check_level(level: str, k: int) -> str:
+def check_level(level: str, k: int) -> str:
     """The canonical level; ConfigError for an unknown level or k <= 0."""
     level = canonical_level(level)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k <= 0:

@@ -1,5 +1,5 @@
 """The retriever you already built as the system under test: a Python callable, or a
-LangChain, LlamaIndex or Haystack object (adapters in :mod:`.frameworks`).
+LangChain, LlamaIndex or Haystack object (adapters in :mod:`._frameworks`).
 
 The shape is httpx's transport: an adapter answers one narrow question — the ranked
 :class:`Hit` s of a batch of query texts, ``search(texts, k) -> [[Hit, ...], ...]`` — and
@@ -47,12 +47,11 @@ from typing import Any
 import numpy as np
 
 from .._util import package_version
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
-from .base import Retriever, Units, _check_level
+from ._frameworks import Hit, adapter_for
+from .base import Retriever, Units, check_level
 from .chunking import Chunk, Chunker, parse_chunk_id
-from .frameworks import Hit, adapter_for
 
 __all__ = ["CallableRetriever", "Hit", "from_callable", "from_haystack", "from_langchain",
            "from_llamaindex", "load_target", "target_provenance"]
@@ -176,7 +175,7 @@ class CallableRetriever(Retriever):
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()
-        level = _check_level(level, k)
+        level = check_level(level, k)
         t0 = time.perf_counter()
         self.latencies = []
         texts, qids = queries.texts(), list(queries.ids)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ConfigError, require
 from ..vocab import BACKENDS, METRICS, canonical_backend, canonical_metric
+from ._truncation import length_report, warn_truncation
 from .base import Retriever, doc_aligned_blocks, exact_topk
 from .chunking import Chunker
 from .encoders import Encoder
@@ -94,8 +95,6 @@ class Dense(Retriever):
 
     def _report_lengths(self, texts: list[str]) -> None:
         """Count the units the encoder will truncate (its own tokenizer) and warn once."""
-        from .truncation import length_report, warn_truncation
-
         report = length_report(self.encoder, texts,
                                "chunk" if self.chunker is not None else "document")
         self.truncation = report.to_dict()

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendError, ConfigError
-from .encoders import Encoder
+from ._encoder import Encoder
 from .http_client import MAX_BODY, Answer, HttpClient, public_url
 
 __all__ = ["MAX_BODY", "OpenAIEncoder", "public_url"]

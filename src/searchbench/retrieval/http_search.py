@@ -39,10 +39,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._util.secrets import hold, remote_text
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import BackendError, ConfigError, require
-from .base import Retriever, _check_level
+from .base import Retriever, check_level
 from .chunking import Chunker
 from .http_client import HttpClient
 
@@ -169,7 +168,7 @@ class HttpRetriever(Retriever):
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()
-        if _check_level(level, k) != "doc":
+        if check_level(level, k) != "doc":
             raise ConfigError(f"http retriever {self.client.public}: level={level!r}; a "
                               "search service answers documents (level doc)")
         t0 = time.perf_counter()

@@ -12,12 +12,12 @@ from typing import Any
 
 from .._util import library_versions, machine, output_error, replace, utc_now, write_json
 from .._util.secrets import REDACTED, redacted
-from ..data.run import Run
+from ..data import Run
 
 __all__ = [
     "file_digest",
-    "provenance",
     "public_command",
+    "run_provenance",
     "sidecar_path",
     "sweep_pending",
     "write_error",
@@ -27,7 +27,7 @@ __all__ = [
 
 
 
-def provenance(run: Run, evalset: Any = None, spec: str | None = None,
+def run_provenance(run: Run, evalset: Any = None, spec: str | None = None,
                extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything that defines ``run``: evaluation set + hash, retriever config (from the
     run's metadata: model identity, chunker, level, k, timings), versions, machine."""

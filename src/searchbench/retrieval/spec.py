@@ -50,7 +50,12 @@ from ..vocab import (
     check_finite,
     check_positive_int,
 )
+from ._fusion import check_weights
+from ._levels import chunk_qrels
+from .base import build_units
+from .callable import CALLS, ON_ERROR
 from .chunking import Chunker, parse_chunker, whitespace_offsets
+from .encoders import encoder
 
 __all__ = [
     "SPEC_KEYS",
@@ -62,7 +67,6 @@ __all__ = [
     "HybridSpec",
     "RetrieverSpec",
     "bind_chunker",
-    "build_retriever",
     "chunker_for",
     "chunking_label",
     "context_token_counts",
@@ -70,6 +74,7 @@ __all__ = [
     "counting_spec",
     "encoder_for",
     "evalset_chunk_qrels",
+    "model_options",
     "retriever_spec",
     "spec_to_dict",
     "token_unit",
@@ -274,8 +279,6 @@ def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
 
 
 def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> CallableSpec:
-    from .callable import CALLS, ON_ERROR
-
     d = CallableSpec()
     kwargs = s.get("kwargs", {})
     if not isinstance(kwargs, dict):
@@ -342,8 +345,6 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
         if not isinstance(weights, list | tuple) or len(weights) != len(parts):
             raise ConfigError(f"{key('weights')} is {weights!r}; expected {len(parts)} finite "
                               "numbers, one per fused retriever")
-        from .fusion import check_weights
-
         weights = tuple(check_weights(weights, len(parts), key("weights"),
                                       item_key=lambda i: key(f"weights[{i}]")))
     if fusion == "weighted" and weights is None:
@@ -383,59 +384,7 @@ def retriever_spec(kind: str, settings: Mapping[str, Any], *,
     return _hybrid(checked, parts, key)
 
 
-# -- building ---------------------------------------------------------------------------------
-def build_retriever(spec: RetrieverSpec, *, encoders: dict[Any, Any] | None = None,
-                    quiet: bool | None = None, **encoder_options: Any) -> Any:
-    """The (unindexed) retriever ``spec`` describes.
-
-    ``encoders`` is a cache shared between calls (one encoder per model and prefixes);
-    ``encoder_options`` go to :func:`~searchbench.retrieval.encoder` (``cache``,
-    ``endpoint``, ``api_key_env``, ``retries`` …)."""
-    from .dense import Dense
-    from .fusion import Hybrid
-    from .lexical import BM25
-
-    if isinstance(spec, BM25Spec):
-        bm25 = BM25(k1=spec.k1, b=spec.b, method=spec.method, stopwords=spec.stopwords,
-                    stemmer=spec.stemmer, with_title=spec.with_title)
-        bm25.quiet = quiet
-        return bm25
-    if isinstance(spec, HttpSpec):
-        from .http_search import HttpRetriever
-
-        return HttpRetriever(spec.endpoint, spec.request, spec.ids, spec.scores,
-                             headers=dict(spec.headers), auth_env=spec.auth_env,
-                             auth_header=spec.auth_header, auth_scheme=spec.auth_scheme,
-                             concurrency=spec.concurrency, retries=spec.retries,
-                             timeout=spec.timeout)
-    if isinstance(spec, CallableSpec):
-        from .callable import CallableRetriever, load_target
-
-        return CallableRetriever(load_target(spec.target, dict(spec.kwargs)), kind=spec.kind,
-                                 target=spec.target, id_from=spec.id_from,
-                                 batch_size=spec.batch_size, concurrency=spec.concurrency,
-                                 timeout=spec.timeout, on_error=spec.on_error, call=spec.call,
-                                 query_input=spec.query_input)
-    if isinstance(spec, DbSpec):
-        from .stores import DbRetriever
-
-        return DbRetriever(spec.url, params=dict(spec.params), filter=spec.filter,
-                           model=spec.model, exact=spec.exact, quiet=quiet,
-                           encoders=encoders, **_for_model(spec.model, encoder_options))
-    if isinstance(spec, DenseSpec):
-        enc = encoder_for(spec, encoders if encoders is not None else {}, quiet, **encoder_options)
-        dense = Dense(enc, metric=spec.metric, backend=spec.backend,
-                      with_title=spec.with_title)
-        dense.quiet = quiet
-        return dense
-    cache = encoders if encoders is not None else {}
-    parts = [build_retriever(p, encoders=cache, quiet=quiet, **encoder_options)
-             for p in spec.parts]
-    return Hybrid(parts, fusion=spec.fusion, rrf_k=spec.rrf_k, weights=spec.weights,
-                  norm=spec.norm)
-
-
-def _for_model(model: str | None, options: dict[str, Any]) -> dict[str, Any]:
+def model_options(model: str | None, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` without the endpoint settings unless ``model`` is an ``openai:`` one."""
     kw = {k: v for k, v in options.items() if v is not None}
     if not (model or "").startswith("openai:"):
@@ -448,11 +397,9 @@ def encoder_for(spec: DenseSpec, encoders: dict[Any, Any], quiet: bool | None = 
                 **options: Any) -> Any:
     """The encoder of ``spec`` from the ``encoders`` cache (made and cached on first use);
     ``options`` go to :func:`~searchbench.retrieval.encoder` (``cache`` …)."""
-    from .encoders import encoder
-
     key = (spec.model, spec.query_prefix, spec.doc_prefix)
     if key not in encoders:
-        kw = _for_model(spec.model, options)
+        kw = model_options(spec.model, options)
         encoders[key] = encoder(spec.model, query_prefix=spec.query_prefix,
                                 doc_prefix=spec.doc_prefix, quiet=quiet, **kw)
     return encoders[key]
@@ -513,11 +460,8 @@ def evalset_chunk_qrels(evalset: Any, chunk: str | Chunker, encoder: Any = None,
     ``encoder``'s tokens (None: whitespace words): exactly the chunk ids a retriever
     indexed with :func:`chunker_for` ``(chunk, encoder)`` returns at ``level="chunk"``
     (``searchbench run --level chunk --chunk SPEC [--model M]``), judged by
-    :func:`~searchbench.retrieval.levels.chunk_qrels`. A run made earlier can then be
+    :func:`~searchbench.retrieval._levels.chunk_qrels`. A run made earlier can then be
     scored after the fact (``searchbench evalset chunk-qrels``)."""
-    from .base import build_units
-    from .levels import chunk_qrels
-
     chunker = chunker_for(chunk, encoder)
     if chunker is None:
         raise ConfigError(f"chunker {chunk!r}: chunk-level judgments need a chunker such as "

@@ -25,8 +25,11 @@ import numpy as np
 
 from .._util import progress, utc_now
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
+from ._truncation import length_report, warn_truncation
 from .base import Retriever, Units, build_units, exact_topk
 from .chunking import Chunker, parse_chunker
+from .dense import normalize
+from .spec import DenseSpec, chunker_for, encoder_for
 
 __all__ = ["CHUNKER_FIELD", "FORMAT", "DbRetriever", "check_ids", "chunker_slug",
            "is_template", "load_batches", "load_store", "store_url"]
@@ -120,8 +123,6 @@ def check_ids(stored: Iterable[str], units: Sequence[str], where: str, *,
 
 
 def _normalised(x: np.ndarray, metric: str) -> np.ndarray:
-    from .dense import normalize
-
     return normalize(x) if metric == "cosine" else np.asarray(x, dtype=np.float32)
 
 
@@ -169,7 +170,6 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     models shared with a :class:`~searchbench.retrieval.Pipeline` (an experiment loading
     its stores embeds with the encoders its cells use)."""
     from ..knn import check_metric
-    from .spec import DenseSpec, chunker_for, encoder_for
 
     metric = check_metric(metric)
     store = _store(store_or_url)
@@ -230,8 +230,6 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
 def _truncation(enc: Any, units: Units, chunked: bool, todo: list[int]) -> Any:
     """The encoder's truncation of the units (warned once, as ``run`` warns), counted
     before embedding; None when everything is loaded already (nothing is embedded)."""
-    from .truncation import length_report, warn_truncation
-
     if not todo:
         return None
     report = length_report(enc, units.texts, "chunk" if chunked else "document")
@@ -314,7 +312,6 @@ class DbRetriever(Retriever):
                encoders: dict[Any, Any]) -> None:
         """Parameters checked, model chosen and checked against the store's record."""
         from ..db import check_params
-        from .spec import DenseSpec, encoder_for
 
         cls = type(self.store)
         self.params = check_params(cls.engine, cls.params, params or {}, "search")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from searchbench.ann.indexes import make_index, spec
+from searchbench.ann.indexes import index_spec, make_index
 from searchbench.ann.sweep import _grids, parse_param
 from searchbench.errors import ConfigError
 
@@ -10,10 +10,10 @@ from searchbench.errors import ConfigError
 def test_unknown_parameter_lists_valid_ones():
     with pytest.raises(ConfigError, match=r"'nprobe' for index 'hnsw'.*M, efConstruction.*"
                                           r"efSearch"):
-        spec("hnsw").check(["nprobe"])
+        index_spec("hnsw").check(["nprobe"])
     with pytest.raises(ConfigError, match="hnsw, ivf, ivfpq, hnswlib"):
-        spec("annoy")
-    assert spec("IVF-PQ").name == "ivfpq"
+        index_spec("annoy")
+    assert index_spec("IVF-PQ").name == "ivfpq"
 
 
 def test_parse_param():
@@ -24,7 +24,7 @@ def test_parse_param():
 
 
 def test_grid_is_build_by_search_with_defaults():
-    build, search = _grids(spec("ivfpq"), {"nlist": [4, 8], "nprobe": [1, 2, 3]})
+    build, search = _grids(index_spec("ivfpq"), {"nlist": [4, 8], "nprobe": [1, 2, 3]})
     assert build == [{"nlist": 4, "m": 16, "nbits": 8}, {"nlist": 8, "m": 16, "nbits": 8}]
     assert search == [{"nprobe": 1}, {"nprobe": 2}, {"nprobe": 3}]
 

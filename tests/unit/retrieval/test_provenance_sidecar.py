@@ -10,7 +10,7 @@ import pytest
 
 import searchbench as sb
 from searchbench.data.trec import write_run
-from searchbench.retrieval.provenance import provenance, sidecar_path, write_sidecar
+from searchbench.retrieval.provenance import run_provenance, sidecar_path, write_sidecar
 
 
 def _mode(path) -> int:
@@ -23,7 +23,7 @@ def test_sidecar_mode_follows_the_umask_like_the_run_file(tmp_path, umask, expec
     old = os.umask(umask)
     try:
         write_run(run, tmp_path / "bm25.trec")
-        side = write_sidecar(tmp_path / "bm25.trec", provenance(run))
+        side = write_sidecar(tmp_path / "bm25.trec", run_provenance(run))
     finally:
         os.umask(old)
     assert side == sidecar_path(tmp_path / "bm25.trec") == tmp_path / "bm25.trec.json"
@@ -39,13 +39,13 @@ def test_the_recorded_command_line_holds_no_credentials(monkeypatch):
     import sys as _sys
 
     import searchbench as sb
-    from searchbench.retrieval.provenance import provenance
+    from searchbench.retrieval.provenance import run_provenance
 
     argv = ["searchbench", "run", "pyref", "--endpoint",
             "https://bob:PASSWORD9@api.example/v1?api-key=QKEY7&x=1",
             "--endpoint=http://u:TOKEN5@h:8080/v1", "--k1", "1.2"]
     monkeypatch.setattr(_sys, "argv", argv)
-    command = provenance(sb.Run.from_dict({"q": {"d": 1.0}}))["command"]
+    command = run_provenance(sb.Run.from_dict({"q": {"d": 1.0}}))["command"]
     text = " ".join(command)
     assert not any(secret in text for secret in ("PASSWORD9", "QKEY7", "TOKEN5", "bob"))
     assert command[4] == "https://api.example/v1?api-key=[redacted]&x=1"

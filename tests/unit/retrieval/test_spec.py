@@ -16,12 +16,12 @@ from searchbench.cli.main import main
 from searchbench.cli.run_cmd import cli_spec
 from searchbench.errors import ConfigError
 from searchbench.experiment import ResultsStore, load_config, run_experiment
+from searchbench.retrieval.build import build_retriever
 from searchbench.retrieval.spec import (
     BM25Spec,
     DenseSpec,
     HybridSpec,
     bind_chunker,
-    build_retriever,
     chunking_label,
     retriever_spec,
 )

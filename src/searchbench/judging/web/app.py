@@ -37,6 +37,8 @@ from ..._util import visible_name
 from ...errors import DataFormatError, OutputError, SearchbenchError
 from ..labels import GRADES, Judgment, Quote
 from ..store import DamagedStoreError
+from ._explore import explore_routes
+from ._requests import BadRequest, item_number
 from .context import JudgingContext, highlight
 
 __all__ = ["SESSION_COOKIE", "cookie_name", "create_app"]
@@ -373,29 +375,6 @@ async def _json_body(request: Request) -> Any:
         raise DataFormatError("expected a JSON body") from None
 
 
-class BadRequest(SearchbenchError):
-    """A malformed request parameter (a 400 with the app's own page)."""
-
-
-def one_param(request: Request, name: str, what: str) -> str:
-    """The query parameter ``name``, given exactly once and non-empty, else
-    :class:`BadRequest` naming ``what`` was expected."""
-    values = request.query_params.getlist(name)
-    if len(values) != 1 or not values[0] or len(values[0]) > 4096:
-        raise BadRequest(f"Bad request: expected one {what} (?{name}=…).")
-    return values[0]
-
-
-def item_number(request: Request, n_items: int) -> int:
-    """The ``i`` parameter: a decimal item number (at most 12 digits; ``i`` given once), else
-    :class:`BadRequest` — never an ``int()`` of a 5,000-digit string."""
-    value = one_param(request, "i", "item number")
-    if not (value.isascii() and value.isdigit() and len(value) <= 12):
-        raise BadRequest(f"Bad request: the item number must be 0 to {max(n_items - 1, 0)} "
-                         f"(decimal digits).")
-    return int(value)
-
-
 def _load_static() -> dict[str, tuple[bytes, str]]:
     """The packaged static files by name, read once (requests only look names up)."""
     folder = resources.files("searchbench.judging.web").joinpath("static")
@@ -426,8 +405,6 @@ def create_app(ctx: JudgingContext) -> Starlette:
         Route("/logout", web.api(web.logout), methods=["POST"]),
     ]
     if ctx.explore is not None:
-        from .explore import explore_routes
-
         routes += explore_routes(web)
     return Starlette(routes=routes,
                      middleware=[Middleware(SecurityHeaders, allowed_hosts=ctx.allowed_hosts)],

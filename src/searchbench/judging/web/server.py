@@ -160,7 +160,7 @@ def _allowed_hosts(host: str, port: int) -> frozenset[str]:
 def _run(opts: ServeOptions, sock: socket.socket, ctx: JudgingContext, access: Access) -> None:
     import uvicorn
 
-    from .app import create_app
+    from .app import create_app  # lazy: starlette loads once require_web checked the extra
 
     port = sock.getsockname()[1]
     base = f"{'https' if ctx.secure else 'http'}://{_url_host(opts.host)}:{port}"

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import BackendError, ConfigError, SearchbenchError
 from ..knn import GroundTruth, as_matrix, check_metric, check_pair, exact_knn, fingerprint
-from .cluster import ray_cluster, task_error
+from ._cluster import ray_cluster, task_error
 
 __all__ = ["merge_shards", "shard_bounds", "sharded_knn"]
 

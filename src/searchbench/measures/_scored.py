@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..vocab import UnanswerablePolicy, canonical_unanswerable
+from .evaluator import EvalResult, aggregate
+from .spec import parse_measure
 
 if TYPE_CHECKING:
     from ..data import Qrels
-    from .evaluator import EvalResult
 
 __all__ = ["ScoredQueries", "apply_unanswerable", "no_answer_ids", "no_relevant_ids",
            "scored_queries"]
@@ -123,8 +124,6 @@ class ScoredQueries:
 
 def _thresholds(measures: Iterable[Any]) -> list[int]:
     """The relevance thresholds above 1 that ``measures`` (names or parsed) use."""
-    from .spec import parse_measure
-
     found = set()
     for m in measures:
         parsed = parse_measure(m) if isinstance(m, str) else m
@@ -162,15 +161,12 @@ def apply_unanswerable(result: EvalResult, marked: Collection[str],
                        policy: str = "skip") -> EvalResult:
     """``result`` without the queries in ``marked`` under ``skip`` (means recomputed on the
     other queries, counts summed over them), unchanged under ``zero``."""
-    from .evaluator import _aggregate
-    from .spec import parse_measure
-
     if canonical_unanswerable(policy) == "zero" or not marked:
         return result
     keep = ~np.isin(np.asarray(result.query_ids, dtype=object), list(marked))
     if keep.all():
         return result
     scores = {m: v[keep] for m, v in result.scores.items()}
-    mean = {m: _aggregate(scores[m], parse_measure(m)) for m in result.measures}
+    mean = {m: aggregate(scores[m], parse_measure(m)) for m in result.measures}
     return replace(result, query_ids=result.query_ids[keep], scores=scores, mean=mean,
                    _per_query=None)

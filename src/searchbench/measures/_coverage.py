@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import SearchbenchWarning, user_stacklevel
+from .evaluator import Evaluator
+from .spec import parse_measure
 
 if TYPE_CHECKING:
     from .evaluator import EvalResult
@@ -55,8 +57,6 @@ _SAMPLE = 1000
 def judged_cutoff(measures: Sequence[str]) -> int:
     """The main cutoff: that of the first measure with a cutoff, else 10."""
     from ..errors import UnknownMeasureError
-    from .spec import parse_measure
-
     for name in measures:
         try:
             cutoff = parse_measure(name).cutoff
@@ -172,8 +172,6 @@ class CoverageProbe:
                  **options: Any) -> tuple[EvalResult, Coverage]:
         """Evaluate ``run`` on ``qrels`` (``options`` go to the
         :class:`~searchbench.measures.Evaluator`), then :meth:`finish`."""
-        from .evaluator import Evaluator
-
         evaluator = Evaluator(qrels, self.all_measures, **options)
         return self.finish(evaluator.evaluate(run), run, evaluator.qrels, name)
 

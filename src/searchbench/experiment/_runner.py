@@ -30,13 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from ..data.evalset import EvalSet
-from ..data.run import Run
+from ..data import EvalSet, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
 from ..retrieval import DbSpec, DenseSpec, HybridSpec, Pipeline, PipelineResult
+from ._provenance import run_provenance
 from .config import Cell, ExperimentConfig, resolve_evalset, resolve_model
 from .naming import publish_retagged, publish_run, slug, work_key
-from .provenance import run_provenance
 from .store import CellRecord, ResultsStore
 
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
@@ -98,7 +97,7 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
 
 
 def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
-    from ..collections.registry import load_evalset
+    from ..collections import load_evalset
 
     es = load_evalset(resolve_evalset(spec, cfg.base_dir))
     es.warn_unjudged()
@@ -106,7 +105,7 @@ def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
 
 
 def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
-    from ..collections.check import check_evalset
+    from ..collections import check_evalset
 
     report = check_evalset(es)
     return {"summary": report.summary,
@@ -321,7 +320,7 @@ def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
 def _mean_unit_tokens(res: PipelineResult) -> float:
     """Mean size of the indexed units in the cell's own token unit (model tokens for a
     retriever with a model, whitespace words for BM25)."""
-    from ..retrieval.spec import context_token_counts
+    from ..retrieval import context_token_counts
 
     units = res.retriever.units
     assert units is not None
@@ -357,7 +356,7 @@ def _resolved(spec: Any, chunker: str, base: Path) -> Any:
     """``spec`` with relative model folders absolute and store URL templates filled in."""
     from dataclasses import replace
 
-    from ..retrieval.stores import store_url
+    from ..retrieval import store_url
 
     if isinstance(spec, HybridSpec):
         return replace(spec, parts=tuple(_resolved(p, chunker, base) for p in spec.parts))

@@ -22,9 +22,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .coverage import Coverage, CoverageProbe
+from ._coverage import Coverage, CoverageProbe
+from ._scored import ScoredQueries, apply_unanswerable, scored_queries
 from .evaluator import EvalResult, Evaluator
-from .scored import ScoredQueries, apply_unanswerable, scored_queries
 
 __all__ = ["Scored", "Scorer"]
 

@@ -16,12 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Qrels, Queries, Run
 from ..errors import ConfigError
 from ..vocab import FUSIONS, NORMS, canonical_fusion, canonical_norm, check_finite
-from .base import Retriever, _check_level
+from .base import Retriever, check_level
 from .chunking import Chunker
 
 __all__ = ["FUSIONS", "NORMS", "Hybrid", "SweepResult", "check_weights", "fuse", "rrf",
@@ -209,7 +207,7 @@ class Hybrid(Retriever):
         at least :meth:`part_depth` deep for these queries): they are fused as they are,
         so a caller caching runs (an experiment grid) fuses without searching again."""
         units = self._require_index()
-        level = _check_level(level, k)
+        level = check_level(level, k)
         depth = self.part_depth(k)
         t0 = time.perf_counter()
         if part_runs is None:

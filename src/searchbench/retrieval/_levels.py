@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
+from ..data import Qrels, Run
 from ..errors import ConfigError
 from .chunking import Chunk, parse_chunk_id
 

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from ...data import Qrels, Run
 from ...errors import SearchbenchWarning
 from ...measures import evaluate
+from ._requests import one_param
 from .context import ExploreData, JudgingContext
 
 if TYPE_CHECKING:
@@ -128,8 +129,6 @@ def explore_routes(web: JudgingApp) -> list[Route]:
                                               "annotator": who.name, "csrf": who.csrf or ""})
 
     async def query_page(request: Request, who: Principal) -> Response:
-        from .app import one_param
-
         qid = one_param(request, "q", "query id")
         if qid not in web.ctx.queries:  # looked up, never used as a path
             return web.render("message.html.j2", {"message": "No such query.",

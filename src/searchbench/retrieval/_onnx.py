@@ -20,8 +20,8 @@ import numpy as np
 
 from .._util import atomic_path, file_lock
 from ..errors import BackendError, ConfigError, SearchbenchError, require
+from ._encoder import Encoder, minilm_path, untruncated, weights_hash
 from .cache import default_cache_dir
-from .encoders import Encoder, _untruncated, minilm_path, weights_hash
 
 __all__ = ["OnnxEncoder", "export_onnx", "onnx_encoder"]
 
@@ -136,7 +136,7 @@ class OnnxEncoder(Encoder):
         self.tokenizer = tokenizers.Tokenizer.from_file(str(src / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_seq_length)
         self.tokenizer.enable_padding()
-        self._counter = _untruncated(self.tokenizer)  # counts tokens past the limit too
+        self._counter = untruncated(self.tokenizer)  # counts tokens past the limit too
         self.special_tokens = int(self.tokenizer.post_processor.num_special_tokens_to_add(False)
                                   if self.tokenizer.post_processor else 0)
         self._identity = f"onnx:{name}:{weights_hash(src)}:{'int8' if quantized else 'fp32'}:" \

@@ -63,7 +63,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     ``missing``/``depth`` go to the evaluator, ``keep`` to the readers; ``stream`` or
     ``engine="ray"`` (with ``address``, ``partitions``) choose how a large run is read
     (see the module docstring; not both); ``no_answer``: ids of queries marked so."""
-    from ..data.qrels import Qrels
+    from ..data import Qrels
     from ..measures import Scorer, parse_measures
     from ..vocab import DEFAULT_MEASURES
 
@@ -77,7 +77,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     named = list(names) if names is not None else [_name(p, paths) for p in paths]
     judgments = qrels if isinstance(qrels, Qrels) else Qrels.from_file(qrels, keep=keep)
     if stream:  # only read as Arrow strings then: no Python string per document
-        from ..data.stream import compact_qrels
+        from ..data import compact_qrels
 
         judgments = compact_qrels(judgments)
     scorer = Scorer(judgments, wanted, missing=missing, depth=depth, no_answer=no_answer,
@@ -105,7 +105,7 @@ def _name(path: PathLike, paths: Sequence[PathLike]) -> str:
 def _in_memory(scorer: Any, paths: list[PathLike], names: list[str], keep: str | None,
                qrels_name: str) -> tuple[list[Any], list[Any]]:
     """Each run read whole; a run sharing no query with the qrels names both files."""
-    from ..data.run import Run
+    from ..data import Run
     from ..measures import NoSharedQueriesError
 
     loaded = [Run.from_file(path, name=name, keep=keep)
@@ -144,7 +144,7 @@ def _on_ray(evaluator: Any, paths: list[PathLike], names: list[str], keep: str |
             address: str | None, partitions: int | None, quiet: bool | None
             ) -> tuple[list[Any], list[Any]]:
     """The runs as Ray tasks partitioned by query (:func:`.evaluate_runs`)."""
-    from .evaluate import evaluate_runs
+    from ._evaluate import evaluate_runs
 
     found = evaluate_runs(evaluator, paths, names=names, keep=keep, address=address,
                           partitions=partitions, quiet=quiet)

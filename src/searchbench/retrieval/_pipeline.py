@@ -36,18 +36,18 @@ from typing import Any
 
 import numpy as np
 
-from ..data.qrels import Qrels
-from ..data.run import Run
+from ..data import Qrels, Run
 from ..errors import ConfigError
+from ._fusion import Hybrid, sweep_weights
+from ._levels import budget_run, chunk_qrels, context_tokens
 from .base import Retriever
+from .build import build_retriever
 from .chunking import Chunker, parse_chunker
-from .levels import budget_run, chunk_qrels, context_tokens
 from .spec import (
     WORDS,
     DbSpec,
     HybridSpec,
     RetrieverSpec,
-    build_retriever,
     chunker_for,
     context_token_counts,
     counting_encoder,
@@ -208,8 +208,6 @@ class Pipeline:
         bound = self.chunker(spec, chunk)
         if isinstance(spec, HybridSpec):
             parts = [self._base(p, bound, None) for p in spec.parts]
-            from .fusion import Hybrid
-
             return Hybrid(parts, fusion=spec.fusion, rrf_k=spec.rrf_k, weights=spec.weights,
                           norm=spec.norm).adopt()
         return self._base(spec, bound, name)
@@ -289,8 +287,6 @@ class Pipeline:
         """A weighted hybrid of two parts with BM25's weight chosen on half the judged
         queries (:func:`~searchbench.retrieval.sweep_weights`); ``(spec with the weights,
         the sweep)``. The parts' runs are the ones the fused run uses."""
-        from .fusion import sweep_weights
-
         if not isinstance(spec, HybridSpec) or spec.fusion != "weighted":
             raise ConfigError("--tune-weight needs --retriever hybrid --fusion weighted")
         h = self.index(spec, chunk)

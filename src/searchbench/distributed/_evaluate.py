@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import BackendError, SearchbenchError
 from ..measures import Combiner, EvalResult, Evaluator, PartialResult
-from .cluster import ray_cluster, task_error
+from ._cluster import ray_cluster, task_error
 
 __all__ = ["RayEvaluated", "RunSample", "evaluate_runs"]
 
@@ -108,7 +108,7 @@ def _boundaries(query_ids: np.ndarray, n_parts: int) -> list[str]:
 
 
 def _partitions(run: int, path: str | os.PathLike[str], bounds: list[str]) -> list[_Partition]:
-    from ..data.columnar import ARROW_STREAM_MAGIC, check_run_file, columnar_format
+    from ..data import ARROW_STREAM_MAGIC, check_run_file, columnar_format
 
     src = os.fspath(path)
     fmt = columnar_format(src)
@@ -144,7 +144,7 @@ def _read_partition(part: _Partition, name: str | None, keep: str | None) -> Any
     import pyarrow as pa
     import pyarrow.dataset as pds
 
-    from ..data.columnar import columnar_format, run_from_table, unreadable
+    from ..data import columnar_format, run_from_table, unreadable
     from ..errors import DataFormatError
 
     parquet = columnar_format(part.path) == "parquet"

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.run import Run
-from ..data.texts import Corpus, Queries
+from ..data import Corpus, Queries, Run
 from ..errors import ConfigError
 from .base import Retriever
 from .chunking import Chunker
