@@ -160,7 +160,7 @@ def _cells(text: str) -> int:
                2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Hidden characters (ANSI escapes, bidi overrides, zero-width…) shown as ``\\uXXXX``:
     the one rule of :func:`searchbench._util.visible_name`."""
     from .._util import visible_name
@@ -173,7 +173,7 @@ def box_table(header: list[str], rows: list[list[str]], right: list[bool],
     """The table rich draws by default (heavy head box, one space of padding), at its natural
     width: for output that is not a terminal, where rich would squeeze it into 80 columns
     and cut names short - and without importing rich."""
-    grid = [[_printable(c) for c in row] for row in [header, *rows]]
+    grid = [[printable(c) for c in row] for row in [header, *rows]]
     widths = [max(_cells(row[i]) for row in grid) for i in range(len(header))]
 
     def line(row: list[str], bar: str) -> str:
@@ -184,7 +184,7 @@ def box_table(header: list[str], rows: list[list[str]], right: list[bool],
     def rule(left: str, fill: str, mid: str, end: str) -> str:
         return left + mid.join(fill * (w + 2) for w in widths) + end
 
-    out = [_printable(title)] if title else []
+    out = [printable(title)] if title else []
     out += [rule("┏", "━", "┳", "┓"), line(grid[0], "┃"), rule("┡", "━", "╇", "┩")]
     out += [line(row, "│") for row in grid[1:]]
     out.append(rule("└", "─", "┴", "┘"))

@@ -136,7 +136,7 @@ def _refuse_other(output: Path, identity: str, about: dict, force: bool) -> None
 
 def _only(output: Path, identity: str) -> bool:
     """Whether the shards in ``output`` (an interrupted run) are of ``identity`` only."""
-    from ..retrieval.shards import EmbeddingFolder
+    from ..retrieval import EmbeddingFolder
 
     mine = EmbeddingFolder(output, identity).folder
     shards = output / "embeddings"

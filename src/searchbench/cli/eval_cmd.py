@@ -14,7 +14,7 @@ from ._output import (
     QUIET_OPTION,
     UNANSWERABLE_OPTION,
     UsageError,
-    _printable,
+    printable,
     box_table,
     console,
     fmt,
@@ -143,7 +143,7 @@ def _scored_notes(results, scored) -> list[str]:
     per_run = [s.notes() for s in scored]
     if all(n == per_run[0] for n in per_run):
         return per_run[0]
-    return [f"run {_printable(r.run_name)}: {n}" for r, notes in zip(results, per_run,
+    return [f"run {printable(r.run_name)}: {n}" for r, notes in zip(results, per_run,
                                                                       strict=True)
             for n in notes]
 
@@ -196,7 +196,7 @@ def _print_trec(results, tags: list[str], out: _Output) -> None:
         header = True
         for qid, name, value in _query_rows(res, out):
             if qid == "all" and header:  # trec_eval opens the summary with the run tag
-                print(f"{'runid':<22}\tall\t{_printable(tag)}")
+                print(f"{'runid':<22}\tall\t{printable(tag)}")
                 header = False
             print(f"{out.label[name]:<22}\t{qid}\t{out.text(name, value)}")
 
@@ -206,7 +206,7 @@ def _print_tsv(results, out: _Output) -> None:
     shown as ``\\uXXXX`` so that they cannot split a row or a column."""
     print("run\tquery\tmeasure\tvalue")
     for res in results:
-        name_shown = _printable(res.run_name)
+        name_shown = printable(res.run_name)
         for qid, name, value in _query_rows(res, out):
             print(f"{name_shown}\t{qid}\t{out.label[name]}\t{out.text(name, value)}")
 
