@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .qrels import Qrels
+from .readers import read_qrels, read_run, run_from_table
 from .run import Run
 from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
         check_run_file,
         columnar_format,
         detect_kind,
-        run_from_table,
         unreadable,
         write_columnar_qrels,
         write_columnar_run,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     )
     from .smart import SmartRecord, iter_smart, read_smart_docs, read_smart_queries, write_smart
     from .stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
-    from .trec import read_qrels, read_run, write_qrels, write_run
+    from .trec import write_qrels, write_run
     from .trec_text import (
         iter_trec_docs,
         read_trec_docs,
@@ -63,7 +63,7 @@ _LAZY = {
     "from_numpy": "._arrow", "IdIndex": "._strings", "as_arrow_strings": ".ids",
     "intern": ".ids", "lookup": ".ids", "lookup_sorted": ".ids", "reader_path": "._native",
     "ARROW_STREAM_MAGIC": ".columnar", "check_run_file": ".columnar",
-    "columnar_format": ".columnar", "detect_kind": ".columnar", "run_from_table": ".columnar",
+    "columnar_format": ".columnar", "detect_kind": ".columnar",
     "unreadable": ".columnar", "write_columnar_qrels": ".columnar",
     "write_columnar_run": ".columnar",
     "BATCH_ENTRIES": ".stream", "compact_qrels": ".stream", "iter_run_batches": ".stream",
@@ -76,7 +76,7 @@ _LAZY = {
     "write_corpus_jsonl": ".jsonl", "write_jsonl": ".jsonl", "write_queries_jsonl": ".jsonl",
     "SmartRecord": ".smart", "iter_smart": ".smart", "read_smart_docs": ".smart",
     "read_smart_queries": ".smart", "write_smart": ".smart",
-    "read_qrels": ".trec", "read_run": ".trec", "write_qrels": ".trec", "write_run": ".trec",
+    "write_qrels": ".trec", "write_run": ".trec",
     "iter_trec_docs": ".trec_text", "read_trec_docs": ".trec_text",
     "read_trec_topics": ".trec_text", "write_trec_docs": ".trec_text",
     "write_trec_topics": ".trec_text",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,26 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 KEEP_POLICIES = (None, *_KEEP)
+
+
+@dataclass
+class Parsed:
+    """The columns of a run or qrels file as its reader found them, before the model
+    (:class:`~searchbench.data.Run`, :class:`~searchbench.data.Qrels`) checks and groups
+    them: the readers (``trec``, ``columnar``) build these, the model wraps them.
+
+    ``columns`` holds query ids, doc ids and scores or grades; the model takes them out of
+    the list, so each is freed once used. ``scan`` is the compiled reader's scan of a run
+    (``trec.scan_compiled``; ``columns`` is then empty). ``name`` is a run's default name
+    (its tag, else the file's name) and ``tag`` the tag of its first row.
+    """
+
+    columns: list[Any]
+    source: str
+    describe_line: Callable[[int], str]
+    name: str | None = None
+    tag: str | None = None
+    scan: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

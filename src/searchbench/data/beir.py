@@ -55,7 +55,7 @@ def read_beir(
     ignore_identical_ids: bool = False,
 ) -> EvalSet:
     """Load a BEIR folder for one split (``qrels/<split>.tsv``)."""
-    from .trec import read_qrels
+    from .readers import read_qrels
 
     root = Path(folder)
     if not root.is_dir():

@@ -42,6 +42,7 @@ import pyarrow as pa
 from .._util import atomic_write
 from ..errors import DataFormatError
 from ._arrow import to_numpy
+from ._columns import Parsed
 from ._sniff import (
     ARROW_STREAM_MAGIC,
     ColumnarFormat,
@@ -52,8 +53,8 @@ if TYPE_CHECKING:
     from .qrels import Qrels
     from .run import Run
 
-__all__ = ["ColumnarFormat", "check_run_file", "columnar_format", "read_columnar_qrels",
-           "read_columnar_run", "run_from_table", "write_columnar_qrels", "write_columnar_run"]
+__all__ = ["ColumnarFormat", "check_run_file", "columnar_format", "parse_columnar_qrels",
+           "parse_columnar_run", "run_columns", "write_columnar_qrels", "write_columnar_run"]
 
 RUN_SCHEMA = "query_id (string), doc_id (string), score (number), optional rank (int), tag"
 QRELS_SCHEMA = "query_id (string), doc_id (string), grade (integer)"
@@ -148,21 +149,20 @@ def _row(src: str):
     return describe
 
 
-def read_columnar_run(path: str | os.PathLike[str], *, name: str | None = None,
-                      keep: str | None = None) -> Run:
-    """A run from a Parquet or Arrow IPC file (schema in the module docstring)."""
+def parse_columnar_run(path: str | os.PathLike[str]) -> Parsed:
+    """The columns of a Parquet or Arrow IPC run file (schema in the module docstring), for
+    :meth:`Run.from_file <searchbench.data.Run.from_file>` to wrap."""
     src = os.fspath(path)
     table = read_table(path)
     if table.num_rows == 0:
         raise DataFormatError(no_rows(src))
-    return run_from_table(table, src, name=name or None, keep=keep,
-                          default_name=Path(src).name)
+    return run_columns(table, src, default_name=Path(src).name)
 
 
 def check_run_file(path: str | os.PathLike[str]) -> None:
     """Refuse a Parquet or Arrow IPC run file that names a column twice or holds no rows,
     from its footer alone (Ray checks a file this way before cutting it into partitions,
-    so it answers as :func:`read_columnar_run` and the streamed reader do)."""
+    so it answers as :func:`parse_columnar_run` and the streamed reader do)."""
     src = os.fspath(path)
     fmt = columnar_format(path)
     what = "Parquet" if fmt == "parquet" else "Arrow IPC"
@@ -189,13 +189,10 @@ def no_rows(src: str) -> str:
     return f"{src}: the file holds no rows; expected at least one run row"
 
 
-def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
-                   keep: str | None = None, default_name: str | None = None) -> Run:
-    """A run from a table with the run columns (checked as a file's; ``src`` names it in
-    messages). The name: ``name``, else the ``tag`` of the first row, else
-    ``default_name``."""
-    from .run import Run
-
+def run_columns(table: pa.Table, src: str, *, default_name: str | None = None) -> Parsed:
+    """The run columns of a table, checked as a file's (``src`` names it in messages), for
+    :func:`searchbench.data.run_from_table` to wrap. The default name: the ``tag`` of the
+    first row, else ``default_name``, else ``src``."""
     query_ids = table_column(table, "query_id", src, RUN_SCHEMA, kinds=("string",))
     doc_ids = table_column(table, "doc_id", src, RUN_SCHEMA, kinds=("string",))
     scores = table_column(table, "score", src, RUN_SCHEMA, kinds=("number",))
@@ -204,26 +201,21 @@ def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
     tag = tags[0].as_py() if tags is not None and len(tags) else None
     assert query_ids is not None and doc_ids is not None and scores is not None
     values = to_numpy(scores.cast(pa.float64()))
-    run = Run.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(), values,
-                           name=name or tag or default_name or src, keep=keep, source=src,
-                           describe_line=_row(src))
-    run.metadata["tag"] = tag
-    return run
+    return Parsed([query_ids.combine_chunks(), doc_ids.combine_chunks(), values], src,
+                  _row(src), name=tag or default_name or src, tag=tag)
 
 
-def read_columnar_qrels(path: str | os.PathLike[str], *, keep: str | None = None) -> Qrels:
-    """Qrels from a Parquet or Arrow IPC file (schema in the module docstring)."""
-    from .qrels import Qrels
-
+def parse_columnar_qrels(path: str | os.PathLike[str]) -> Parsed:
+    """The columns of a Parquet or Arrow IPC qrels file (schema in the module docstring),
+    for :meth:`Qrels.from_file <searchbench.data.Qrels.from_file>` to wrap."""
     src = os.fspath(path)
     table = read_table(path)
     query_ids = table_column(table, "query_id", src, QRELS_SCHEMA, kinds=("string",))
     doc_ids = table_column(table, "doc_id", src, QRELS_SCHEMA, kinds=("string",))
     grades = table_column(table, "grade", src, QRELS_SCHEMA, kinds=("number",))
     assert query_ids is not None and doc_ids is not None and grades is not None
-    return Qrels.from_columns(query_ids.combine_chunks(), doc_ids.combine_chunks(),
-                              to_numpy(grades.combine_chunks()), keep=keep, source=src,
-                              describe_line=_row(src))
+    return Parsed([query_ids.combine_chunks(), doc_ids.combine_chunks(),
+                   to_numpy(grades.combine_chunks())], src, _row(src))
 
 
 def table_kind(table: pa.Table) -> Literal["qrels", "run"] | None:

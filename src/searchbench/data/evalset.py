@@ -334,7 +334,7 @@ def read_native(
     folder: str | os.PathLike[str], *, strict: bool = True, name: str | None = None
 ) -> EvalSet:
     """Load a native folder. ``strict=False`` records fixable problems in ``es.issues``."""
-    from .trec import read_qrels
+    from .readers import read_qrels
 
     root = Path(folder)
     if not root.is_dir():

@@ -10,7 +10,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import DataFormatError
-from ._columns import Grouped, Interned, default_line, encode, resolve_duplicates, subset
+from ._columns import (
+    Grouped,
+    Interned,
+    Parsed,
+    default_line,
+    encode,
+    resolve_duplicates,
+    subset,
+)
 
 __all__ = ["Qrels"]
 
@@ -97,10 +105,19 @@ class Qrels:
         cls, path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``) or BEIR ``.tsv`` qrels, ``.gz`` too, or
-        Parquet or Arrow IPC qrels (recognised by their magic bytes)."""
-        from .trec import read_qrels
+        Parquet or Arrow IPC qrels (recognised by their magic bytes); the rules are
+        :func:`searchbench.data.read_qrels`'s."""
+        from .trec import parse_qrels  # in-function: keeps ``import searchbench.data`` light
 
-        return read_qrels(path, keep=keep)
+        return cls.from_parsed(parse_qrels(path), keep=keep)
+
+    @classmethod
+    def from_parsed(cls, parsed: Parsed, *, keep: str | None = None) -> Qrels:
+        """Qrels from a reader's columns (``trec.parse_qrels``,
+        ``columnar.parse_columnar_qrels``)."""
+        query_ids, doc_ids, grades = parsed.columns
+        return cls.from_columns(query_ids, doc_ids, grades, keep=keep, source=parsed.source,
+                                describe_line=parsed.describe_line)
 
     # -- views ---------------------------------------------------------------------------
     @property
@@ -147,20 +164,20 @@ class Qrels:
 
     def to_file(self, path: str | os.PathLike[str], format: str = "trec") -> None:
         """Write TREC qrels (``format="trec"``) or BEIR tsv with header (``"beir"``)."""
-        from .trec import write_qrels
+        from .trec import write_qrels  # in-function: keeps ``import searchbench.data`` light
 
         write_qrels(self, path, format=format)
 
     def to_parquet(self, path: str | os.PathLike[str]) -> None:
         """Write a Parquet file (``query_id, doc_id, grade``), atomically."""
-        from .columnar import write_columnar_qrels
+        from .columnar import write_columnar_qrels  # in-function: columnar loads pyarrow
 
         write_columnar_qrels(self, path, "parquet")
 
     def to_arrow(self, path: str | os.PathLike[str]) -> None:
         """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
         columns, atomically."""
-        from .columnar import write_columnar_qrels
+        from .columnar import write_columnar_qrels  # in-function: columnar loads pyarrow
 
         write_columnar_qrels(self, path, "arrow")
 

@@ -13,6 +13,7 @@ from ..errors import DataFormatError
 from ._columns import (
     Grouped,
     Interned,
+    Parsed,
     Strings,
     check_ids,
     check_keep,
@@ -127,7 +128,7 @@ class Run:
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
-        from .trec import sorted_codes
+        from .trec import sorted_codes  # in-function: keeps ``import searchbench.data`` light
 
         queries = sorted_codes(scanned["query_codes"], scanned["queries"])
         doc_codes = np.frombuffer(scanned["doc_codes"], dtype=np.int32)
@@ -195,10 +196,27 @@ class Run:
         keep: str | None = None,
     ) -> Run:
         """Read a TREC run (``qid Q0 docid rank score tag``), plain or ``.gz``, or a Parquet
-        or Arrow IPC run (recognised by its magic bytes)."""
-        from .trec import read_run
+        or Arrow IPC run (recognised by its magic bytes); the rules are
+        :func:`searchbench.data.read_run`'s."""
+        from .trec import parse_run  # in-function: keeps ``import searchbench.data`` light
 
-        return read_run(path, name=name, keep=keep)
+        return cls.from_parsed(parse_run(path), name=name, keep=keep)
+
+    @classmethod
+    def from_parsed(cls, parsed: Parsed, *, name: str | None = None,
+                    keep: str | None = None) -> Run:
+        """A run from a reader's columns (``trec.parse_run``, ``columnar.run_columns``),
+        named ``name``, else by the file (``parsed.name``); ``metadata["tag"]`` is the
+        file's tag. The reader's columns are taken, so each is freed once used."""
+        name = name or parsed.name or parsed.source
+        if parsed.scan is not None:
+            run = cls.from_scan(parsed.scan, name=name, keep=keep, source=parsed.source,
+                                describe_line=parsed.describe_line)
+        else:
+            run = cls._consume(parsed.columns, name=name, keep=keep, source=parsed.source,
+                               describe_line=parsed.describe_line)
+        run.metadata["tag"] = parsed.tag
+        return run
 
     # -- views ---------------------------------------------------------------------------
     @property
@@ -339,20 +357,20 @@ class Run:
 
     def to_file(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write a TREC run file (atomically); ranks are 1-based in rank order."""
-        from .trec import write_run
+        from .trec import write_run  # in-function: keeps ``import searchbench.data`` light
 
         write_run(self, path, tag=tag)
 
     def to_parquet(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write a Parquet file (``query_id, doc_id, score, rank, tag``), atomically."""
-        from .columnar import write_columnar_run
+        from .columnar import write_columnar_run  # in-function: columnar loads pyarrow
 
         write_columnar_run(self, path, "parquet", tag=tag)
 
     def to_arrow(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
         columns, atomically."""
-        from .columnar import write_columnar_run
+        from .columnar import write_columnar_run  # in-function: columnar loads pyarrow
 
         write_columnar_run(self, path, "arrow", tag=tag)
 

@@ -146,7 +146,7 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
 
 
 def _columnar_pieces(batches: RunBatches) -> Iterator[Piece]:
-    """Record batches of a Parquet or Arrow IPC run, checked as ``read_columnar_run``."""
+    """Record batches of a Parquet or Arrow IPC run, checked as ``parse_columnar_run``."""
     import pyarrow as pa
 
     from ._arrow import to_numpy

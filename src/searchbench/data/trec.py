@@ -19,7 +19,7 @@ import numpy as np
 
 from .._util import atomic_write
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
-from ._columns import Interned, Strings
+from ._columns import Interned, Parsed, Strings
 from ._native import scanner
 from ._text import (
     has_data,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .qrels import Qrels
     from .run import Run
 
-__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = ["parse_qrels", "parse_run", "write_qrels", "write_run"]
 
 RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
@@ -46,89 +46,51 @@ BEIR_QRELS_COLUMNS = ["qid", "docid", "grade"]
 
 
 # -- reading -------------------------------------------------------------------------
-def read_run(
-    path: str | os.PathLike[str] | IO[Any], *, name: str | None = None, keep: str | None = None
-) -> Run:
-    """Read a TREC run: six fields per line, ``qid Q0 docid rank score tag``.
-
-    Input rules, shared with :func:`read_qrels`:
-
-    - fields are separated by spaces or tabs; a line with fewer than six fields is an error
-      naming the line. Fields after the sixth are ignored, as trec_eval does (its own test
-      run ``results.trunc`` has such lines), with a warning naming the first such line -
-      unless the columns are evidently shifted (the fourth field, the rank, is not an
-      integer, or the sixth, the tag, is a number: a doc id holding a space), which is an
-      error naming the line;
-    - no other whitespace (form feed, vertical tab, no-break space U+00A0, other Unicode
-      spaces), NUL byte or byte-order mark may appear in a line: an error naming the line
-      (trec_eval would keep them in the id, so the id would silently differ);
-    - a UTF-8 byte-order mark at the very start of the file is ignored (trec_eval keeps it
-      in the first query id); CRLF line ends are accepted, a lone-CR file refused;
-    - a line whose first non-blank character is ``#`` is a comment (trec_eval 10);
-    - the score is a decimal float (``1``, ``-0.5``, ``+2e3``); a non-finite score is an
-      error; the rank column is not read (ranking is by score, then doc id).
-
-    Paths, ``-``/``/dev/stdin``, pipes, FIFOs and file objects are read once; ``.gz`` is
-    recognised from the data. A path to a Parquet or Arrow IPC file (recognised by its magic
-    bytes) is read by :func:`searchbench.data.columnar.read_columnar_run`.
-    """
+def parse_run(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
+    """The columns of a TREC run file, or of a Parquet or Arrow IPC run (recognised by its
+    magic bytes), for :meth:`Run.from_file <searchbench.data.Run.from_file>` to wrap; the
+    input rules are :func:`searchbench.data.read_run`'s."""
     from ._sniff import columnar_format
-    from .run import Run
 
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
-        from .columnar import read_columnar_run
+        from .columnar import parse_columnar_run  # in-function: columnar loads pyarrow
 
-        return read_columnar_run(path, name=name, keep=keep)
+        return parse_columnar_run(path)
     source = rewindable(path)
     src = source_name(path)
     scanned = scan_compiled(source, "run")
     if scanned is not None:
         tag = scanned["tag"].decode("ascii")
-        run = Run.from_scan(scanned, name=name or tag or Path(src).name, keep=keep,
-                            source=src, describe_line=line_finder(source, src))
-        run.metadata["tag"] = tag
-        return run
+        return Parsed([], src, line_finder(source, src), name=tag or Path(src).name, tag=tag,
+                      scan=scanned)
     table = _read_table(source, src, run_spec, lazy_docs=True)
     table.extra.warn(src)
     tag = table.first[5].decode("utf-8", "replace") if len(table.first) > 5 else None
     # the run takes the columns out of the list: each is freed once used
-    run = Run._consume(table.columns, name=name or tag or Path(src).name, keep=keep, source=src,
-                       describe_line=line_finder(source, src))
-    run.metadata["tag"] = tag
-    return run
+    return Parsed(table.columns, src, line_finder(source, src), name=tag or Path(src).name,
+                  tag=tag)
 
 
-def read_qrels(path: str | os.PathLike[str] | IO[Any], *, keep: str | None = None) -> Qrels:
-    """Read TREC qrels ``qid iter docid grade`` or BEIR ``query-id corpus-id score`` (.tsv).
-
-    The layout is chosen from the first data line: 4 fields → TREC, 3 → BEIR (a first line
-    whose last field is not a number is a header and skipped); every line must then have
-    that many fields (more is an error naming the line: qrels have no trailing fields, and
-    a doc id holding a space would shift the grade). A grade is an integer written
-    ``-?[0-9]+`` in -128..127 (``+1``, ``1_0``, ``0x1`` and ``1.0`` are refused with their
-    line). The other input rules are :func:`read_run`'s; a path to a Parquet or Arrow IPC
-    file is read by :func:`searchbench.data.columnar.read_columnar_qrels`.
-    """
+def parse_qrels(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
+    """The columns of TREC or BEIR qrels, or of Parquet or Arrow IPC qrels, for
+    :meth:`Qrels.from_file <searchbench.data.Qrels.from_file>` to wrap; the input rules
+    are :func:`searchbench.data.read_qrels`'s."""
     from ._sniff import columnar_format
-    from .qrels import Qrels
 
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
-        from .columnar import read_columnar_qrels
+        from .columnar import parse_columnar_qrels  # in-function: columnar loads pyarrow
 
-        return read_columnar_qrels(path, keep=keep)
+        return parse_columnar_qrels(path)
     source = rewindable(path)
     src = source_name(path)
     scanned = scan_compiled(source, "qrels")
     if scanned is not None:
-        return Qrels.from_columns(
-            sorted_codes(scanned["query_codes"], scanned["queries"]),
-            sorted_codes(scanned["doc_codes"], scanned["docs"]),
-            np.frombuffer(scanned["values"], dtype=np.int64), keep=keep, source=src,
-            describe_line=line_finder(source, src, scanned["header"]))
+        return Parsed([sorted_codes(scanned["query_codes"], scanned["queries"]),
+                       sorted_codes(scanned["doc_codes"], scanned["docs"]),
+                       np.frombuffer(scanned["values"], dtype=np.int64)],
+                      src, line_finder(source, src, scanned["header"]))
     table = _read_table(source, src, _qrels_spec)
-    query_ids, doc_ids, grades = table.columns
-    return Qrels.from_columns(query_ids, doc_ids, grades, keep=keep, source=src,
-                              describe_line=line_finder(source, src, table.header))
+    return Parsed(table.columns, src, line_finder(source, src, table.header))
 
 
 def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
