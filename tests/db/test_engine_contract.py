@@ -61,9 +61,11 @@ ENGINES = [
            {"M": 4, "EF_CONSTRUCTION": 8}, ("EF_RUNTIME", 4, 400), server="redis_root"),
     Engine("chroma", "chromadb", "chroma://{root}/chroma?collection=col{name}",
            {"max_neighbors": 4, "ef_construction": 8}, ("ef_search", 1, 400)),
+    Engine("qdrant-edge", "qdrant_edge", "qdrant-edge://{root}/qdrant?shard={name}",
+           {"m": 4, "ef_construct": 4, "full_scan_threshold": 1}, ("hnsw_ef", 1, 400)),
 ]
 # converted to the VectorStore hooks by the `dbrest` change; each gets its line above then
-PENDING_DBREST = ["lancedb", "qdrant", "qdrant-edge", "milvus-lite"]
+PENDING_DBREST = ["lancedb", "qdrant", "milvus-lite"]
 
 DATA = corpus(n=1200, dim=16, queries=12, seed=3)
 IDS = DATA.ids[:-len(ODD_IDS)] + ODD_IDS  # chunk ids, non-ASCII, quotes, glob, URL chars
