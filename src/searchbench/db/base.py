@@ -344,6 +344,8 @@ class VectorStore(ABC):
         if filter and not self.filters:
             raise ConfigError(f"{self.engine} stores no metadata, so it has no filters; drop "
                               "--filter or use an engine with filters (e.g. sqlite-vec)")
+        if filter:
+            self._check_filter(filter)
         meta = self._require_meta()
         return meta, check_queries(queries, int(meta["dim"]), k)
 
@@ -449,6 +451,11 @@ class VectorStore(ABC):
                    meta: Mapping[str, Any]) -> StoreHits:
         """Top-``k`` by the engine's exact scan."""
         raise self._unconverted("_exact_knn")
+
+    def _check_filter(self, filter: str) -> None:
+        """Refuse a filter that is not in the engine's syntax before any request is made
+        (:class:`ConfigError`). Default: the engine itself judges it when searching."""
+        return None
 
     def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
                       ) -> dict[str, Any]:
