@@ -63,9 +63,11 @@ ENGINES = [
            {"max_neighbors": 4, "ef_construction": 8}, ("ef_search", 1, 400)),
     Engine("qdrant-edge", "qdrant_edge", "qdrant-edge://{root}/qdrant?shard={name}",
            {"m": 4, "ef_construct": 4, "full_scan_threshold": 1}, ("hnsw_ef", 1, 400)),
+    Engine("lancedb", "lancedb", "lancedb://{root}/lance?table={name}",
+           {"num_partitions": 4, "m": 4, "ef_construction": 8}, ("ef", 1, 400)),
 ]
 # converted to the VectorStore hooks by the `dbrest` change; each gets its line above then
-PENDING_DBREST = ["lancedb", "milvus-lite"]
+PENDING_DBREST = ["milvus-lite"]
 
 DATA = corpus(n=1200, dim=16, queries=12, seed=3)
 IDS = DATA.ids[:-len(ODD_IDS)] + ODD_IDS  # chunk ids, non-ASCII, quotes, glob, URL chars
