@@ -256,6 +256,7 @@ class VectorStore(ABC):
         stores.load_store` records the final count, index and times that way."""
         started = time.perf_counter()
         rows = check_rows(ids, vectors, metric, texts, metadata)
+        self._check_rows(rows)
         if rows.metric not in self.metrics:
             raise ConfigError(f"{self.engine} has no {rows.metric!r} distance; load with "
                               f"metric {' or '.join(self.metrics)}")
@@ -288,6 +289,7 @@ class VectorStore(ABC):
             self._write_batch(batch, meta)
             if self._known is not None:
                 self._known.update(batch.ids)
+        self._after_load(len(todo), meta)
         return LoadReport(len(todo), n - len(todo), self.count(), time.perf_counter() - started)
 
     def build_index(self, kind: str | None = None, **params: Any) -> float:
@@ -427,6 +429,17 @@ class VectorStore(ABC):
         """Create the collection for ``meta["dim"]`` / ``meta["metric"]`` (the first load,
         ``rows`` its rows; may add keys of the adapter's own to ``meta``, which the base
         then writes with :meth:`_write_meta`). Default: nothing (created on first write)."""
+        return None
+
+    def _check_rows(self, rows: Rows) -> None:
+        """Refuse rows this engine cannot hold (a size limit of its own…) before anything
+        is written. Default: nothing more than the shared checks."""
+        return None
+
+    def _after_load(self, added: int, meta: dict[str, Any]) -> None:
+        """Called once the batches of a load are written (``added`` rows; ``meta`` as
+        written): an engine that must flush or reload before new rows are searched through
+        its index does it here (Milvus). Default: nothing."""
         return None
 
     def _existing(self, ids: list[str]) -> set[str]:
