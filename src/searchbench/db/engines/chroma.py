@@ -35,9 +35,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._util import package_version
-from ...errors import BackendError, ConfigError, DataFormatError, SearchbenchError, require
+from ...errors import BackendError, ConfigError, SearchbenchError, require
 from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
-from ._common import SIDECAR_FORMAT, SettingGate, metadata_value
+from ._common import (
+    SIDECAR_FORMAT,
+    SettingGate,
+    first_line,
+    metadata_value,
+    parse_record,
+    size_on_disk,
+)
 
 _SPACE = {"cosine": "cosine", "ip": "ip", "l2": "l2"}
 _PAGE = 5000
@@ -98,7 +105,7 @@ class ChromaStore(VectorStore):
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (errors.ChromaError, OSError, RuntimeError) as exc:
             kind, hint = advice(exc, self.engine, str(self.root))
-            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
+            raise kind(f"{self.where}: {what} failed: {first_line(exc)}; {hint}") from None
 
     def _names(self) -> set[str]:
         return {c.name for c in self._call("list", self._connect().list_collections)}
@@ -230,9 +237,6 @@ class ChromaStore(VectorStore):
     def exists(self) -> bool:
         return self._open() is not None
 
-    def location(self) -> str:
-        return self.where
-
     def count(self) -> int:
         return 0 if self._open() is None else int(self._collection.count())
 
@@ -247,7 +251,7 @@ class ChromaStore(VectorStore):
 
     def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         return {"version": package_version("chromadb"), "collection": self.name,
-                "path": str(self.root), "hnsw": self._hnsw(), "size_bytes": _size(self.root)}
+                "path": str(self.root), "hnsw": self._hnsw(), "size_bytes": size_on_disk(self.root)}
 
     def close(self) -> None:
         self._collection = None
@@ -259,15 +263,7 @@ def _record(metadata: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     if raw is None:
         raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' collection "
                           "metadata); load a new collection with `searchbench db load`")
-    try:
-        record = json.loads(raw)
-    except ValueError as exc:
-        raise DataFormatError(f"{where}: damaged searchbench metadata ({exc})") from None
-    if not isinstance(record, dict) or record.pop("format", None) != SIDECAR_FORMAT:
-        raise DataFormatError(f"{where}: expected {SIDECAR_FORMAT} collection metadata")
-    if "store" in record:  # written before the VectorStore hooks: provenance was "store"
-        record["provenance"] = record.pop("store")
-    return record
+    return parse_record(raw, where, "collection metadata")
 
 
 def _metadata(meta: Mapping[str, Any]) -> dict[str, str]:
@@ -293,13 +289,3 @@ def _where(text: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"Chroma filter: expected a non-empty JSON object, found {text!r}")
     return data
-
-
-def _size(path: Path) -> int:
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
-
-
-def _line(exc: BaseException) -> str:
-    """The first line of an engine's message (its own messages nest and repeat)."""
-    lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:300]

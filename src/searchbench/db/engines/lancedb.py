@@ -48,7 +48,7 @@ from ...errors import (
     user_stacklevel,
 )
 from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_params
-from ._common import SIDECAR_FORMAT, metadata_value
+from ._common import SIDECAR_FORMAT, first_line, metadata_value, parse_record, size_on_disk
 
 _RESERVED = ("id", "vector", "text")
 _LANCE_METRIC = {"cosine": "cosine", "ip": "dot", "l2": "l2"}
@@ -149,7 +149,7 @@ class LanceDBStore(VectorStore):
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (OSError, RuntimeError) as exc:
             kind, hint = advice(exc, self.engine, self.root_text())
-            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
+            raise kind(f"{self.where}: {what} failed: {first_line(exc)}; {hint}") from None
 
     # -- writing ----------------------------------------------------------------------
     def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
@@ -228,7 +228,7 @@ class LanceDBStore(VectorStore):
             self._table.create_index("vector", config=config, replace=True)
         except (ValueError, RuntimeError, OSError) as exc:
             error, hint = advice(exc, self.engine, str(self.root))
-            raise error(f"{self.where}: building {kind} failed: {_line(exc)}; "
+            raise error(f"{self.where}: building {kind} failed: {first_line(exc)}; "
                         f"{hint}") from None
         seconds = time.perf_counter() - started
         if (covered := self._indexed_rows()) < (total := self.count()):
@@ -379,9 +379,6 @@ class LanceDBStore(VectorStore):
     def exists(self) -> bool:
         return self._open() is not None
 
-    def location(self) -> str:
-        return self.where
-
     def count(self) -> int:
         return 0 if self._open() is None else int(self._table.count_rows())
 
@@ -404,7 +401,7 @@ class LanceDBStore(VectorStore):
         return {"version": package_version("lancedb"), "table": self.name,
                 "path": str(self.root), "indices": indices,
                 "index": {**built, "indexed_rows": self._indexed_rows()} if built else None,
-                "size_bytes": _size(self.root / f"{self.name}.lance")}
+                "size_bytes": size_on_disk(self.root / f"{self.name}.lance")}
 
     def close(self) -> None:
         self._table = None
@@ -437,15 +434,7 @@ def _record(schema: Any, where: str) -> dict[str, Any]:
     if raw is None:
         raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' metadata "
                           "on its id column); load a new table with `searchbench db load`")
-    try:
-        record = json.loads(raw)
-    except ValueError as exc:
-        raise DataFormatError(f"{where}: damaged searchbench schema metadata ({exc})") from None
-    if not isinstance(record, dict) or record.pop("format", None) != SIDECAR_FORMAT:
-        raise DataFormatError(f"{where}: expected {SIDECAR_FORMAT} schema metadata")
-    if "store" in record:  # written before the VectorStore hooks: provenance was "store"
-        record["provenance"] = record.pop("store")
-    return record
+    return parse_record(raw, where, "schema metadata")
 
 
 def _per_query(table: Any, dist: np.ndarray, n: int) -> tuple[list[list[str]],
@@ -475,13 +464,3 @@ def _plain(value: Any) -> Any:
         return None
     return json.loads(json.dumps({k: v for k, v in value.items() if k != "runtime_hints"},
                                  default=str))
-
-
-def _size(path: Path) -> int:
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
-
-
-def _line(exc: BaseException) -> str:
-    """The first line of an engine's message (its own messages nest and repeat)."""
-    lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:300]

@@ -35,7 +35,7 @@ from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, DataFormatError, require
 from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore
 from . import _qdrant as qm
-from ._common import SIDECAR_FORMAT
+from ._common import SIDECAR_FORMAT, parse_record
 
 _SCROLL = 10_000
 _BUILD_WAIT_S = 3600.0
@@ -118,13 +118,10 @@ class QdrantStore(VectorStore):
         if not self._exists():
             return None
         record = (self._info().config.metadata or {}).get("searchbench")
-        if not isinstance(record, dict) or record.get("format") != SIDECAR_FORMAT:
+        if not isinstance(record, dict):
             raise ConfigError(f"{self.where} was not made by searchbench (no 'searchbench' "
                               "collection metadata); load a new collection")
-        record = {k: v for k, v in record.items() if k != "format"}
-        if "store" in record:  # written before the VectorStore hooks: provenance was "store"
-            record["provenance"] = record.pop("store")
-        return record
+        return parse_record(record, self.where, "collection metadata")
 
     def _write_meta(self, meta: Mapping[str, Any]) -> None:
         self._call("update collection", self._connect().update_collection, self.name,
@@ -217,9 +214,6 @@ class QdrantStore(VectorStore):
 
     def exists(self) -> bool:
         return self._exists()
-
-    def location(self) -> str:
-        return self.where
 
     def count(self) -> int:
         if not self._exists():

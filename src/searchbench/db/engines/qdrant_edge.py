@@ -31,7 +31,7 @@ from ...errors import BackendError, ConfigError, require
 from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
 from ..ids import IdMap
 from . import _qdrant as qm
-from ._common import Sidecar
+from ._common import SIDECAR_FORMAT, Sidecar, parse_record, size_on_disk
 
 _SCROLL = 10_000
 
@@ -125,14 +125,10 @@ class QdrantEdgeStore(VectorStore):
                                   f"{self._sidecar.path.name}); its points have no string "
                                   "ids: load a new shard with `searchbench db load`")
             return None
-        record = dict(self._record)
-        record.pop("format", None)
-        if "store" in record:  # written before the VectorStore hooks: provenance was "store"
-            record["provenance"] = record.pop("store")
-        return record
+        return parse_record(self._record, str(self._sidecar.path), "record")
 
     def _write_meta(self, meta: Mapping[str, Any]) -> None:
-        self._record = dict(meta)
+        self._record = {**meta, "format": SIDECAR_FORMAT}  # as the sidecar holds it
         if self._held:
             _SHARDS[self._key].record = self._record
         self._sidecar.write(meta)
@@ -241,9 +237,6 @@ class QdrantEdgeStore(VectorStore):
         """The shard's folder is there and not empty."""
         return self._shard is not None or self._has_data()
 
-    def location(self) -> str:
-        return self.where
-
     def count(self) -> int:
         if self._read_meta() is None:  # a shard not made by searchbench is refused here
             return 0
@@ -267,7 +260,7 @@ class QdrantEdgeStore(VectorStore):
         info = self._opened().info()
         return {"version": package_version("qdrant-edge-py"), "shard": self.name,
                 "path": str(self._path), "indexed_vectors": info.indexed_vectors_count,
-                "segments": info.segments_count, "size_bytes": _size(self._path)}
+                "segments": info.segments_count, "size_bytes": size_on_disk(self._path)}
 
     def close(self) -> None:
         if not self._held:
@@ -287,8 +280,3 @@ class QdrantEdgeStore(VectorStore):
             if path is not None:
                 path.unlink(missing_ok=True)
         self._record, self._ids, self._known = None, IdMap(self._ids.path), None
-
-
-def _size(path: Path) -> int:
-    """Bytes allocated on disk (Qdrant preallocates sparse 32 MB WAL files)."""
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
