@@ -57,7 +57,7 @@ def test_secrets_stay_out_of_the_url_and_messages(monkeypatch):
 
 
 def test_url_options_and_parameters_are_checked_before_any_request():
-    with pytest.raises(ConfigError, match="valid: collection, https, api_key_env, timeout"):
+    with pytest.raises(ConfigError, match="valid: api_key_env, collection, https, timeout"):
         db.connect("qdrant://127.0.0.1:6333?collection=docs&shard=x")
     with pytest.raises(ConfigError, match="expected 'qdrant://HOST:6333"):
         db.connect("qdrant://127.0.0.1:6333")

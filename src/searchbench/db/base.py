@@ -256,6 +256,7 @@ class VectorStore(ABC):
         stores.load_store` records the final count, index and times that way."""
         started = time.perf_counter()
         rows = check_rows(ids, vectors, metric, texts, metadata)
+        self._check_rows(rows)
         if rows.metric not in self.metrics:
             raise ConfigError(f"{self.engine} has no {rows.metric!r} distance; load with "
                               f"metric {' or '.join(self.metrics)}")
@@ -288,6 +289,7 @@ class VectorStore(ABC):
             self._write_batch(batch, meta)
             if self._known is not None:
                 self._known.update(batch.ids)
+        self._after_load(len(todo), meta)
         return LoadReport(len(todo), n - len(todo), self.count(), time.perf_counter() - started)
 
     def build_index(self, kind: str | None = None, **params: Any) -> float:
@@ -344,6 +346,8 @@ class VectorStore(ABC):
         if filter and not self.filters:
             raise ConfigError(f"{self.engine} stores no metadata, so it has no filters; drop "
                               "--filter or use an engine with filters (e.g. sqlite-vec)")
+        if filter:
+            self._check_filter(filter)
         meta = self._require_meta()
         return meta, check_queries(queries, int(meta["dim"]), k)
 
@@ -427,6 +431,17 @@ class VectorStore(ABC):
         then writes with :meth:`_write_meta`). Default: nothing (created on first write)."""
         return None
 
+    def _check_rows(self, rows: Rows) -> None:
+        """Refuse rows this engine cannot hold (a size limit of its own…) before anything
+        is written. Default: nothing more than the shared checks."""
+        return None
+
+    def _after_load(self, added: int, meta: dict[str, Any]) -> None:
+        """Called once the batches of a load are written (``added`` rows; ``meta`` as
+        written): an engine that must flush or reload before new rows are searched through
+        its index does it here (Milvus). Default: nothing."""
+        return None
+
     def _existing(self, ids: list[str]) -> set[str]:
         """The ids among ``ids`` that are stored (a superset will do). Default: every
         stored id, read once per store object and kept current by its own loads."""
@@ -449,6 +464,11 @@ class VectorStore(ABC):
                    meta: Mapping[str, Any]) -> StoreHits:
         """Top-``k`` by the engine's exact scan."""
         raise self._unconverted("_exact_knn")
+
+    def _check_filter(self, filter: str) -> None:
+        """Refuse a filter that is not in the engine's syntax before any request is made
+        (:class:`ConfigError`). Default: the engine itself judges it when searching."""
+        return None
 
     def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
                       ) -> dict[str, Any]:

@@ -26,6 +26,7 @@ raises; sweeps then use searchbench's exact ground truth only.
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,32 +35,24 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._util import package_version
-from ...errors import BackendError, ConfigError, DataFormatError, SearchbenchError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
+from ...errors import BackendError, ConfigError, SearchbenchError, require
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
 from ._common import (
     SIDECAR_FORMAT,
-    KnownIds,
     SettingGate,
-    Timer,
-    absent,
-    batches,
-    check_layout,
-    check_queries,
-    check_rows,
-    index_provenance,
-    merge_provenance,
+    first_line,
     metadata_value,
-    new_provenance,
-    pending,
+    parse_record,
+    size_on_disk,
 )
 
-_OPTIONS = ("collection",)
 _SPACE = {"cosine": "cosine", "ip": "ip", "l2": "l2"}
 _PAGE = 5000
 _SUFFIX = "-searchbench-rebuild"
+_HNSW = ("max_neighbors", "ef_construction", "ef_search")
 
 
-class ChromaStore(KnownIds, VectorStore):
+class ChromaStore(VectorStore):
     """One Chroma collection in a local folder."""
 
     engine: ClassVar[str] = "chroma"
@@ -76,22 +69,20 @@ class ChromaStore(KnownIds, VectorStore):
     )
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     has_exact: ClassVar[bool] = False
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("collection", str, "docs", "the collection", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: collection")
         if not url.path:
             raise ConfigError(f"{url.public}: no folder; expected "
                               "'chroma://./chroma?collection=docs'")
-        self.name = url.options.get("collection", "docs")
+        self.name = self.options["collection"]
         self.root = Path(url.path)
         self.where = f"Chroma collection {self.name!r} in {self.root}"
         self._chromadb: Any = require("chromadb", "chroma")
         self._client: Any = None
         self._collection: Any = None
-        self._reloaded = False
         self._gate = SettingGate()  # ef_search is the collection's: one value at a time
 
     # -- opening ----------------------------------------------------------------------
@@ -113,14 +104,11 @@ class ChromaStore(KnownIds, VectorStore):
         except (errors.InvalidArgumentError, ValueError) as exc:
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (errors.ChromaError, OSError, RuntimeError) as exc:
-            kind, hint = advice(exc, self.engine, self.root_text())
-            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
+            kind, hint = advice(exc, self.engine, str(self.root))
+            raise kind(f"{self.where}: {what} failed: {first_line(exc)}; {hint}") from None
 
     def _names(self) -> set[str]:
         return {c.name for c in self._call("list", self._connect().list_collections)}
-
-    def root_text(self) -> str:
-        return str(self.root)
 
     def _exists(self) -> bool:
         names = self._names()
@@ -133,83 +121,71 @@ class ChromaStore(KnownIds, VectorStore):
         return self._call("open", self._connect().get_collection, name,
                           embedding_function=None)
 
-    def _open(self) -> dict[str, Any]:
-        if self._collection is None:
-            if not self._exists():
-                raise ConfigError(f"{self.where} does not exist; load it first with "
-                                  f"`searchbench db load '{self.url.public}' ...`")
+    def _open(self) -> Any:
+        """The collection (opened once; None when it does not exist)."""
+        if self._collection is None and self._exists():
             self._collection = self._get(self.name)
-        return _record(self._collection.metadata, self.where)
+        return self._collection
 
-    def _create(self, name: str, record: Mapping[str, Any], hnsw: Mapping[str, Any]) -> Any:
-        config = {"hnsw": {"space": _SPACE[record["metric"]], **hnsw}}
+    def _hnsw(self) -> dict[str, Any]:
+        return dict(self._collection.configuration_json.get("hnsw") or {})
+
+    def _create(self, name: str, meta: Mapping[str, Any], hnsw: Mapping[str, Any]) -> Any:
+        config = {"hnsw": {"space": _SPACE[meta["metric"]], **hnsw}}
         return self._call("create", self._connect().create_collection, name,
                           embedding_function=None, configuration=config,
-                          metadata={"searchbench": json.dumps(record)})
+                          metadata=_metadata(meta))
+
+    # -- the record -------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, Any] | None:
+        collection = self._open()
+        return None if collection is None else _record(collection.metadata, self.where)
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        self._call("record", self._collection.modify,
+                   metadata=_metadata(meta))
 
     # -- writing ----------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        id_list, x, metric = check_rows(ids, vectors, metric, texts, metadata)
-        metas = _metadatas(id_list, metadata)
-        with Timer() as timer:
-            if self._exists():
-                record = self._open()
-                check_layout(self.where, int(record["dim"]), str(record["metric"]),
-                             x.shape[1], metric)
-            else:
-                record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
-                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
-                self._collection = self._create(self.name, record, {})
-            todo = pending(id_list, self.known_ids())
-            size = min(batch_size, int(self._connect().get_max_batch_size()))
-            for batch in batches(todo, size):
-                self._add(self._collection, [id_list[i] for i in batch], x[batch],
-                          [texts[i] for i in batch] if texts is not None else None,
-                          [metas[i] for i in batch] if metas is not None else None)
-                self.remember([id_list[i] for i in batch])
-            if merge_provenance(record, provenance):
-                self._save_record(record)
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        self._collection = self._create(self.name, meta, {})
 
-    def _save_record(self, record: Mapping[str, Any]) -> None:
-        self._call("record", self._collection.modify,
-                   metadata={"searchbench": json.dumps(record)})
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        size = int(self._connect().get_max_batch_size())
+        for start in range(0, len(rows.ids), size):
+            part = rows.take(range(start, min(start + size, len(rows.ids))))
+            self._add(self._collection, part.ids, part.vectors,
+                      list(part.texts) if part.texts is not None else None,
+                      _metadatas(part.ids, part.metadata))
 
     def _add(self, collection: Any, ids: list[str], x: np.ndarray, docs: list[str] | None,
              metas: list[dict[str, Any] | None] | None) -> None:
         self._call("add", collection.add, ids=ids, embeddings=x, documents=docs,
                    metadatas=metas)
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"chroma builds index kind 'hnsw', not {kind!r}")
-        given = check_params(self.engine, self.params, params, "build")
-        record = self._open()
-        hnsw = self._collection.configuration_json.get("hnsw") or {}
-        seconds = 0.0  # the index is built as rows are added, with these values
-        if any(hnsw.get(name) != value for name, value in given.items()):
-            with Timer() as timer:
-                self._rebuild(record, {**{n: hnsw[n] for n in ("max_neighbors",
-                                                                 "ef_construction", "ef_search")
-                                          if n in hnsw}, **given})
-            seconds = timer.seconds
-        hnsw = self._collection.configuration_json.get("hnsw") or {}
-        effective = {n: hnsw.get(n) for n in ("max_neighbors", "ef_construction")}
-        record = self._open()
-        record["store"]["index"] = index_provenance("hnsw", effective, seconds)
-        self._save_record(record)
-        return seconds
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """A parameter not given keeps the collection's current value (the defaults apply
+        at creation): only what is asked for differently rebuilds the index."""
+        hnsw = self._hnsw()
+        current = {p.name: hnsw.get(p.name, p.default) for p in self.params
+                   if p.when == "build"}
+        return {**current, **given}
 
-    def _rebuild(self, record: dict[str, Any], hnsw: dict[str, Any]) -> None:
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """The index is built as rows are added: only other values rebuild it."""
+        hnsw = self._hnsw()
+        if all(hnsw.get(name) == value for name, value in params.items()):
+            return 0.0
+        started = time.perf_counter()
+        self._rebuild(meta, {**{n: hnsw[n] for n in _HNSW if n in hnsw}, **params})
+        return time.perf_counter() - started
+
+    def _rebuild(self, meta: Mapping[str, Any], hnsw: dict[str, Any]) -> None:
         """Copy every row into a collection built with ``hnsw``, then swap names."""
         temp = self.name + _SUFFIX
         if temp in self._names():
             self._call("clean", self._connect().delete_collection, temp)
-        target = self._create(temp, record, hnsw)
+        target = self._create(temp, meta, hnsw)
         for offset in range(0, self._collection.count(), _PAGE):
             rows = self._call("read", self._collection.get, limit=_PAGE, offset=offset,
                               include=["embeddings", "documents", "metadatas"])
@@ -225,35 +201,26 @@ class ChromaStore(KnownIds, VectorStore):
         self._collection = self._get(self.name)
 
     # -- reading ----------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        given = check_params(self.engine, self.params, params or {}, "search")
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         notes: list[str] = []
         where = _where(filter) if filter else None
-
-        def apply(ef: int) -> None:
-            self._open()
-            notes.append(self._apply_ef_search(ef))
-
-        with self._gate.using(given.get("ef_search"), apply):  # no reopen while searching
-            record = self._open()
-            q = check_queries(queries, int(record["dim"]), k)
+        with self._gate.using(params.get("ef_search"),
+                              lambda ef: notes.append(self._apply_ef_search(ef))):
             collection = self._collection  # a reopen replaces it: keep the one searched
-            found = self._call("search", collection.query, query_embeddings=q,
+            found = self._call("search", collection.query, query_embeddings=queries,
                                n_results=k, where=where, include=["distances"])
-        note = "".join(notes)
         ids = [list(row) for row in found["ids"]]
-        shift = 1.0 if record["metric"] == "ip" else 0.0  # Chroma's ip is 1 − ⟨q, x⟩
+        shift = 1.0 if meta["metric"] == "ip" else 0.0  # Chroma's ip is 1 − ⟨q, x⟩
         dists = [np.asarray(row, dtype=np.float64) - shift for row in found["distances"]]
         ef = (collection.configuration_json.get("hnsw") or {}).get("ef_search")
-        plan = f"HNSW (hnswlib) with ef_search={ef}{note}" + (
+        plan = f"HNSW (hnswlib) with ef_search={ef}{''.join(notes)}" + (
             f"; filtered by where={json.dumps(where)}" if where else "")
-        return StoreHits(ids, dists, True, plan, params={**given, "ef_search": ef})
+        return StoreHits(ids, dists, True, plan, params={**params, "ef_search": ef})
 
-    def _apply_ef_search(self, ef: int | None) -> str:
+    def _apply_ef_search(self, ef: int) -> str:
         """Save ``ef`` and reopen the client so the loaded index uses it."""
-        hnsw = self._collection.configuration_json.get("hnsw") or {}
-        if ef is None or hnsw.get("ef_search") == ef:
+        if self._hnsw().get("ef_search") == ef:
             return ""
         self._call("modify", self._collection.modify,
                    configuration={"hnsw": {"ef_search": ef}})
@@ -261,46 +228,30 @@ class ChromaStore(KnownIds, VectorStore):
         self._call("reopen", shared.SharedSystemClient.clear_system_cache)
         self._client = self._collection = None
         self._open()
-        got = (self._collection.configuration_json.get("hnsw") or {}).get("ef_search")
+        got = self._hnsw().get("ef_search")
         if got != ef:
             raise BackendError(f"{self.where}: ef_search={ef} was not applied (found {got})")
         return " (applied by reopening the client: Chroma ignores a changed ef_search in a "\
                "loaded index)"
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        raise ConfigError("Chroma has no exact search mode (every query walks its HNSW "
-                          "graph); use searchbench's exact ground truth instead (ann sweep "
-                          "computes it from the same vectors)")
-
     def exists(self) -> bool:
-        return self._collection is not None or self._exists()
+        return self._open() is not None
 
     def count(self) -> int:
-        self._open()
-        return int(self._collection.count())
+        return 0 if self._open() is None else int(self._collection.count())
 
     def stored_ids(self) -> list[str]:
-        if self._collection is None and not self._exists():
+        if self._open() is None:
             return []
-        self._open()
         out: list[str] = []
         for offset in range(0, self._collection.count(), _PAGE):
             out.extend(self._call("read", self._collection.get, limit=_PAGE, offset=offset,
                                   include=[])["ids"])
-        self._known = set(out)
         return out
 
-    def describe(self) -> dict[str, Any]:
-        if self._collection is None and not self._exists():
-            return absent(self.engine, self.url.public, self.where)
-        record = self._open()
-        return {"engine": self.engine, "version": package_version("chromadb"),
-                "url": self.url.public, "collection": self.name, "path": str(self.root),
-                "dim": record["dim"], "metric": record["metric"], "count": self.count(),
-                "hnsw": self._collection.configuration_json.get("hnsw"),
-                "index": record["store"].get("index"), "size_bytes": _size(self.root),
-                "provenance": record["store"]}
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        return {"version": package_version("chromadb"), "collection": self.name,
+                "path": str(self.root), "hnsw": self._hnsw(), "size_bytes": size_on_disk(self.root)}
 
     def close(self) -> None:
         self._collection = None
@@ -312,13 +263,12 @@ def _record(metadata: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     if raw is None:
         raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' collection "
                           "metadata); load a new collection with `searchbench db load`")
-    try:
-        record = json.loads(raw)
-    except ValueError as exc:
-        raise DataFormatError(f"{where}: damaged searchbench metadata ({exc})") from None
-    if not isinstance(record, dict) or record.get("format") != SIDECAR_FORMAT:
-        raise DataFormatError(f"{where}: expected {SIDECAR_FORMAT} collection metadata")
-    return record
+    return parse_record(raw, where, "collection metadata")
+
+
+def _metadata(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The collection metadata holding searchbench's record."""
+    return {"searchbench": json.dumps({**meta, "format": SIDECAR_FORMAT}, default=str)}
 
 
 def _metadatas(ids: list[str], metadata: Sequence[Mapping[str, Any]] | None
@@ -339,13 +289,3 @@ def _where(text: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"Chroma filter: expected a non-empty JSON object, found {text!r}")
     return data
-
-
-def _size(path: Path) -> int:
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
-
-
-def _line(exc: BaseException) -> str:
-    """The first line of an engine's message (its own messages nest and repeat)."""
-    lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:300]

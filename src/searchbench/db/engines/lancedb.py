@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, safe_component
+from ..._util import package_version, safe_component, utc_now
 from ...errors import (
     BackendError,
     ConfigError,
@@ -46,31 +47,16 @@ from ...errors import (
     require,
     user_stacklevel,
 )
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
-from ._common import (
-    SIDECAR_FORMAT,
-    KnownIds,
-    Timer,
-    absent,
-    batches,
-    check_layout,
-    check_queries,
-    check_rows,
-    index_provenance,
-    merge_provenance,
-    metadata_value,
-    new_provenance,
-    pending,
-)
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_params
+from ._common import SIDECAR_FORMAT, first_line, metadata_value, parse_record, size_on_disk
 
-_OPTIONS = ("table",)
 _RESERVED = ("id", "vector", "text")
 _LANCE_METRIC = {"cosine": "cosine", "ip": "dot", "l2": "l2"}
 _KIND_PARAMS = {"ivf_hnsw_sq": {"num_partitions", "m", "ef_construction"},
                 "ivf_pq": {"num_partitions", "num_sub_vectors", "num_bits"}}
 
 
-class LanceDBStore(KnownIds, VectorStore):
+class LanceDBStore(VectorStore):
     """One LanceDB table in a local folder."""
 
     engine: ClassVar[str] = "lancedb"
@@ -100,15 +86,14 @@ class LanceDBStore(KnownIds, VectorStore):
                   "the build)"),
     )
     index_kinds: ClassVar[tuple[str, ...]] = ("ivf_hnsw_sq", "ivf_pq")
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("table", str, "docs", "the table (a folder <table>.lance)", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: table")
         if not url.path:
             raise ConfigError(f"{url.public}: no folder; expected 'lancedb://./lance?table=docs'")
-        self.name = safe_component(url.options.get("table", "docs"), "LanceDB table name")
+        self.name = safe_component(self.options["table"], "LanceDB table name")
         self.root = Path(url.path)
         self.where = f"LanceDB table {self.name!r} in {self.root}"
         self._lancedb: Any = require("lancedb", "lancedb")
@@ -130,15 +115,26 @@ class LanceDBStore(KnownIds, VectorStore):
         return self.name in self._call("list tables", lambda: list(
             self._connect().list_tables().tables))
 
-    def _open(self) -> dict[str, Any]:
-        if self._table is None:
-            if not self._exists():
-                raise ConfigError(f"{self.where} does not exist; load it first with "
-                                  f"`searchbench db load '{self.url.public}' ...`")
+    def _open(self) -> Any:
+        """The table (opened once; None when it does not exist)."""
+        if self._table is None and self._exists():
             self._table = self._call("open", self._connect().open_table, self.name)
             self._record = _record(self._table.schema, self.where)
+        return self._table
+
+    # -- the record -------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, Any] | None:
+        if self._open() is None:
+            return None
         assert self._record is not None
-        return self._record
+        return dict(self._record)
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        """searchbench's record is the metadata of the ``id`` column (it travels with the
+        table and, unlike the schema's, can be updated)."""
+        self._call("record", self._table.update_field_metadata,
+                   {"path": "id", "metadata": {"searchbench": _dumps(meta)}})
+        self._record = dict(meta)
 
     def _create(self, schema: Any) -> None:
         self._table = self._call("create", self._connect().create_table, self.name,
@@ -153,41 +149,22 @@ class LanceDBStore(KnownIds, VectorStore):
             raise ConfigError(f"{self.where}: {what}: {exc}") from None
         except (OSError, RuntimeError) as exc:
             kind, hint = advice(exc, self.engine, self.root_text())
-            raise kind(f"{self.where}: {what} failed: {_line(exc)}; {hint}") from None
+            raise kind(f"{self.where}: {what} failed: {first_line(exc)}; {hint}") from None
 
     # -- writing ----------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        id_list, x, metric = check_rows(ids, vectors, metric, texts, metadata)
-        rows = self._arrow(id_list, x, texts, metadata)  # typed and checked before writing
-        with Timer() as timer:
-            if self._exists():
-                record = self._open()
-                check_layout(self.where, int(record["dim"]), str(record["metric"]),
-                             x.shape[1], metric)
-                rows = self._conform(rows)
-            else:
-                record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
-                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
-                self._create(_with_record(self._pa, rows.schema, record))
-                self._record = record
-            todo = pending(id_list, self.known_ids())
-            for batch in batches(todo, batch_size):
-                self._call("add", self._table.add, rows.take(self._pa.array(batch)))
-                self.remember([id_list[i] for i in batch])
-            if merge_provenance(record, provenance):
-                self._save_record(record)
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        """The table's columns come from every row of the first load (metadata fields
+        included)."""
+        schema = self._arrow(rows.ids, rows.vectors, rows.texts, rows.metadata).schema
+        index = schema.get_field_index("id")
+        schema = schema.set(index, schema.field(index).with_metadata(
+            {"searchbench": _dumps(meta)}))
+        self._create(schema)
+        self._record = dict(meta)
 
-    def _save_record(self, record: dict[str, Any]) -> None:
-        """searchbench's record is the metadata of the ``id`` column (it travels with the
-        table and, unlike the schema's, can be updated)."""
-        self._call("record", self._table.update_field_metadata,
-                   {"path": "id", "metadata": {"searchbench": json.dumps(record)}})
-        self._record = record
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        batch = self._arrow(rows.ids, rows.vectors, rows.texts, rows.metadata)
+        self._call("add", self._table.add, self._conform(batch))
 
     def _arrow(self, ids: list[str], x: np.ndarray, texts: Sequence[str] | None,
                metadata: Sequence[Mapping[str, Any]] | None) -> Any:
@@ -215,11 +192,15 @@ class LanceDBStore(KnownIds, VectorStore):
         return pa.table(columns)
 
     def _conform(self, rows: Any) -> Any:
-        """``rows`` cast to the stored table's schema (same columns, its types)."""
+        """``rows`` cast to the stored table's schema (its columns, its types; a metadata
+        field none of these rows has is null)."""
         schema = self._table.schema
-        if set(rows.column_names) != set(schema.names):
+        if not set(rows.column_names) <= set(schema.names):
             raise ConfigError(f"{self.where} has columns {', '.join(schema.names)}; the rows "
                               f"to load have {', '.join(rows.column_names)}")
+        for f in schema:
+            if f.name not in rows.column_names:
+                rows = rows.append_column(f.name, self._pa.nulls(len(rows), f.type))
         plain = self._pa.schema([self._pa.field(f.name, f.type, f.nullable) for f in schema])
         try:
             return rows.select(schema.names).cast(plain)
@@ -227,58 +208,53 @@ class LanceDBStore(KnownIds, VectorStore):
             raise ConfigError(f"{self.where}: the rows to load do not fit its columns "
                               f"({exc})") from None
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        kind = (kind or self.index_kinds[0]).lower()
-        if kind not in self.index_kinds:
-            raise ConfigError(f"lancedb index kind {kind!r}; expected one of "
-                              f"{', '.join(self.index_kinds)}")
-        given = check_params(self.engine, self.params, params, "build")
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The parameters of ``kind`` only (another kind's is refused)."""
         wrong = sorted(set(given) - _KIND_PARAMS[kind])
         if wrong:
             raise ConfigError(f"lancedb build parameter {wrong[0]!r} does not apply to {kind}; "
                               f"valid for {kind}: {', '.join(sorted(_KIND_PARAMS[kind]))}")
-        record = self._open()
+        return {s.name: given.get(s.name, s.default) for s in self.params
+                if s.name in _KIND_PARAMS[kind]}
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
         index = require("lancedb.index", "lancedb")
         cls = index.IvfHnswSq if kind == "ivf_hnsw_sq" else index.IvfPq
-        config = cls(distance_type=_LANCE_METRIC[record["metric"]], **given)
-        with Timer() as timer:
-            try:
-                self._table.create_index("vector", config=config, replace=True)
-            except (ValueError, RuntimeError, OSError) as exc:
-                error, hint = advice(exc, self.engine, str(self.root))
-                raise error(f"{self.where}: building {kind} failed: {_line(exc)}; "
-                            f"{hint}") from None
-        effective = {s.name: given.get(s.name, s.default) for s in self.params
-                     if s.name in _KIND_PARAMS[kind]}
-        record["store"]["index"] = index_provenance(kind, effective, timer.seconds)
-        record["store"]["index"]["indexed_rows"] = covered = self._indexed_rows()
-        self._save_record(record)
-        if covered < (total := self.count()):
+        config = cls(distance_type=_LANCE_METRIC[meta["metric"]],
+                     **{k: v for k, v in params.items() if v is not None})
+        started = time.perf_counter()
+        try:
+            self._table.create_index("vector", config=config, replace=True)
+        except (ValueError, RuntimeError, OSError) as exc:
+            error, hint = advice(exc, self.engine, str(self.root))
+            raise error(f"{self.where}: building {kind} failed: {first_line(exc)}; "
+                        f"{hint}") from None
+        seconds = time.perf_counter() - started
+        if (covered := self._indexed_rows()) < (total := self.count()):
             warnings.warn(f"{self.where}: LanceDB built the {kind} index over {covered} of "
                           f"{total} rows (it trains nothing on too few rows); searches scan "
                           "the rest flat and report index_used=False", SearchbenchWarning,
                           stacklevel=user_stacklevel())
-        return timer.seconds
+        return seconds
 
     def _indexed_rows(self) -> int:
         return sum(int(getattr(self._table.index_stats(ix.name), "num_indexed_rows", 0) or 0)
                    for ix in self._table.list_indices())
 
     # -- reading ----------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        given = check_params(self.engine, self.params, params or {}, "search")
-        return self._search(queries, k, given, filter, exact=False)
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, params, filter, meta, exact=False)
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        return self._search(queries, k, {}, filter, exact=True)
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, {}, filter, meta, exact=True)
 
     def _query(self, vectors: np.ndarray, k: int, given: Mapping[str, Any],
-               filter: str | None, exact: bool) -> Any:
-        record = self._open()
+               filter: str | None, metric: str, exact: bool) -> Any:
         query = (self._table.search(vectors, vector_column_name="vector")
-                 .distance_type(_LANCE_METRIC[record["metric"]]).limit(k)
+                 .distance_type(_LANCE_METRIC[metric]).limit(k)
                  .select(["id", "_distance"]))
         if exact:
             query = query.bypass_vector_index()
@@ -298,16 +274,15 @@ class LanceDBStore(KnownIds, VectorStore):
             return None
         return {**params, "maximum_nprobes": 0}
 
-    def _search(self, queries: np.ndarray, k: int, given: Mapping[str, Any],
-                filter: str | None, exact: bool) -> StoreHits:
-        record = self._open()
-        q = check_queries(queries, int(record["dim"]), k)
+    def _search(self, q: np.ndarray, k: int, given: Mapping[str, Any], filter: str | None,
+                record: Mapping[str, Any], exact: bool) -> StoreHits:
+        metric = str(record["metric"])
         raised = given.get("ef") is not None and given["ef"] < k
         if raised:  # LanceDB refuses ef < k; Qdrant and hnswlib raise it silently
             given = {**given, "ef": k}
         try:
-            plan = self._query(q[0], k, given, filter, exact).explain_plan(True)
-            table = self._query(q, k, given, filter, exact).to_arrow()
+            plan = self._query(q[0], k, given, filter, metric, exact).explain_plan(True)
+            table = self._query(q, k, given, filter, metric, exact).to_arrow()
         except ValueError as exc:  # LanceDB reports bad SQL and bad parameters this way
             raise ConfigError(f"{self.where}: {exc}") from None
         except (RuntimeError, OSError) as exc:
@@ -338,7 +313,7 @@ class LanceDBStore(KnownIds, VectorStore):
 
         ``options`` are ``lancedb.index.FTS``'s (``stem``, ``remove_stop_words``,
         ``language``, ``base_tokenizer``, ...); they are recorded in the provenance."""
-        record = self._open()
+        record = self._require_meta()
         index = require("lancedb.index", "lancedb")
         try:
             config = index.FTS(**options)
@@ -346,18 +321,21 @@ class LanceDBStore(KnownIds, VectorStore):
             raise ConfigError(f"{self.where}: full-text index option: {exc}") from None
         if not self._table.count_rows("text IS NOT NULL"):
             raise ConfigError(f"{self.where} holds no text; load texts to search them")
-        with Timer() as timer:
-            self._call("full-text index", self._table.create_index, "text", config=config,
-                       replace=True)
-        record["store"]["text_index"] = index_provenance("fts", options, timer.seconds)
-        self._save_record(record)
-        return timer.seconds
+        started = time.perf_counter()
+        self._call("full-text index", self._table.create_index, "text", config=config,
+                   replace=True)
+        seconds = time.perf_counter() - started
+        record["provenance"] = {**(record.get("provenance") or {}), "text_index": {
+            "kind": "fts", "params": dict(options), "build_seconds": round(seconds, 3),
+            "built": utc_now()}}
+        self._write_meta(record)
+        return seconds
 
     def text_search(self, texts: Sequence[str], k: int, *, filter: str | None = None
                     ) -> StoreHits:
         """BM25 top-``k`` of each query text through LanceDB's full-text index; distances
         are −score (smaller = closer, like every store distance)."""
-        self._open()
+        self._require_meta()
         rows: list[list[str]] = []
         dists: list[np.ndarray] = []
         for text in texts:
@@ -374,8 +352,7 @@ class LanceDBStore(KnownIds, VectorStore):
         BM25 top-``k`` fused by its default reranker (RRF, k = 60); distances are −fused
         score."""
         given = check_params(self.engine, self.params, params or {}, "search")
-        record = self._open()
-        q = check_queries(queries, int(record["dim"]), k)
+        record, q = self._queries(queries, k, filter)
         if len(texts) != len(q):
             raise DataFormatError(f"{len(texts)} query texts for {len(q)} query vectors")
         rows: list[list[str]] = []
@@ -400,25 +377,18 @@ class LanceDBStore(KnownIds, VectorStore):
             raise BackendError(f"{self.where}: search failed: {exc}") from None
 
     def exists(self) -> bool:
-        return self._table is not None or self._exists()
+        return self._open() is not None
 
     def count(self) -> int:
-        self._open()
-        return int(self._table.count_rows())
+        return 0 if self._open() is None else int(self._table.count_rows())
 
     def stored_ids(self) -> list[str]:
-        if self._table is None and not self._exists():
+        if self._open() is None:
             return []
-        self._open()
         table = self._table.search().select(["id"]).limit(None).to_arrow()
-        found = [str(i) for i in table["id"].to_pylist()]
-        self._known = set(found)
-        return found
+        return [str(i) for i in table["id"].to_pylist()]
 
-    def describe(self) -> dict[str, Any]:
-        if self._table is None and not self._exists():
-            return absent(self.engine, self.url.public, self.where)
-        record = self._open()
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         indices = []
         for ix in self._table.list_indices():
             stats = self._table.index_stats(ix.name)
@@ -427,12 +397,11 @@ class LanceDBStore(KnownIds, VectorStore):
                             "indexed_rows": getattr(stats, "num_indexed_rows", None),
                             "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
                             "details": _plain(getattr(ix, "index_details", None))})
-        return {"engine": self.engine, "version": package_version("lancedb"),
-                "url": self.url.public, "table": self.name, "path": str(self.root),
-                "dim": record["dim"], "metric": record["metric"], "count": self.count(),
-                "indices": indices, "index": record["store"].get("index"),
-                "size_bytes": _size(self.root / f"{self.name}.lance"),
-                "provenance": record["store"]}
+        built = (meta.get("provenance") or {}).get("index")
+        return {"version": package_version("lancedb"), "table": self.name,
+                "path": str(self.root), "indices": indices,
+                "index": {**built, "indexed_rows": self._indexed_rows()} if built else None,
+                "size_bytes": size_on_disk(self.root / f"{self.name}.lance")}
 
     def close(self) -> None:
         self._table = None
@@ -445,6 +414,10 @@ class LanceDBStore(KnownIds, VectorStore):
         self._record = self._known = None
 
 
+def _dumps(meta: Mapping[str, Any]) -> str:
+    return json.dumps({**meta, "format": SIDECAR_FORMAT}, default=str)
+
+
 def _with_params(query: Any, given: Mapping[str, Any]) -> Any:
     """``query`` with the search parameters set (``nprobes`` first: it sets LanceDB's
     minimum and maximum, so a ``maximum_nprobes`` must come after it)."""
@@ -454,13 +427,6 @@ def _with_params(query: Any, given: Mapping[str, Any]) -> Any:
     return query
 
 
-def _with_record(pa: Any, schema: Any, record: Mapping[str, Any]) -> Any:
-    """``schema`` with the record as the ``id`` column's metadata."""
-    index = schema.get_field_index("id")
-    field = schema.field(index).with_metadata({"searchbench": json.dumps(record)})
-    return schema.set(index, field)
-
-
 def _record(schema: Any, where: str) -> dict[str, Any]:
     """searchbench's record from the ``id`` column's metadata."""
     names = schema.names
@@ -468,13 +434,7 @@ def _record(schema: Any, where: str) -> dict[str, Any]:
     if raw is None:
         raise ConfigError(f"{where} was not made by searchbench (no 'searchbench' metadata "
                           "on its id column); load a new table with `searchbench db load`")
-    try:
-        record = json.loads(raw)
-    except ValueError as exc:
-        raise DataFormatError(f"{where}: damaged searchbench schema metadata ({exc})") from None
-    if not isinstance(record, dict) or record.get("format") != SIDECAR_FORMAT:
-        raise DataFormatError(f"{where}: expected {SIDECAR_FORMAT} schema metadata")
-    return record
+    return parse_record(raw, where, "schema metadata")
 
 
 def _per_query(table: Any, dist: np.ndarray, n: int) -> tuple[list[list[str]],
@@ -504,13 +464,3 @@ def _plain(value: Any) -> Any:
         return None
     return json.loads(json.dumps({k: v for k, v in value.items() if k != "runtime_hints"},
                                  default=str))
-
-
-def _size(path: Path) -> int:
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
-
-
-def _line(exc: BaseException) -> str:
-    """The first line of an engine's message (its own messages nest and repeat)."""
-    lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:300]

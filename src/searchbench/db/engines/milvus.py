@@ -28,16 +28,15 @@ import json
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, DataFormatError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_name
 from ._common import SettingGate
-from ._input import batches, check_name, check_queries, check_rows, check_same_layout
 
 __all__ = ["MilvusLiteStore", "MilvusStore"]
 
@@ -66,16 +65,17 @@ class MilvusStore(VectorStore):
         ParamSpec("nprobe", int, 8, "IVF_FLAT: clusters visited per search", "search", low=1,
                   high=65_536),
     )
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("collection", str, "docs", "the collection", "url"),
+        ParamSpec("id_max_length", int, 512, "bytes an id may hold (a new collection's "
+                  "VARCHAR primary key)", "url", low=1, high=65_535),
+        ParamSpec("secure", bool, False, "connect over HTTPS", "url"),
+    )
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = set(url.options) - {"collection", "id_max_length", "secure"}
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option(s) {', '.join(sorted(unknown))}; "
-                              "valid: collection, id_max_length, secure")
-        self.collection = check_name(url.options.get("collection", "docs"), "collection",
-                                     url.public)
-        self.id_max_length = _id_max_length(url)
+        self.collection = check_name(self.options["collection"], "collection", url.public)
+        self.id_max_length = int(self.options["id_max_length"])
         self._gate = SettingGate()  # concurrent searches: one search setting at a time
         pymilvus = require("pymilvus", self.extra)
         _quiet_client_logs()
@@ -91,7 +91,7 @@ class MilvusStore(VectorStore):
             self._call(self.client.load_collection, self.collection)
 
     def _client_args(self) -> dict[str, Any]:
-        scheme = "https" if self.url.options.get("secure", "") in ("1", "true") else "http"
+        scheme = "https" if self.options["secure"] else "http"
         args: dict[str, Any] = {"uri": f"{scheme}://{self.url.host or '127.0.0.1'}:"
                                        f"{self.url.port or 19530}"}
         token = (f"{self.url.user}:{self.url.password}" if self.url.user and self.url.password
@@ -117,7 +117,7 @@ class MilvusStore(VectorStore):
             raise kind(f"{self.url.public}: Milvus answered: {text}; {hint}") from None
 
     # -- stored settings ----------------------------------------------------------------
-    def _meta(self) -> dict[str, Any] | None:
+    def _read_meta(self) -> dict[str, Any] | None:
         if not self._call(self.client.has_collection, self.collection):
             return None
         info = self._call(self.client.describe_collection, self.collection)
@@ -128,58 +128,54 @@ class MilvusStore(VectorStore):
         meta: dict[str, Any] = json.loads(raw)
         return meta
 
-    def _save_meta(self, meta: Mapping[str, Any]) -> None:
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
         self._call(self.client.alter_collection_properties, self.collection,
                    properties={_PROPERTY: json.dumps(meta, sort_keys=True, default=str)})
 
-    def _require_meta(self) -> dict[str, Any]:
-        meta = self._meta()
-        if meta is None:
-            raise ConfigError(f"{self.url.public}: no collection {self.collection!r}; run "
-                              "`searchbench db load` first")
-        return meta
-
     # -- writing ------------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        """Insert rows whose ids are absent (asked per batch), then flush and reload."""
-        started = time.perf_counter()
-        id_list, matrix, metric = check_rows(ids, vectors, metric, texts, metadata)
-        self._check_sizes(id_list, texts)
-        meta = self._meta()
-        if meta is None:
-            meta = {"dim": matrix.shape[1], "metric": metric, "index": None,
-                    "provenance": dict(provenance or {}), "synced_rows": 0,
-                    "id_max_length": self.id_max_length}
-            self._create(meta)
-        check_same_layout(self.url.public, meta, matrix.shape[1], metric)
-        added = 0
-        for rows in batches(len(id_list), batch_size):
-            added += self._insert_batch(rows, id_list, matrix, texts, metadata)
-        if provenance:
-            meta["provenance"] = {**meta["provenance"], **provenance}
-        if meta.get("index") and added:  # new rows must be covered before they are searched
-            total = self._sync(meta)
-        else:
-            total = self.count()
-            if not meta.get("index"):  # FLAT only: every row is searched exactly anyway
-                meta["synced_rows"] = total
-            self._save_meta(meta)
-        return LoadReport(added, len(id_list) - added, total, time.perf_counter() - started)
-
-    def _check_sizes(self, ids: list[str], texts: Sequence[str] | None) -> None:
-        long_id = next((i for i in ids if len(i.encode()) > self.id_max_length), None)
+    def _check_rows(self, rows: Rows) -> None:
+        """Ids and texts within the collection's VARCHAR sizes."""
+        long_id = next((i for i in rows.ids if len(i.encode()) > self.id_max_length), None)
         if long_id is not None:
             raise DataFormatError(f"id {long_id[:80]!r} is {len(long_id.encode())} bytes; the "
                                   f"collection declares id_max_length={self.id_max_length} "
                                   "(set ?id_max_length=N on a new collection)")
-        for doc, text in zip(ids, texts or (), strict=False):
+        for doc, text in zip(rows.ids, rows.texts or (), strict=False):
             if len(text.encode()) > _TEXT_MAX:
                 raise DataFormatError(f"text of {doc!r} is {len(text.encode())} bytes; Milvus "
                                       f"VARCHAR holds at most {_TEXT_MAX} (chunk the document)")
+
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        meta.update(index=None, synced_rows=0, id_max_length=self.id_max_length)
+        self._create(meta)
+
+    def _existing(self, ids: list[str]) -> set[str]:
+        """The ids Milvus holds among ``ids`` (it accepts duplicate primary keys, so a
+        resumed load must ask)."""
+        have: set[str] = set()
+        for start in range(0, len(ids), 1000):
+            # pymilvus's query(ids=...) splices ids into the expression unescaped (an id with
+            # a quote breaks it); JSON string literals are what Milvus's parser reads
+            wanted = ",".join(json.dumps(i, ensure_ascii=False) for i in ids[start:start + 1000])
+            found = self._call(self.client.query, self.collection, filter=f"id in [{wanted}]",
+                               output_fields=["id"])
+            have.update(hit["id"] for hit in found)
+        return have
+
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        data = [{"id": doc, "vector": vector, "vector_exact": vector,
+                 "text": rows.texts[i] if rows.texts is not None else "",
+                 "meta": dict(rows.metadata[i]) if rows.metadata is not None else {}}
+                for i, (doc, vector) in enumerate(zip(rows.ids, rows.vectors, strict=True))]
+        self._call(self.client.insert, self.collection, data)
+
+    def _after_load(self, added: int, meta: dict[str, Any]) -> None:
+        """New rows in an indexed collection: flush and reload so the index covers them."""
+        if meta.get("index") and added:
+            self._sync(meta)
+        elif not meta.get("index"):  # FLAT only: every row is searched exactly anyway
+            meta["synced_rows"] = self.count()
+            self._write_meta(meta)
 
     def _create(self, meta: dict[str, Any]) -> None:
         dtype = self._pymilvus.DataType
@@ -196,23 +192,6 @@ class MilvusStore(VectorStore):
                    index_params=index, consistency_level="Strong",
                    properties={_PROPERTY: json.dumps(meta, sort_keys=True, default=str)})
 
-    def _insert_batch(self, rows: range, ids: list[str], matrix: np.ndarray,
-                      texts: Sequence[str] | None,
-                      metadata: Sequence[Mapping[str, Any]] | None) -> int:
-        # pymilvus's query(ids=...) splices ids into the expression unescaped (an id with a
-        # quote breaks it); JSON string literals are what Milvus's expression parser reads
-        wanted = ",".join(json.dumps(ids[i], ensure_ascii=False) for i in rows)
-        found = self._call(self.client.query, self.collection, filter=f"id in [{wanted}]",
-                           output_fields=["id"])
-        have = {hit["id"] for hit in found}
-        data = [{"id": ids[i], "vector": matrix[i], "vector_exact": matrix[i],
-                 "text": texts[i] if texts is not None else "",
-                 "meta": dict(metadata[i]) if metadata is not None else {}}
-                for i in rows if ids[i] not in have]
-        if data:
-            self._call(self.client.insert, self.collection, data)
-        return len(data)
-
     def _sync(self, meta: dict[str, Any]) -> int:
         """Seal the rows, have the index cover them, load; record the rows covered."""
         self._call(self.client.flush, self.collection)
@@ -220,7 +199,7 @@ class MilvusStore(VectorStore):
         self._call(self.client.release_collection, self.collection)
         self._call(self.client.load_collection, self.collection)
         meta["synced_rows"] = self.count()
-        self._save_meta(meta)
+        self._write_meta(meta)
         return int(meta["synced_rows"])
 
     def _wait_index_built(self, meta: Mapping[str, Any], timeout: float = 3600.0) -> None:
@@ -237,30 +216,23 @@ class MilvusStore(VectorStore):
                                    f"after {timeout:g} s ({state})")
             time.sleep(0.2)
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        """Replace the index of ``vector`` (HNSW or IVF_FLAT) and load it; seconds taken."""
-        kind = (kind or self.index_kinds[0]).lower()
-        if kind not in _BUILD:
-            raise ConfigError(f"milvus index kind {kind!r}; expected one of "
-                              f"{', '.join(self.index_kinds)}")
+    def _build_params(self, kind: str, given: Mapping[str, Any], meta: Mapping[str, Any]
+                      ) -> dict[str, Any]:
         index_type, names = _BUILD[kind]
-        given = check_params(self.engine, self.params, params, "build")
         wrong = sorted(set(given) - set(names))
         if wrong:
             raise ConfigError(f"milvus {index_type} has no build parameter "
                               f"{', '.join(wrong)}; valid: {', '.join(names)}")
-        build = {n: given.get(n, self._spec(n).default) for n in names}
-        meta = self._require_meta()
+        return {n: given.get(n, self._spec(n).default) for n in names}
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """Replace the index of ``vector`` (HNSW or IVF_FLAT) and load it; seconds taken."""
         started = time.perf_counter()
-        meta["index"] = {"kind": kind, "type": index_type, "params": build}
-        self._replace_index(meta)
-        self._sync(meta)
-        seconds = time.perf_counter() - started
-        meta["index"]["build_seconds"] = round(seconds, 3)
-        meta["provenance"] = {**meta["provenance"], "index": {
-            k: meta["index"][k] for k in ("kind", "params", "build_seconds")}}
-        self._save_meta(meta)
-        return seconds
+        record = {**meta, "index": {"kind": kind, "type": _BUILD[kind][0],
+                                    "params": dict(params)}}
+        self._replace_index(record)
+        self._sync(record)
+        return time.perf_counter() - started
 
     def _replace_index(self, meta: Mapping[str, Any]) -> None:
         """Drop and create the index of ``vector`` (released collection) from ``meta``."""
@@ -281,27 +253,24 @@ class MilvusStore(VectorStore):
         return next(s for s in self.params if s.name == name)
 
     # -- reading ------------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         """Top-k through the index of ``vector`` (FLAT, hence exact, before build_index)."""
-        given = check_params(self.engine, self.params, params or {}, "search")
-        meta = self._require_meta()
         index = meta.get("index")
         kind = index["kind"] if index else None
         allowed = {"hnsw": ("ef",), "ivf_flat": ("nprobe",)}.get(kind or "", ())
-        wrong = sorted(set(given) - set(allowed))
+        wrong = sorted(set(params) - set(allowed))
         if wrong:
             raise ConfigError(f"milvus search parameter {', '.join(wrong)} does not apply to "
                               f"the {kind or 'FLAT (no index built)'} index; valid: "
                               f"{', '.join(allowed) or 'none'}")
-        search = {n: given.get(n, self._spec(n).default) for n in allowed}
+        search = {n: params.get(n, self._spec(n).default) for n in allowed}
         if kind == "hnsw":
             search["ef"] = max(search["ef"], k)  # Milvus refuses ef < k
-        q = check_queries(queries, meta["dim"], k)
         # Milvus Lite answered some queries at another request's ef when concurrent
         # requests mixed ef values (seen under load): one setting at a time, like usearch
         with self._gate.using(tuple(sorted(search.items())), lambda _: None):
-            hits = self._search("vector", q, k, filter, meta["metric"], search)
+            hits = self._search("vector", queries, k, filter, meta["metric"], search)
         state = self._call(self.client.describe_index, self.collection, "vector")
         rows = self.count()
         hits.index_used = bool(index) and meta.get("synced_rows") == rows and \
@@ -325,12 +294,10 @@ class MilvusStore(VectorStore):
             return None
         return {**params, "nprobe": min(nlist, 4 * nprobe)}
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
         """Top-k through the FLAT index of ``vector_exact``."""
-        meta = self._require_meta()
-        hits = self._search("vector_exact", check_queries(queries, meta["dim"], k), k, filter,
-                            meta["metric"], {})
+        hits = self._search("vector_exact", queries, k, filter, meta["metric"], {})
         hits.index_used, hits.plan = False, "FLAT index on vector_exact"
         return hits
 
@@ -377,19 +344,18 @@ class MilvusStore(VectorStore):
         iterator.close()
         return out
 
-    def describe(self) -> dict[str, Any]:
-        """Engine, collection, dimension, metric, count, index and its state, provenance."""
-        meta = self._meta() or {}
-        state = (self._call(self.client.describe_index, self.collection, "vector")
-                 if meta else {})
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """Engine and version, collection, the index and its state."""
+        state = self._call(self.client.describe_index, self.collection, "vector")
+        built = meta.get("index")
+        recorded = (meta.get("provenance") or {}).get("index") or {}
         return {
-            "engine": self.version, "url": self.url.public, "collection": self.collection,
-            "dim": meta.get("dim"), "metric": meta.get("metric"), "count": self.count(),
-            "index": meta.get("index"), "exact_field": "vector_exact (FLAT)",
+            "engine": self.version, "collection": self.collection,
+            "index": {**built, **recorded} if built else None,
+            "exact_field": "vector_exact (FLAT)",
             "index_state": {k: state.get(k) for k in ("index_type", "indexed_rows",
                                                       "pending_index_rows", "state")},
             "id_max_length": meta.get("id_max_length"),
-            "provenance": meta.get("provenance", {}),
         }
 
     def close(self) -> None:
@@ -456,13 +422,6 @@ def _short(message: str, limit: int = 300) -> str:
     """One line of at most ``limit`` characters (Milvus echoes whole expressions)."""
     line = " ".join(message.split())
     return line if len(line) <= limit else line[:limit] + " …"
-
-
-def _id_max_length(url: StoreURL) -> int:
-    raw = url.options.get("id_max_length", "512")
-    if not raw.isdigit() or not 1 <= int(raw) <= 65_535:
-        raise ConfigError(f"{url.public}: id_max_length={raw!r}; expected 1 … 65535 (bytes)")
-    return int(raw)
 
 
 def _quiet_client_logs() -> None:

@@ -26,36 +26,22 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..._util.secrets import hold
 from ...errors import BackendError, ConfigError, DataFormatError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, check_params
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore
 from . import _qdrant as qm
-from ._common import (
-    SIDECAR_FORMAT,
-    KnownIds,
-    Timer,
-    absent,
-    batches,
-    check_layout,
-    check_queries,
-    check_rows,
-    index_provenance,
-    merge_provenance,
-    new_provenance,
-    pending,
-)
+from ._common import SIDECAR_FORMAT, parse_record
 
-_OPTIONS = ("collection", "https", "api_key_env", "timeout")
 _SCROLL = 10_000
 _BUILD_WAIT_S = 3600.0
 
 
-class QdrantStore(KnownIds, VectorStore):
+class QdrantStore(VectorStore):
     """One collection on a Qdrant server."""
 
     engine: ClassVar[str] = "qdrant"
@@ -70,32 +56,32 @@ class QdrantStore(KnownIds, VectorStore):
         *qm.SEARCH_PARAMS,
     )
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("collection", str, "", "the collection (required)", "url"),
+        ParamSpec("https", bool, False, "connect over HTTPS", "url"),
+        ParamSpec("api_key_env", str, None, "the environment variable holding the API key "
+                  "(default QDRANT_API_KEY)", "url"),
+        ParamSpec("timeout", int, 30, "seconds per request", "url", low=1),
+    )
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: "
-                              f"{', '.join(_OPTIONS)}")
         if url.password is not None:
             raise ConfigError(f"{url.public}: do not put a secret in the URL; set the API key "
                               "in an environment variable (QDRANT_API_KEY, or the one named "
                               "by api_key_env=NAME)")
-        self.name = url.options.get("collection", "")
+        self.name = self.options["collection"]
         if not self.name or not url.host:
             raise ConfigError(f"{url.public}: expected 'qdrant://HOST:6333?collection=NAME'")
         self.where = f"Qdrant collection {self.name!r} at {url.public}"
-        try:
-            self._timeout = int(url.options.get("timeout", "30"))
-        except ValueError:
-            raise ConfigError(f"{url.public}: timeout must be whole seconds") from None
+        self._timeout = self.options["timeout"]
         self._models: Any = require("qdrant_client.models", "qdrant")
         self._client_module: Any = require("qdrant_client", "qdrant")
         self._client: Any = None
 
     # -- connection -------------------------------------------------------------------
     def _api_key(self) -> str | None:
-        name = self.url.options.get("api_key_env")
+        name = self.options["api_key_env"]
         if name is not None and name not in os.environ:
             raise ConfigError(f"{self.url.public}: api_key_env={name} but that environment "
                               "variable is not set")
@@ -105,7 +91,7 @@ class QdrantStore(KnownIds, VectorStore):
 
     def _connect(self) -> Any:
         if self._client is None:
-            https = self.url.options.get("https", "false").lower() in ("1", "true", "yes")
+            https = self.options["https"]
             self._client = self._call("connect", self._client_module.QdrantClient,
                                       host=self.url.host, port=self.url.port or 6333,
                                       https=https, api_key=self._api_key(),
@@ -127,71 +113,47 @@ class QdrantStore(KnownIds, VectorStore):
         return bool(self._call("read collections", self._connect().collection_exists,
                                self.name))
 
-    def _record(self) -> dict[str, Any]:
+    # -- the record -------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, Any] | None:
         if not self._exists():
-            raise ConfigError(f"{self.where} does not exist; load it first with "
-                              f"`searchbench db load '{self.url.public}' ...`")
-        meta = self._info().config.metadata or {}
-        record = meta.get("searchbench")
-        if not isinstance(record, dict) or record.get("format") != SIDECAR_FORMAT:
+            return None
+        record = (self._info().config.metadata or {}).get("searchbench")
+        if not isinstance(record, dict):
             raise ConfigError(f"{self.where} was not made by searchbench (no 'searchbench' "
                               "collection metadata); load a new collection")
-        return record
+        return parse_record(record, self.where, "collection metadata")
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        self._call("update collection", self._connect().update_collection, self.name,
+                   metadata=_metadata(meta))
 
     # -- writing ----------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        id_list, x, metric = check_rows(ids, vectors, metric, texts, metadata)
-        bodies = qm.payloads(id_list, texts, metadata)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
         m = self._models
-        with Timer() as timer:
-            if self._exists():
-                record = self._record()
-                check_layout(self.where, int(record["dim"]), str(record["metric"]),
-                             x.shape[1], metric)
-            else:
-                record = {"format": SIDECAR_FORMAT, "dim": x.shape[1], "metric": metric,
-                          "store": new_provenance(self.engine, x.shape[1], metric, provenance)}
-                vectors_config = m.VectorParams(size=x.shape[1],
-                                                distance=m.Distance(qm.DISTANCES[metric]))
-                self._call("create collection", self._connect().create_collection,
-                           self.name, vectors_config=vectors_config,
-                           metadata={"searchbench": record})
-            todo = pending(id_list, self.known_ids())
-            for batch in batches(todo, batch_size):
-                points = [m.PointStruct(id=qm.point_uuid(id_list[i]), vector=x[i].tolist(),
-                                        payload=bodies[i]) for i in batch]
-                self._call("upsert", self._connect().upsert, self.name, points, wait=True)
-                self.remember([id_list[i] for i in batch])
-            if merge_provenance(record, provenance):
-                self._save_record(record)
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+        vectors_config = m.VectorParams(size=meta["dim"],
+                                        distance=m.Distance(qm.DISTANCES[meta["metric"]]))
+        self._call("create collection", self._connect().create_collection, self.name,
+                   vectors_config=vectors_config, metadata=_metadata(meta))
 
-    def _save_record(self, record: Mapping[str, Any]) -> None:
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        bodies = qm.payloads(rows.ids, rows.texts, rows.metadata)
+        points = [self._models.PointStruct(id=qm.point_uuid(doc), vector=vector.tolist(),
+                                           payload=body)
+                  for doc, vector, body in zip(rows.ids, rows.vectors, bodies, strict=True)]
+        self._call("upsert", self._connect().upsert, self.name, points, wait=True)
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """Update the HNSW and optimizer settings, then wait until every vector is indexed."""
+        m = self._models
+        started = time.perf_counter()
         self._call("update collection", self._connect().update_collection, self.name,
-                   metadata={"searchbench": dict(record)})
-
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"qdrant builds index kind 'hnsw', not {kind!r}")
-        given = check_params(self.engine, self.params, params, "build")
-        build = {s.name: given.get(s.name, s.default) for s in self.params if s.when == "build"}
-        record = self._record()
-        m = self._models
-        with Timer() as timer:
-            self._call("update collection", self._connect().update_collection, self.name,
-                       hnsw_config=m.HnswConfigDiff(
-                           m=build["m"], ef_construct=build["ef_construct"],
-                           full_scan_threshold=build["full_scan_threshold"]),
-                       optimizers_config=m.OptimizersConfigDiff(
-                           indexing_threshold=build["indexing_threshold"]))
-            self._wait_indexed()
-        record["store"]["index"] = index_provenance("hnsw", build, timer.seconds)
-        self._save_record(record)
-        return timer.seconds
+                   hnsw_config=m.HnswConfigDiff(
+                       m=params["m"], ef_construct=params["ef_construct"],
+                       full_scan_threshold=params["full_scan_threshold"]),
+                   optimizers_config=m.OptimizersConfigDiff(
+                       indexing_threshold=params["indexing_threshold"]))
+        self._wait_indexed()
+        return time.perf_counter() - started
 
     def _wait_indexed(self) -> None:
         """Poll until the server's optimizer is idle and every vector is indexed."""
@@ -208,35 +170,33 @@ class QdrantStore(KnownIds, VectorStore):
             time.sleep(0.5)
 
     # -- reading ----------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        given = check_params(self.engine, self.params, params or {}, "search")
+    def _check_filter(self, filter: str) -> None:
+        qm.parse_filter(filter)
+
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         m = self._models
-        search = m.SearchParams(hnsw_ef=given.get("hnsw_ef"),
-                                indexed_only=bool(given.get("indexed_only")),
+        search = m.SearchParams(hnsw_ef=params.get("hnsw_ef"),
+                                indexed_only=bool(params.get("indexed_only")),
                                 acorn=m.AcornSearchParams(enable=True)
-                                if given.get("acorn") else None)
-        return self._search(queries, k, search, filter, given)
+                                if params.get("acorn") else None)
+        return self._search(queries, k, search, filter, dict(params), meta)
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        return self._search(queries, k, self._models.SearchParams(exact=True), filter, {})
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, self._models.SearchParams(exact=True), filter, {},
+                            meta)
 
-    def _search(self, queries: np.ndarray, k: int, search: Any, filter: str | None,
-                given: dict[str, Any]) -> StoreHits:
+    def _search(self, q: np.ndarray, k: int, search: Any, filter: str | None,
+                given: dict[str, Any], meta: Mapping[str, Any]) -> StoreHits:
         m = self._models
         where = m.Filter.model_validate(qm.parse_filter(filter)) if filter else None
-        record = self._record()
-        q = check_queries(queries, int(record["dim"]), k)
         requests = [m.QueryRequest(query=row.tolist(), limit=k, params=search, filter=where,
                                    with_payload=[qm.ID_FIELD]) for row in q]
         found = self._call("search", self._connect().query_batch_points, self.name, requests)
-        ids, dists = [], []
-        for response in found:
-            ids.append([_string_id(p.payload, self.where) for p in response.points])
-            dists.append(qm.to_distances([p.score for p in response.points],
-                                         record["metric"]))
-        used, plan = self._index_use(record, bool(search.exact), where)
+        ids = [[_string_id(p.payload, self.where) for p in r.points] for r in found]
+        dists = [qm.to_distances([p.score for p in r.points], meta["metric"]) for r in found]
+        used, plan = self._index_use(meta, bool(search.exact), where)
         return StoreHits(ids, dists, used, plan, params=given)
 
     def _index_use(self, record: Mapping[str, Any], exact: bool, where: Any
@@ -256,6 +216,8 @@ class QdrantStore(KnownIds, VectorStore):
         return self._exists()
 
     def count(self) -> int:
+        if not self._exists():
+            return 0
         return int(self._call("count", self._connect().count, self.name, exact=True).count)
 
     def stored_ids(self) -> list[str]:
@@ -269,29 +231,27 @@ class QdrantStore(KnownIds, VectorStore):
                                          with_payload=[qm.ID_FIELD], with_vectors=False)
             out.extend(_string_id(r.payload, self.where) for r in records)
             if offset is None:
-                self._known = set(out)
                 return out
 
-    def describe(self) -> dict[str, Any]:
-        if not self._exists():
-            return absent(self.engine, self.url.public, self.where)
-        record = self._record()
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         info = self._info()
         hnsw = info.config.hnsw_config
-        return {"engine": self.engine, "version": getattr(self._call(
-                    "read version", self._connect().info), "version", None),
-                "url": self.url.public, "collection": self.name, "dim": record["dim"],
-                "metric": record["metric"], "count": info.points_count,
-                "indexed_vectors": info.indexed_vectors_count,
+        return {"version": getattr(self._call("read version", self._connect().info),
+                                   "version", None),
+                "collection": self.name, "indexed_vectors": info.indexed_vectors_count,
                 "segments": info.segments_count,
                 "hnsw": {"m": hnsw.m, "ef_construct": hnsw.ef_construct,
-                         "full_scan_threshold": hnsw.full_scan_threshold},
-                "index": record["store"].get("index"), "provenance": record["store"]}
+                         "full_scan_threshold": hnsw.full_scan_threshold}}
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The collection metadata holding searchbench's record."""
+    return {"searchbench": {**meta, "format": SIDECAR_FORMAT}}
 
 
 def _string_id(payload: Mapping[str, Any] | None, where: str) -> str:

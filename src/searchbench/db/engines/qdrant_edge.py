@@ -19,33 +19,20 @@ reports which case applied (see :func:`._qdrant.index_use`).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, safe_component, utc_now
+from ..._util import package_version, safe_component
 from ...errors import BackendError, ConfigError, require
-from ..base import LoadReport, ParamSpec, StoreHits, StoreURL, VectorStore, advice, check_params
+from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
 from ..ids import IdMap
 from . import _qdrant as qm
-from ._common import (
-    KnownIds,
-    Sidecar,
-    Timer,
-    absent,
-    batches,
-    check_layout,
-    check_queries,
-    check_rows,
-    index_provenance,
-    merge_provenance,
-    new_provenance,
-    pending,
-)
+from ._common import SIDECAR_FORMAT, Sidecar, parse_record, size_on_disk
 
-_OPTIONS = ("shard",)
 _SCROLL = 10_000
 
 
@@ -62,7 +49,7 @@ class _Handle:
 _SHARDS: dict[Path, _Handle] = {}
 
 
-class QdrantEdgeStore(KnownIds, VectorStore):
+class QdrantEdgeStore(VectorStore):
     """One Qdrant edge shard in a local folder."""
 
     engine: ClassVar[str] = "qdrant-edge"
@@ -77,16 +64,15 @@ class QdrantEdgeStore(KnownIds, VectorStore):
         *qm.SEARCH_PARAMS,
     )
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
+    url_options: ClassVar[tuple[ParamSpec, ...]] = (
+        ParamSpec("shard", str, "docs", "the shard (a folder under the URL's path)", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        unknown = sorted(set(url.options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(f"{url.public}: unknown option {unknown[0]!r}; valid: shard")
         if not url.path:
             raise ConfigError(f"{url.public}: no folder; expected "
                               "'qdrant-edge://./qdrant?shard=docs'")
-        self.name = safe_component(url.options.get("shard", "docs"), "Qdrant shard name")
+        self.name = safe_component(self.options["shard"], "Qdrant shard name")
         self.root = Path(url.path)
         self.where = f"Qdrant shard {self.name!r} in {self.root}"
         self._qe: Any = require("qdrant_edge", "qdrant-edge")
@@ -118,35 +104,34 @@ class QdrantEdgeStore(KnownIds, VectorStore):
             _SHARDS[self._key] = _Handle(self._call(what, opener, *args), self._record)
         self._held = True
 
-    def _open(self, dim: int | None = None, metric: str | None = None,
-              provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Open (or, given dim and metric, create) the shard; its record."""
+    def _has_data(self) -> bool:
+        return self._path.is_dir() and any(self._path.iterdir())
+
+    def _opened(self) -> Any:
+        """The shard, opened (shared with the process's other stores on it)."""
+        if self._shard is None:
+            self._hold("open", self._qe.EdgeShard.load, str(self._path))
+        return self._shard
+
+    # -- the record -------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, Any] | None:
         if self._held:
             self._record = _SHARDS[self._key].record
         if self._record is None:
             self._record = self._sidecar.read()
-        record = self._record
-        has_data = self._path.is_dir() and any(self._path.iterdir())
-        if has_data and record is None:
-            raise ConfigError(f"{self.where} was not made by searchbench (no "
-                              f"{self._sidecar.path.name}); its points have no string ids: "
-                              "load a new shard with `searchbench db load`")
-        if record is not None and dim is not None and metric is not None:
-            check_layout(self.where, int(record["dim"]), str(record["metric"]), dim, metric)
-        if self._shard is not None:
-            return record  # type: ignore[return-value]
-        if record is None or not has_data:
-            if dim is None or metric is None:
-                raise ConfigError(f"{self.where} does not exist; load it first with "
-                                  f"`searchbench db load '{self.url.public}' ...`")
-            record = record or {"store": new_provenance(self.engine, dim, metric, provenance),
-                                "dim": dim, "metric": metric}
-            self._save(record)
-            self._hold("create", self._qe.EdgeShard.create, str(self._path),
-                       self._config(record))
-        else:
-            self._hold("open", self._qe.EdgeShard.load, str(self._path))
-        return record
+        if self._record is None:
+            if self._has_data():
+                raise ConfigError(f"{self.where} was not made by searchbench (no "
+                                  f"{self._sidecar.path.name}); its points have no string "
+                                  "ids: load a new shard with `searchbench db load`")
+            return None
+        return parse_record(self._record, str(self._sidecar.path), "record")
+
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
+        self._record = {**meta, "format": SIDECAR_FORMAT}  # as the sidecar holds it
+        if self._held:
+            _SHARDS[self._key].record = self._record
+        self._sidecar.write(meta)
 
     def _config(self, record: Mapping[str, Any], build: Mapping[str, Any] | None = None
                 ) -> Any:
@@ -175,89 +160,70 @@ class QdrantEdgeStore(KnownIds, VectorStore):
             kind, hint = advice(cause, self.engine, str(self.root))
             raise kind(f"{self.where}: {what} failed: {cause[:300]}; {hint}") from None
 
-    def _save(self, record: dict[str, Any]) -> None:
-        self._record = record
-        if self._held:
-            _SHARDS[self._key].record = record
-        self._sidecar.write(record)
-
     # -- writing ----------------------------------------------------------------------
-    def load(self, ids: Sequence[str], vectors: np.ndarray, *, metric: str,
-             texts: Sequence[str] | None = None,
-             metadata: Sequence[Mapping[str, Any]] | None = None,
-             batch_size: int = 1000, provenance: Mapping[str, Any] | None = None
-             ) -> LoadReport:
-        id_list, x, metric = check_rows(ids, vectors, metric, texts, metadata)
-        bodies = qm.payloads(id_list, texts, metadata)  # checked before anything is written
-        with Timer() as timer:
-            record = self._open(x.shape[1], metric, provenance)
-            todo = pending(id_list, self.known_ids())
-            for batch in batches(todo, batch_size):
-                keys = self._ids.assign([id_list[i] for i in batch])
-                self._ids.save()  # before the points: a crash leaves known keys only
-                points = [self._qe.Point(int(key), x[i].tolist(), bodies[i])
-                          for key, i in zip(keys, batch, strict=True)]
-                self._call("upsert", self._shard.update,
-                           self._qe.UpdateOperation.upsert_points(points))
-                self.remember([id_list[i] for i in batch])
-            self._call("flush", self._shard.flush)
-        merge_provenance(record, provenance)
-        record["store"]["loaded"] = utc_now()
-        self._save(record)
-        return LoadReport(len(todo), len(id_list) - len(todo), self.count(), timer.seconds)
+    def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
+        self._write_meta(meta)  # first: a shard without its record would be refused
+        if self._shard is None:
+            self._hold("create", self._qe.EdgeShard.create, str(self._path), self._config(meta))
 
-    def build_index(self, kind: str | None = None, **params: Any) -> float:
-        if kind not in (None, "hnsw"):
-            raise ConfigError(f"qdrant-edge builds index kind 'hnsw', not {kind!r}")
-        given = check_params(self.engine, self.params, params, "build")
-        build = {s.name: given.get(s.name, s.default) for s in self.params if s.when == "build"}
-        record = self._open()
+    def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
+        """Keys saved before the points (a crash leaves known keys only), then one upsert
+        and a flush."""
+        bodies = qm.payloads(rows.ids, rows.texts, rows.metadata)
+        shard = self._opened()
+        keys = self._ids.assign(rows.ids)
+        self._ids.save()
+        points = [self._qe.Point(int(key), vector.tolist(), body)
+                  for key, vector, body in zip(keys, rows.vectors, bodies, strict=True)]
+        self._call("upsert", shard.update, self._qe.UpdateOperation.upsert_points(points))
+        self._call("flush", shard.flush)
+
+    def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
+        """Reopen the shard with the HNSW and optimizer settings, then run the optimizer."""
+        self._opened()
         handle = _SHARDS[self._key]  # every store of the process sees the rebuilt shard
         handle.shard.close()
-        with Timer() as timer:
-            handle.shard = self._call("open", self._qe.EdgeShard.load, str(self._path),
-                                      self._config(record, build))
-            self._call("optimize", handle.shard.optimize)
-        info = self._shard.info()
+        started = time.perf_counter()
+        handle.shard = self._call("open", self._qe.EdgeShard.load, str(self._path),
+                                  self._config(meta, params))
+        self._call("optimize", handle.shard.optimize)
+        seconds = time.perf_counter() - started
+        info = handle.shard.info()
         if info.indexed_vectors_count < info.points_count:
             raise BackendError(f"{self.where}: the optimizer indexed {info.indexed_vectors_count}"
                                f" of {info.points_count} vectors; lower indexing_threshold")
-        record["store"]["index"] = index_provenance("hnsw", build, timer.seconds)
-        self._save(record)
-        return timer.seconds
+        return seconds
 
     # -- reading ----------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int, *, params: Mapping[str, Any] | None = None,
-               filter: str | None = None) -> StoreHits:
-        given = check_params(self.engine, self.params, params or {}, "search")
-        acorn = self._qe.AcornSearchParams(enable=True) if given.get("acorn") else None
-        search = self._qe.SearchParams(hnsw_ef=given.get("hnsw_ef"),
-                                       indexed_only=bool(given.get("indexed_only")), acorn=acorn)
-        return self._search(queries, k, search, filter, given)
+    def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
+             filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
+        acorn = self._qe.AcornSearchParams(enable=True) if params.get("acorn") else None
+        search = self._qe.SearchParams(hnsw_ef=params.get("hnsw_ef"),
+                                       indexed_only=bool(params.get("indexed_only")),
+                                       acorn=acorn)
+        return self._search(queries, k, search, filter, dict(params), meta)
 
-    def exact_search(self, queries: np.ndarray, k: int, *,
-                     filter: str | None = None) -> StoreHits:
-        return self._search(queries, k, self._qe.SearchParams(exact=True), filter, {})
+    def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
+                   meta: Mapping[str, Any]) -> StoreHits:
+        return self._search(queries, k, self._qe.SearchParams(exact=True), filter, {}, meta)
 
-    def _search(self, queries: np.ndarray, k: int, search: Any, filter: str | None,
-                given: dict[str, Any]) -> StoreHits:
-        record = self._open()
-        q = check_queries(queries, int(record["dim"]), k)
+    def _search(self, q: np.ndarray, k: int, search: Any, filter: str | None,
+                given: dict[str, Any], meta: Mapping[str, Any]) -> StoreHits:
+        shard = self._opened()
         where = qm.edge_filter(self._qe, qm.parse_filter(filter)) if filter else None
         requests = [self._qe.QueryRequest(limit=k, query=self._qe.Query.Nearest(row.tolist()),
                                           params=search, filter=where, with_payload=False,
                                           with_vector=False) for row in q]
-        found = self._call("search", self._shard.query_batch,
-                           self._qe.QueryBatchRequest(requests))
+        found = self._call("search", shard.query_batch, self._qe.QueryBatchRequest(requests))
         ids = [self._ids.lookup([p.id for p in hits]) for hits in found]
-        dists = [qm.to_distances([p.score for p in hits], record["metric"]) for hits in found]
-        used, plan = self._index_use(record, search.exact, where)
+        dists = [qm.to_distances([p.score for p in hits], meta["metric"]) for hits in found]
+        used, plan = self._index_use(meta, search.exact, where)
         return StoreHits(ids, dists, used, plan, params=given)
 
     def _index_use(self, record: Mapping[str, Any], exact: bool, where: Any
                    ) -> tuple[bool, str]:
         info = self._shard.info()
-        build = (record["store"].get("index") or {}).get("params") or {}
+        build = ((record.get("provenance") or {}).get("index") or {}).get("params") or {}
         kb = int(build.get("full_scan_threshold", 10000))
         matching = None
         if where is not None and not exact:
@@ -269,41 +235,32 @@ class QdrantEdgeStore(KnownIds, VectorStore):
 
     def exists(self) -> bool:
         """The shard's folder is there and not empty."""
-        return self._shard is not None or (self._path.is_dir() and any(self._path.iterdir()))
+        return self._shard is not None or self._has_data()
 
     def count(self) -> int:
-        self._open()
-        return int(self._shard.info().points_count)
+        if self._read_meta() is None:  # a shard not made by searchbench is refused here
+            return 0
+        return int(self._opened().info().points_count)
 
     def stored_ids(self) -> list[str]:
-        if self._shard is None and not self._path.is_dir():
+        if self._read_meta() is None:
             return []
-        self._open()
+        shard = self._opened()
         keys: list[int] = []
         offset = None
         while True:
             request = self._qe.ScrollRequest(offset=offset, limit=_SCROLL, with_payload=False,
                                              with_vector=False)
-            records, offset = self._call("scroll", self._shard.scroll, request)
+            records, offset = self._call("scroll", shard.scroll, request)
             keys.extend(int(r.id) for r in records)
             if offset is None:
-                found = self._ids.lookup(sorted(keys))
-                self._known = set(found)
-                return found
+                return self._ids.lookup(sorted(keys))
 
-    def describe(self) -> dict[str, Any]:
-        if self._shard is None and not (self._path.is_dir() and any(self._path.iterdir())):
-            return absent(self.engine, self.url.public, self.where)
-        record = self._open()
-        info = self._shard.info()
-        return {
-            "engine": self.engine, "version": package_version("qdrant-edge-py"),
-            "url": self.url.public, "shard": self.name, "path": str(self._path),
-            "dim": record["dim"], "metric": record["metric"], "count": info.points_count,
-            "indexed_vectors": info.indexed_vectors_count, "segments": info.segments_count,
-            "index": record["store"].get("index"), "size_bytes": _size(self._path),
-            "provenance": record["store"],
-        }
+    def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        info = self._opened().info()
+        return {"version": package_version("qdrant-edge-py"), "shard": self.name,
+                "path": str(self._path), "indexed_vectors": info.indexed_vectors_count,
+                "segments": info.segments_count, "size_bytes": size_on_disk(self._path)}
 
     def close(self) -> None:
         if not self._held:
@@ -323,8 +280,3 @@ class QdrantEdgeStore(KnownIds, VectorStore):
             if path is not None:
                 path.unlink(missing_ok=True)
         self._record, self._ids, self._known = None, IdMap(self._ids.path), None
-
-
-def _size(path: Path) -> int:
-    """Bytes allocated on disk (Qdrant preallocates sparse 32 MB WAL files)."""
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
