@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +25,11 @@ __all__ = ["EmbeddingCache", "check_vectors", "default_cache_dir", "text_key"]
 Embed = Callable[[list[str]], np.ndarray]
 
 
-def check_vectors(vectors: object, texts: list[str], source: str) -> np.ndarray:
+def check_vectors(vectors: object, texts: list[str], source: str,
+                  positions: Sequence[int] | None = None) -> np.ndarray:
     """``vectors`` as a float32 matrix with one finite row per text, else
-    :class:`BackendError` naming the first bad text (its position and its start).
+    :class:`BackendError` naming the first bad text (its position — in the caller's list when
+    ``positions`` gives each text's, else in ``texts`` — and its start).
 
     NaN or infinite vectors are refused where they enter (encoder output, cache write):
     they would make every distance NaN, and exact search could not order them.
@@ -45,8 +47,9 @@ def check_vectors(vectors: object, texts: list[str], source: str) -> np.ndarray:
     finite = np.isfinite(vecs).all(axis=1)
     if not finite.all():
         row = int(np.argmin(finite))
+        shown = row if positions is None else positions[row]
         raise BackendError(
-            f"{source} returned a vector holding NaN or infinity for text #{row} "
+            f"{source} returned a vector holding NaN or infinity for text #{shown} "
             f"({_preview(texts[row])}), {int((~finite).sum())} of {len(texts)} in this batch; "
             "nothing of this batch was cached. Check the model (a broken or mis-converted "
             "model gives NaN) or drop that text")
@@ -120,15 +123,16 @@ class EmbeddingCache:
             ok = np.isfinite(vecs).all(axis=1)  # written before NaN was refused: recompute
             found.update(zip(keys[ok].astype(str).tolist(), vecs[ok], strict=True))
 
-    def _call(self, fn: Embed, texts: list[str], step: int | None,
+    def _call(self, fn: Embed, texts: list[str], positions: list[int], step: int | None,
               advance: Callable[[int], None]) -> np.ndarray:
         """``fn(texts)`` checked, called ``step`` texts at a time, moving the display on
-        after each call."""
+        after each call; a bad vector is named by its text's position in the caller's list."""
         step = step if step and step < len(texts) else len(texts)
         parts = []
         for a in range(0, len(texts), step):
             part = texts[a:a + step]
-            parts.append(check_vectors(fn(part), part, f"the encoder {self.identity}"))
+            parts.append(check_vectors(fn(part), part, f"the encoder {self.identity}",
+                                       positions[a:a + step]))
             advance(len(part))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -156,9 +160,11 @@ class EmbeddingCache:
         seen: set[str] = set()
         self._load(have, seen)
         todo: dict[str, str] = {}
-        for k, t in zip(keys, texts, strict=True):
+        position: dict[str, int] = {}
+        for i, (k, t) in enumerate(zip(keys, texts, strict=True)):
             if k not in have and k not in todo:
                 todo[k] = t
+                position[k] = i
         # longest first, as sentence-transformers orders a call's texts: each model call
         # (``step`` texts) then holds texts of similar length and pads little
         pending = sorted(todo.items(), key=lambda kt: -len(kt[1]))
@@ -174,7 +180,8 @@ class EmbeddingCache:
                     continue
                 texts_now = [t for _, t in batch]
                 try:
-                    vecs = self._call(fn, texts_now, step, done.advance)
+                    vecs = self._call(fn, texts_now, [position[k] for k, _ in batch], step,
+                                      done.advance)
                 except BackendError as exc:
                     raise BackendError(f"{exc}; {len(embedded)} of {len(pending)} new texts "
                                        "were embedded and kept in the cache: rerun to resume"

@@ -30,10 +30,12 @@ class PoisonEncoder(HashEncoder):
 def test_encoder_output_names_the_text_and_nothing_of_the_batch_is_cached(tmp_path, bad):
     enc = PoisonEncoder(bad, cache=tmp_path, quiet=True)
     enc.cache_batch = 2
-    texts = ["alpha", "beta", "gamma", "a poison pill", "delta"]
-    with pytest.raises(BackendError, match=r"text #1 \('a poison pill'\)") as info:
+    # embedded longest first, two at a time: the two long texts, then the pill with "beta"
+    texts = ["alpha alpha alpha", "gamma gamma gamma", "beta", "a poison pill"]
+    # named by its position in the caller's list, not in the batch
+    with pytest.raises(BackendError, match=r"text #3 \('a poison pill'\)") as info:
         enc.encode_documents(texts)
-    assert "NaN or infinity" in str(info.value)
+    assert "NaN or infinity" in str(info.value) and "1 of 2 in this batch" in str(info.value)
     shards = sorted(tmp_path.rglob("shard-*.npz"))
     assert len(shards) == 1  # the first, finite batch only
     with np.load(shards[0]) as data:

@@ -239,8 +239,9 @@ def test_non_finite_vectors_name_the_text_and_are_never_cached(stubs, key, caplo
         send(h, 200, raw=text.encode())
     stub = stubs(behaviour)
     enc = encoder(stub.url, tmp_path, batch_size=2)
-    message = fails(enc, ["a", "bb", "c", "poison"], caplog, "NaN or infinity")
-    assert "text #1" in message and "'poison'" in message
+    # embedded longest first, two at a time: "poison" comes in the second batch
+    message = fails(enc, ["aaaaaaa", "bbbbbbb", "ccccccc", "poison"], caplog, "NaN or infinity")
+    assert "text #3" in message and "'poison'" in message  # its place in the caller's list
     cached = [np.load(p)["vectors"] for p in tmp_path.rglob("shard-*.npz")]
     assert len(cached) == 1 and np.isfinite(cached[0]).all()  # the first batch only
 
