@@ -96,7 +96,7 @@ def check_cli_on_pyref(url: str, tmp_path: Path, reference: Path, build: list[st
     """``db load``, ``run --retriever db`` at a search setting wide enough to be exact on
     pyref's 79 documents (so its ranking must equal the exact dense ``reference`` made with
     the same model), ``db describe`` and a bad parameter. Returns the run's sidecar."""
-    first = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "--index",
+    first = cli("db", "load", "pyref", url, "--model", "static", "--index",
                 "hnsw", *[a for p in build for a in ("--param", p)], "-q")
     assert first.returncode == 0, first.stderr
     assert "79 added, 0 already stored, 79 rows" in first.stdout, first.stdout

@@ -114,10 +114,10 @@ def check_cli_on_pyref(capsys: Any, url: str, build: list[str], search: list[str
     from searchbench.retrieval.encoders import encoder
 
     params = [a for p in build for a in ("--param", p)]
-    first = cli(capsys, "db", "load", url, "--evalset", "pyref", "--model", "static", *params, "-q")
+    first = cli(capsys, "db", "load", "pyref", url, "--model", "static", *params, "-q")
     assert first.returncode == 0, first.stderr
     assert "79 added, 0 already stored, 79 rows" in first.stdout
-    again = cli(capsys, "db", "load", url, "--evalset", "pyref", "--model", "static", *params, "-q")
+    again = cli(capsys, "db", "load", "pyref", url, "--model", "static", *params, "-q")
     assert "0 added, 79 already stored, 79 rows" in again.stdout, again.stderr
     out = tmp_path / "db.trec"
     ran = cli(capsys, "run", "pyref", "--retriever", "db", "--db", url, "-k", "10", "-o", str(out),

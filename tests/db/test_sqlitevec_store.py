@@ -137,11 +137,11 @@ def test_db_load_with_the_default_index_loads_exact_only(tmp_path, index):
     from ._seeded import cli
 
     url = f"sqlite-vec://{tmp_path}/vec.db?table=docs"
-    done = cli("db", "load", url, "--evalset", "pyref", "--model", "static", *index, "-q")
+    done = cli("db", "load", "pyref", url, "--model", "static", *index, "-q")
     assert done.returncode == 0, done.stderr
     assert "79 added, 0 already stored, 79 rows" in done.stdout
     assert "no ANN index (sqlite-vec searches exactly)" in done.stdout
-    named = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "--index",
+    named = cli("db", "load", "pyref", url, "--model", "static", "--index",
                 "hnsw", "-q")
     assert named.returncode == 1 and named.stderr.startswith("error: --index 'hnsw'")
 
@@ -151,7 +151,7 @@ def test_run_on_an_exact_only_engine_does_not_warn_about_the_index(tmp_path):
     from ._seeded import cli
 
     url = f"sqlite-vec://{tmp_path}/vec.db?table=docs"
-    loaded = cli("db", "load", url, "--evalset", "pyref", "--model", "static", "-q")
+    loaded = cli("db", "load", "pyref", url, "--model", "static", "-q")
     assert loaded.returncode == 0, loaded.stderr
     out = tmp_path / "db.trec"
     ran = cli("run", "pyref", "--retriever", "db", "--db", url, "-k", "10", "-o", str(out))

@@ -343,7 +343,7 @@ def test_cli_load_and_run_on_pyref_without_leaking_the_password(server, tmp_path
 
     seen: list[str] = []
     u = f"pgvector://postgres:{SECRET}@/postgres?host={server}&table=cli_pyref"
-    load = ("db", "load", u, "--evalset", "pyref", "--model", "static", "--index", "hnsw",
+    load = ("db", "load", "pyref", u, "--model", "static", "--index", "hnsw",
             "--param", "m=8", "-q")
     rc, out, err = cli(*load)
     assert rc == 0, err

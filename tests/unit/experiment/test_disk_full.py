@@ -217,7 +217,7 @@ def _check_run_and_sidecar(tmp_path: Path, out: Path, capsys, fail, free) -> Non
     old_run, old_side = target.read_bytes(), (out / "r.trec.json").read_bytes()
     fail()
     assert main(["run", str(tmp_path / "set"), "-r", "bm25", "--k1", "0.5", "-o", str(target),
-                 "--quiet"]) == 1
+                 "--force", "--quiet"]) == 1
     line = _one_error_line(capsys)
     assert "no space left" in line and str(out) in line and ".tmp" not in line
     assert target.read_bytes() == old_run  # the previous pair is untouched
@@ -226,7 +226,7 @@ def _check_run_and_sidecar(tmp_path: Path, out: Path, capsys, fail, free) -> Non
                                         if p.name != "filler") == ["r.trec", "r.trec.json"]
     free()
     assert main(["run", str(tmp_path / "set"), "-r", "bm25", "--k1", "0.5", "-o", str(target),
-                 "--quiet"]) == 0
+                 "--force", "--quiet"]) == 0
     import json
 
     from searchbench.retrieval.provenance import file_digest
