@@ -87,3 +87,13 @@ def test_what_usearch_refuses(tmp_path):
     with pytest.raises(ConfigError, match="no store at"):
         missing.search(DATA.queries, 3)
     assert not (tmp_path / "missing").exists()
+
+
+def test_index_kind_is_read_as_the_engines_docs_spell_it(tmp_path):
+    """``HNSW`` (Milvus', LanceDB's docs) is the kind ``hnsw``; an unknown kind is refused."""
+    with connect(f"usearch://{tmp_path}/idx?name=docs") as store:
+        store.load(DATA.ids, DATA.vectors, metric="cosine")
+        store.build_index("HNSW")
+        assert store.describe()["provenance"]["index"]["kind"] == "hnsw"
+        with pytest.raises(ConfigError, match="index kind 'flat'; expected one of hnsw"):
+            store.build_index("flat")

@@ -397,7 +397,7 @@ def _unsorted(src: str, where: str, qid: str, columnar: bool) -> DataFormatError
     """The refusal of a run whose query groups are not contiguous, with how to sort it."""
     gz = src.endswith(".gz")
     if columnar:
-        how = (f"rewrite it grouped by query (searchbench convert {src} sorted.parquet, "
+        how = (f"rewrite it grouped by query (searchbench convert {src} -o sorted.parquet, "
                "which reads it whole once)")
     elif gz:
         how = (f"sort it by query id first: zcat {src} | LC_ALL=C sort -s -k1,1 | gzip > "

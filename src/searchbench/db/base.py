@@ -304,6 +304,8 @@ class VectorStore(ABC):
                                   "no index kind or build parameter applies; valid: none")
             return 0.0
         kind = kind or self.index_kinds[0]
+        if kind not in self.index_kinds and kind.lower() in self.index_kinds:
+            kind = kind.lower()  # as engines' docs spell them: HNSW, IVF_FLAT, IVF_PQ
         if kind not in self.index_kinds:
             raise ConfigError(f"{self.engine} index kind {kind!r}; expected one of "
                               f"{', '.join(self.index_kinds)}")

@@ -85,7 +85,7 @@ def unjudged_cause(run_doc_ids: Any, qrels_doc_ids: Any) -> str:
     if in_run > 0.5 and in_qrels < 0.5:
         return ("the run's ids look like chunk ids (doc#start-end) but the qrels judge "
                 "whole documents: score a chunk-level run against chunk qrels (searchbench "
-                "evalset chunk-qrels SPEC --chunk SAME_CHUNKER -o chunk-qrels.tsv) or make "
+                "evalset chunk-qrels EVALSET --chunk SAME_CHUNKER -o chunk-qrels.tsv) or make "
                 "the run with --level doc")
     if in_qrels > 0.5 and in_run < 0.5:
         return ("the qrels judge chunk ids (doc#start-end) but the run ranks whole "
@@ -94,7 +94,7 @@ def unjudged_cause(run_doc_ids: Any, qrels_doc_ids: Any) -> str:
     if in_qrels > 0.5 and in_run > 0.5:
         return ("run and qrels both hold chunk ids (doc#start-end) but different ones: "
                 "make the chunk qrels with the run's chunker and token unit (searchbench "
-                "evalset chunk-qrels SPEC --chunk SAME_CHUNKER [--model SAME_MODEL])")
+                "evalset chunk-qrels EVALSET --chunk SAME_CHUNKER [--model SAME_MODEL])")
     return ("check that the run was made for these qrels (document ids must match exactly, "
             "e.g. no prefixes, same collection)")
 
