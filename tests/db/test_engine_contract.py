@@ -62,7 +62,7 @@ ENGINES = [
     Engine("chroma", "chromadb", "chroma://{root}/chroma?collection=col{name}",
            {"max_neighbors": 4, "ef_construction": 8}, ("ef_search", 1, 400)),
     Engine("qdrant-edge", "qdrant_edge", "qdrant-edge://{root}/qdrant?shard={name}",
-           {"m": 4, "ef_construct": 4, "full_scan_threshold": 1}, ("hnsw_ef", 1, 400)),
+           {"m": 8, "ef_construct": 16, "full_scan_threshold": 1}, ("hnsw_ef", 1, 400)),
     Engine("lancedb", "lancedb", "lancedb://{root}/lance?table={name}",
            {"num_partitions": 4, "m": 4, "ef_construction": 8}, ("ef", 1, 400)),
     Engine("milvus-lite", "milvus_lite", "milvus-lite://{root}/m.db?collection={name}",
