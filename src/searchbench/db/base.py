@@ -184,9 +184,7 @@ class VectorStore(ABC):
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()  # e.g. ("hnsw", "ivfflat"); first = default
     has_exact: ClassVar[bool] = True  # False: exact_search raises (no exact path)
-    # URL options the adapter reads (when="url"; None: an adapter not yet converted to the
-    # hooks, which checks its own options)
-    url_options: ClassVar[tuple[ParamSpec, ...] | None] = None
+    url_options: ClassVar[tuple[ParamSpec, ...]] = ()  # URL options it reads (when="url")
     # other URL options are handed to this client library, which refuses what it does not
     # know (pgvector: "libpq"); None: any other option is refused here
     passthrough: ClassVar[str | None] = None
@@ -198,8 +196,7 @@ class VectorStore(ABC):
         self._known: set[str] | None = None  # stored ids, kept current by this object's loads
         self.options: dict[str, Any] = {}
         self.passed: dict[str, str] = {}  # options for the client library (passthrough)
-        if self.url_options is not None:
-            self.options, self.passed = self._check_options()
+        self.options, self.passed = self._check_options()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every public method of an adapter reports its engine's own exceptions as one
@@ -216,7 +213,7 @@ class VectorStore(ABC):
         """The declared options (typed, defaults filled) and the passthrough ones. An
         unknown option, or one repeating a part of the URL with another value (``?user=``
         and ``user@``), is a :class:`ConfigError`."""
-        specs = {s.name: s for s in self.url_options or ()}
+        specs = {s.name: s for s in self.url_options}
         known = {name: s.default for name, s in specs.items()}
         passed: dict[str, str] = {}
         for name, value in self.url.options.items():
@@ -417,15 +414,15 @@ class VectorStore(ABC):
         self.close()
 
     # -- engine hooks -------------------------------------------------------------------
+    @abstractmethod
     def _read_meta(self) -> dict[str, Any] | None:
         """The collection's record, or None when it does not exist: ``dim``, ``metric``,
         ``provenance`` (a dict) and any key of the adapter's own. Reading creates
         nothing. A collection made by other software may be described from its schema."""
-        raise self._unconverted("_read_meta")
 
+    @abstractmethod
     def _write_meta(self, meta: Mapping[str, Any]) -> None:
         """Store the record (the whole of it, as :meth:`_read_meta` returns it)."""
-        raise self._unconverted("_write_meta")
 
     def _create_collection(self, meta: dict[str, Any], rows: Rows) -> None:
         """Create the collection for ``meta["dim"]`` / ``meta["metric"]`` (the first load,
@@ -451,21 +448,21 @@ class VectorStore(ABC):
             self._known = set(self.stored_ids())
         return self._known
 
+    @abstractmethod
     def _write_batch(self, rows: Rows, meta: Mapping[str, Any]) -> None:
         """Write one batch atomically (one transaction; a killed load leaves whole batches
         only, so a resumed one skips exactly what was written)."""
-        raise self._unconverted("_write_batch")
 
+    @abstractmethod
     def _knn(self, queries: np.ndarray, k: int, params: Mapping[str, Any],
              filter: str | None, meta: Mapping[str, Any]) -> StoreHits:
         """Top-``k`` of checked float32 ``queries`` (at least one) through the index, with
         checked ``params``; distances in the knn convention."""
-        raise self._unconverted("_knn")
 
     def _exact_knn(self, queries: np.ndarray, k: int, filter: str | None,
                    meta: Mapping[str, Any]) -> StoreHits:
-        """Top-``k`` by the engine's exact scan."""
-        raise self._unconverted("_exact_knn")
+        """Top-``k`` by the engine's exact scan (called only when :attr:`has_exact`)."""
+        raise BackendError(f"{self.engine}: has_exact is set but _exact_knn is missing")
 
     def _check_filter(self, filter: str) -> None:
         """Refuse a filter that is not in the engine's syntax before any request is made
@@ -479,16 +476,13 @@ class VectorStore(ABC):
         return {**{p.name: p.default for p in self.params if p.when == "build"}, **given}
 
     def _build(self, kind: str, params: Mapping[str, Any], meta: Mapping[str, Any]) -> float:
-        """Build the index; seconds taken."""
-        raise self._unconverted("_build")
+        """Build the index; seconds taken (called only when :attr:`index_kinds` is set)."""
+        raise BackendError(f"{self.engine}: index_kinds are declared but _build is missing")
 
     def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         """The adapter's own keys for :meth:`describe` (version, index state, size…)."""
         return {}
 
-    def _unconverted(self, hook: str) -> NotImplementedError:
-        return NotImplementedError(f"{type(self).__name__} overrides the public methods "
-                                   f"instead of implementing {hook}")
 
 
 def _float64(hits: StoreHits) -> StoreHits:
