@@ -51,6 +51,10 @@ for _name, _folder in HERMETIC_ENV.items():
     os.environ[_name] = str(_folder)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Progress lines on a piped stderr appear only for steps longer than this; a loaded CI
+# machine must not turn a "one error line" check into a count of progress lines. Tests of
+# progress itself set it to 0.
+os.environ.setdefault("SEARCHBENCH_PROGRESS_SECONDS", "3600")
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typing as _typing
 
+from ._util.lazy import lazy_exports
 from .errors import (
     BackendError,
     ConfigError,
@@ -91,18 +92,4 @@ _LAZY_NAMES = {
 }
 
 
-def __getattr__(name: str):
-    """Sub-packages with heavy dependencies and some public names load on first use."""
-    import importlib
-
-    if name in _LAZY_SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'searchbench' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES) | _LAZY_SUBPACKAGES)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_NAMES, _LAZY_SUBPACKAGES)

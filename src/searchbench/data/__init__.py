@@ -11,9 +11,9 @@ load on first use (pyarrow only with them: the compiled TREC reader needs none).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._util.lazy import lazy_exports
 from .qrels import Qrels
 from .readers import read_qrels, read_run, run_from_table
 from .run import Run
@@ -145,14 +145,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Readers, writers and evaluation sets load on first use."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'searchbench.data' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

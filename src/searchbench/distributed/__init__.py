@@ -11,8 +11,9 @@ only when a function here runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._util.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     from ._cluster import CONNECT_TIMEOUT, ray_cluster
@@ -40,14 +41,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Modules load on first use (they import the measures and knn layers)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'searchbench.distributed' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -8,8 +8,9 @@ import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
+from .._util import progress
 from ..errors import BackendError, require
 
 __all__ = ["CONNECT_TIMEOUT", "ray_cluster", "ray_module"]
@@ -148,3 +149,25 @@ def task_error(exc: BaseException) -> BaseException:
     """The exception a Ray task raised (its ``cause``), else ``exc`` itself."""
     cause = getattr(exc, "cause", None)
     return cause if isinstance(cause, BaseException) else exc
+
+
+K = TypeVar("K")
+
+
+def gather(ray: Any, pending: dict[Any, K], what: str, unit: str, quiet: bool | None
+           ) -> tuple[dict[K, Any], list[tuple[K, BaseException]]]:
+    """Wait for every task in ``pending`` (object ref -> the caller's key for it), showing
+    progress as each finishes: the results by key, and the failures as (key, the exception
+    the task raised) for the caller to report in its own words."""
+    done: dict[K, Any] = {}
+    failed: list[tuple[K, BaseException]] = []
+    with progress(len(pending), what, quiet, unit=unit) as advance:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            key = pending.pop(ready[0])
+            try:
+                done[key] = ray.get(ready[0])
+            except Exception as exc:  # reported by the caller, by key
+                failed.append((key, task_error(exc)))
+            advance(1)
+    return done, failed

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import BackendError, SearchbenchError
 from ..measures import Combiner, EvalResult, Evaluator, PartialResult
-from ._cluster import ray_cluster, task_error
+from ._cluster import gather, ray_cluster
 
 __all__ = ["RayEvaluated", "RunSample", "evaluate_runs"]
 
@@ -73,7 +73,6 @@ def evaluate_runs(evaluator: Evaluator, paths: Sequence[str | os.PathLike[str]],
     """Evaluate the run files at ``paths`` with ``evaluator`` on Ray; the results equal
     ``evaluator.evaluate(Run.from_file(path))`` exactly. ``partitions`` per columnar run
     (default: twice the cluster's CPUs); ``address`` as :func:`ray_cluster`."""
-    from .._util import progress
 
     chosen: list[str | None] = list(names) if names is not None else [None] * len(paths)
     with ray_cluster(address) as ray:
@@ -83,17 +82,7 @@ def evaluate_runs(evaluator: Evaluator, paths: Sequence[str | os.PathLike[str]],
         task = ray.remote(max_retries=retries, retry_exceptions=[OSError])(_evaluate_part)
         ev_ref = ray.put(evaluator)
         pending = {task.remote(ev_ref, part, chosen[part.run], keep): part for part in parts}
-        done: dict[_Partition, tuple[PartialResult, RunSample]] = {}
-        failed: list[tuple[_Partition, BaseException]] = []
-        with progress(len(parts), "evaluating partitions", quiet, unit="partitions") as advance:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                part = pending.pop(ready[0])
-                try:
-                    done[part] = ray.get(ready[0])
-                except Exception as exc:  # reported below, by partition
-                    failed.append((part, task_error(exc)))
-                advance(1)
+        done, failed = gather(ray, pending, "evaluating partitions", "partitions", quiet)
     if failed:
         raise _failure(failed, len(done), len(parts))
     return [_combine(evaluator, [(p, v) for p, v in done.items() if p.run == i])

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import BackendError, ConfigError, SearchbenchError
 from ..knn import GroundTruth, as_matrix, check_metric, check_pair, exact_knn, fingerprint
-from ._cluster import ray_cluster, task_error
+from ._cluster import gather, ray_cluster
 
 __all__ = ["merge_shards", "shard_bounds", "sharded_knn"]
 
@@ -50,7 +50,6 @@ def sharded_knn(base: np.ndarray | str | os.PathLike[str], queries: np.ndarray, 
     searched as Ray tasks; the same ids and distances. ``base``: a matrix (put in Ray's
     object store once) or the path of a ``.npy`` file each task memory-maps (a cluster's
     workers must see that path). ``engine``: the candidate engine of each shard."""
-    from .._util import progress
 
     metric = check_metric(metric)
     matrix = np.load(base, mmap_mode="r") if isinstance(base, (str, os.PathLike)) else base
@@ -67,17 +66,7 @@ def sharded_knn(base: np.ndarray | str | os.PathLike[str], queries: np.ndarray, 
         task = ray.remote(max_retries=retries, retry_exceptions=[OSError])(_shard_top)
         pending = {task.remote(source, q_ref, lo, hi, depth, metric, engine): (lo, hi)
                    for lo, hi in bounds}
-        done: dict[tuple[int, int], Any] = {}
-        failed: list[tuple[tuple[int, int], BaseException]] = []
-        with progress(len(bounds), "ground truth", quiet, unit="shards") as advance:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                rows = pending.pop(ready[0])
-                try:
-                    done[rows] = ray.get(ready[0])
-                except Exception as exc:  # reported below, by shard
-                    failed.append((rows, task_error(exc)))
-                advance(1)
+        done, failed = gather(ray, pending, "ground truth", "shards", quiet)
     if failed:
         raise _failure(failed, len(done), len(bounds))
     ordered = [done[b] for b in bounds]

@@ -12,9 +12,9 @@ layer's HTTP client); the web app is :mod:`searchbench.judging.web`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._util.lazy import lazy_exports
 from .agreement import (
     AgreementReport,
     Estimate,
@@ -78,14 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The LLM judge and synthetic questions load on first use."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'searchbench.judging' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -8,8 +8,9 @@ Every name loads its module on first use, so importing this package imports no s
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..._util.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     from ._explore import explore_data
@@ -31,14 +32,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Modules load on first use (the app's modules import starlette)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'searchbench.judging.web' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
