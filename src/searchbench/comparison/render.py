@@ -20,27 +20,6 @@ from .._util import md_table, md_text
 if TYPE_CHECKING:
     from ._compare import Comparison, PairStat
 
-__all__ = [
-    "DETAIL_HEADER",
-    "DOWN",
-    "UP",
-    "detail_cells",
-    "format_number",
-    "judged_cells",
-    "judged_header",
-    "legend",
-    "provenance_sentence",
-    "provenance_table",
-    "render_csv",
-    "render_json",
-    "render_latex",
-    "render_markdown",
-    "render_terminal",
-    "significance_mark",
-    "summary_rows",
-    "tex_escape",
-]
-
 UP, DOWN = "▲", "▼"
 DETAIL_HEADER = ["system", "measure", "Δ", "Δ %", "CI", "p", "p adj", "W/T/L", "d_z", "n80"]
 

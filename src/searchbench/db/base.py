@@ -28,6 +28,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -179,8 +180,8 @@ class VectorStore(ABC):
     """
 
     engine: ClassVar[str]  # URL scheme, e.g. "pgvector"
-    extra: ClassVar[str]  # pip extra that installs the engine, e.g. "pgvector"
-    summary: ClassVar[str]  # one line for `db list-params`
+    extra: ClassVar[str]  # pip extra that installs the engine (default: the engine's name)
+    summary: ClassVar[str]  # one line for `db list-params`: the docstring's first paragraph
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()  # e.g. ("hnsw", "ivfflat"); first = default
     has_exact: ClassVar[bool] = True  # False: exact_search raises (no exact path)
@@ -190,6 +191,10 @@ class VectorStore(ABC):
     passthrough: ClassVar[str | None] = None
     metrics: ClassVar[tuple[str, ...]] = ("cosine", "ip", "l2")  # distances it can store
     filters: ClassVar[bool] = True  # False: a filter is refused (no payload stored)
+    # an engine whose store is a local folder or file: what the URL's path names and an
+    # example URL, for the message when the path is missing
+    local: ClassVar[tuple[str, str] | None] = None
+    root: Path  # a local engine's folder or file (the URL's path)
 
     def __init__(self, url: StoreURL) -> None:
         self.url = url
@@ -197,12 +202,22 @@ class VectorStore(ABC):
         self.options: dict[str, Any] = {}
         self.passed: dict[str, str] = {}  # options for the client library (passthrough)
         self.options, self.passed = self._check_options()
+        if self.local:
+            if not url.path:
+                what, example = self.local
+                raise ConfigError(f"{url.public}: no {what}; expected e.g. {example!r}")
+            self.root = Path(url.path)  # the folder or file the store lives in
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every public method of an adapter reports its engine's own exceptions as one
         :class:`SearchbenchError` naming the store (:func:`engine_failure`): a client
         library's traceback never reaches the user, whatever the engine."""
         super().__init_subclass__(**kwargs)
+        if "engine" in cls.__dict__:
+            if not hasattr(cls, "extra"):
+                cls.extra = cls.engine
+            first = (cls.__doc__ or "").strip().split("\n\n")[0]
+            cls.summary = " ".join(first.split())
         for name in _GUARDED:
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_guarded", False):

@@ -35,7 +35,7 @@ ID_FIELD = "sb_id"
 TEXT_FIELD = "text"
 RESERVED = (ID_FIELD, TEXT_FIELD)
 
-HNSW_PARAMS = (
+_HNSW_PARAMS = (
     ParamSpec("m", int, 16, "edges per node of the HNSW graph", when="build", low=2),
     ParamSpec("ef_construct", int, 100, "candidates kept while building the graph",
               when="build", low=4),
@@ -43,13 +43,23 @@ HNSW_PARAMS = (
               "KB of vectors below which a segment (or a filter's matches) is scanned exactly "
               "instead of walking the graph", when="build", low=0),
 )
-SEARCH_PARAMS = (
+_SEARCH_PARAMS = (
     ParamSpec("hnsw_ef", int, None, "candidates kept while searching (Qdrant's default: "
               "ef_construct; raised to k when smaller)", low=1),
     ParamSpec("indexed_only", bool, False,
               "search only segments whose index is built (skip unindexed rows)"),
     ParamSpec("acorn", bool, False, "ACORN filtered graph search (for selective filters)"),
 )
+
+
+
+def params(indexing_threshold: int, low: int, why: str) -> tuple[ParamSpec, ...]:
+    """The build and search parameters of a Qdrant engine (server or edge shard), which
+    differ only in the optimizer's ``indexing_threshold`` default: ``why`` says why."""
+    threshold = ParamSpec("indexing_threshold", int, indexing_threshold,
+                          f"optimizer: segments above this many KB get an HNSW graph ({why})",
+                          when="build", low=low)
+    return (*_HNSW_PARAMS, threshold, *_SEARCH_PARAMS)
 
 
 # Fixed namespace: the same string id always gets the same point UUID (idempotent upserts).

@@ -29,7 +29,6 @@ import json
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,12 +52,13 @@ _HNSW = ("max_neighbors", "ef_construction", "ef_search")
 
 
 class ChromaStore(VectorStore):
-    """One Chroma collection in a local folder."""
+    """Chroma embedded (PersistentClient): HNSW; no exact mode (searchbench's exact ground
+    truth is used).
+
+    One Chroma collection in a local folder."""
 
     engine: ClassVar[str] = "chroma"
-    extra: ClassVar[str] = "chroma"
-    summary: ClassVar[str] = ("Chroma embedded (PersistentClient): HNSW; no exact mode "
-                              "(searchbench's exact ground truth is used)")
+    local: ClassVar[tuple[str, str] | None] = ("folder", "chroma://./chroma?collection=docs")
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("max_neighbors", int, 16, "HNSW M: edges per node (fixed at creation: "
                   "another value rebuilds the collection)", when="build", low=2),
@@ -74,11 +74,7 @@ class ChromaStore(VectorStore):
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        if not url.path:
-            raise ConfigError(f"{url.public}: no folder; expected "
-                              "'chroma://./chroma?collection=docs'")
         self.name = self.options["collection"]
-        self.root = Path(url.path)
         self.where = f"Chroma collection {self.name!r} in {self.root}"
         self._chromadb: Any = require("chromadb", "chroma")
         self._client: Any = None
@@ -110,7 +106,7 @@ class ChromaStore(VectorStore):
     def _names(self) -> set[str]:
         return {c.name for c in self._call("list", self._connect().list_collections)}
 
-    def _exists(self) -> bool:
+    def exists(self) -> bool:
         names = self._names()
         if self.name not in names and self.name + _SUFFIX in names:  # a rebuild was cut off
             self._call("recover", self._get(self.name + _SUFFIX).modify, name=self.name)
@@ -123,7 +119,7 @@ class ChromaStore(VectorStore):
 
     def _open(self) -> Any:
         """The collection (opened once; None when it does not exist)."""
-        if self._collection is None and self._exists():
+        if self._collection is None and self.exists():
             self._collection = self._get(self.name)
         return self._collection
 
@@ -234,20 +230,15 @@ class ChromaStore(VectorStore):
         return " (applied by reopening the client: Chroma ignores a changed ef_search in a "\
                "loaded index)"
 
-    def exists(self) -> bool:
-        return self._open() is not None
-
     def count(self) -> int:
-        return 0 if self._open() is None else int(self._collection.count())
+        collection = self._open()
+        return 0 if collection is None else int(collection.count())
 
     def stored_ids(self) -> list[str]:
-        if self._open() is None:
-            return []
-        out: list[str] = []
-        for offset in range(0, self._collection.count(), _PAGE):
-            out.extend(self._call("read", self._collection.get, limit=_PAGE, offset=offset,
-                                  include=[])["ids"])
-        return out
+        collection = self._open()
+        pages = range(0, 0 if collection is None else collection.count(), _PAGE)
+        return [i for offset in pages for i in self._call(
+            "read", collection.get, limit=_PAGE, offset=offset, include=[])["ids"]]
 
     def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         return {"version": package_version("chromadb"), "collection": self.name,

@@ -67,12 +67,12 @@ def vss_extension_path() -> Path:
 
 
 class DuckDBStore(VectorStore):
-    """One table in a DuckDB file with an optional HNSW index."""
+    """DuckDB + vss extension: HNSW (hnsw_ef_search); exact with the extension's optimizer
+    disabled; WHERE applies after the search.
+
+    One table in a DuckDB file with an optional HNSW index."""
 
     engine: ClassVar[str] = "duckdb"
-    extra: ClassVar[str] = "duckdb"
-    summary: ClassVar[str] = ("DuckDB + vss extension: HNSW (hnsw_ef_search); exact with the "
-                              "extension's optimizer disabled; WHERE applies after the search")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("M", int, 16, "graph degree per layer", "build", low=2, high=512),

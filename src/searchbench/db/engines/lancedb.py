@@ -32,7 +32,6 @@ import shutil
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,12 +56,13 @@ _KIND_PARAMS = {"ivf_hnsw_sq": {"num_partitions", "m", "ef_construction"},
 
 
 class LanceDBStore(VectorStore):
-    """One LanceDB table in a local folder."""
+    """LanceDB embedded: IVF_HNSW_SQ and IVF_PQ indexes, exact scan by bypassing the index,
+    SQL filters.
+
+    One LanceDB table in a local folder."""
 
     engine: ClassVar[str] = "lancedb"
-    extra: ClassVar[str] = "lancedb"
-    summary: ClassVar[str] = ("LanceDB embedded: IVF_HNSW_SQ and IVF_PQ indexes, exact scan "
-                              "by bypassing the index, SQL filters")
+    local: ClassVar[tuple[str, str] | None] = ("folder", "lancedb://./lance?table=docs")
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("num_partitions", int, None, "IVF partitions (default: LanceDB's, from "
                   "the row count)", when="build", low=1),
@@ -91,10 +91,7 @@ class LanceDBStore(VectorStore):
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        if not url.path:
-            raise ConfigError(f"{url.public}: no folder; expected 'lancedb://./lance?table=docs'")
         self.name = safe_component(self.options["table"], "LanceDB table name")
-        self.root = Path(url.path)
         self.where = f"LanceDB table {self.name!r} in {self.root}"
         self._lancedb: Any = require("lancedb", "lancedb")
         self._pa: Any = require("pyarrow", "lancedb")
@@ -111,13 +108,13 @@ class LanceDBStore(VectorStore):
     def root_text(self) -> str:
         return str(self.root)
 
-    def _exists(self) -> bool:
+    def exists(self) -> bool:
         return self.name in self._call("list tables", lambda: list(
             self._connect().list_tables().tables))
 
     def _open(self) -> Any:
         """The table (opened once; None when it does not exist)."""
-        if self._table is None and self._exists():
+        if self._table is None and self.exists():
             self._table = self._call("open", self._connect().open_table, self.name)
             self._record = _record(self._table.schema, self.where)
         return self._table
@@ -376,17 +373,16 @@ class LanceDBStore(VectorStore):
         except (RuntimeError, OSError) as exc:
             raise BackendError(f"{self.where}: search failed: {exc}") from None
 
-    def exists(self) -> bool:
-        return self._open() is not None
-
     def count(self) -> int:
-        return 0 if self._open() is None else int(self._table.count_rows())
+        table = self._open()
+        return 0 if table is None else int(table.count_rows())
 
     def stored_ids(self) -> list[str]:
-        if self._open() is None:
+        table = self._open()
+        if table is None:
             return []
-        table = self._table.search().select(["id"]).limit(None).to_arrow()
-        return [str(i) for i in table["id"].to_pylist()]
+        column = table.search().select(["id"]).limit(None).to_arrow()["id"]
+        return [str(i) for i in column.to_pylist()]
 
     def _describe(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         indices = []

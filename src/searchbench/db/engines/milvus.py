@@ -47,12 +47,12 @@ _BUILD = {"hnsw": ("HNSW", ("M", "efConstruction")), "ivf_flat": ("IVF_FLAT", ("
 
 
 class MilvusStore(VectorStore):
-    """One collection in a Milvus server (``milvus://host:port?collection=docs``)."""
+    """Milvus via pymilvus: HNSW (ef), IVF_FLAT (nprobe); exact through a second
+    FLAT-indexed vector field.
+
+    One collection in a Milvus server (``milvus://host:port?collection=docs``)."""
 
     engine: ClassVar[str] = "milvus"
-    extra: ClassVar[str] = "milvus"
-    summary: ClassVar[str] = ("Milvus via pymilvus: HNSW (ef), IVF_FLAT (nprobe); exact "
-                              "through a second FLAT-indexed vector field")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw", "ivf_flat")
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("M", int, 16, "HNSW: graph degree", "build", low=2, high=2048),
@@ -366,12 +366,13 @@ class MilvusStore(VectorStore):
 
 
 class MilvusLiteStore(MilvusStore):
-    """Milvus Lite (``milvus-lite://./milvus.db?collection=docs``): FAISS behind the pymilvus
+    """Milvus Lite 3.x file (FAISS-based rewrite, NOT the Milvus engine): tests the pymilvus
+    client path.
+
+    Milvus Lite (``milvus-lite://./milvus.db?collection=docs``): FAISS behind the pymilvus
     API, **not** the Milvus engine (see the module docstring)."""
 
     engine: ClassVar[str] = "milvus-lite"
-    summary: ClassVar[str] = ("Milvus Lite 3.x file (FAISS-based rewrite, NOT the Milvus "
-                              "engine): tests the pymilvus client path")
 
     def _client_args(self) -> dict[str, Any]:
         path = self.url.path

@@ -90,12 +90,12 @@ _BUILD_PARAMS = {"hnsw": ("m", "ef_construction"), "ivfflat": ("lists",)}
 
 
 class PgVectorStore(VectorStore):
-    """One table of a PostgreSQL database with the pgvector extension."""
+    """PostgreSQL + pgvector: HNSW and IVFFlat indexes, exact scan with index scans
+    disabled, SQL WHERE filters.
+
+    One table of a PostgreSQL database with the pgvector extension."""
 
     engine: ClassVar[str] = "pgvector"
-    extra: ClassVar[str] = "pgvector"
-    summary: ClassVar[str] = ("PostgreSQL + pgvector: HNSW and IVFFlat indexes, exact scan "
-                              "with index scans disabled, SQL WHERE filters")
     params: ClassVar[tuple[ParamSpec, ...]] = _PARAMS
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw", "ivfflat")
 

@@ -42,19 +42,14 @@ _BUILD_WAIT_S = 3600.0
 
 
 class QdrantStore(VectorStore):
-    """One collection on a Qdrant server."""
+    """a Qdrant server through qdrant-client: HNSW, exact scan, payload filters (not tested
+    against a live server here).
+
+    One collection on a Qdrant server."""
 
     engine: ClassVar[str] = "qdrant"
-    extra: ClassVar[str] = "qdrant"
-    summary: ClassVar[str] = ("a Qdrant server through qdrant-client: HNSW, exact scan, "
-                              "payload filters (not tested against a live server here)")
-    params: ClassVar[tuple[ParamSpec, ...]] = (
-        *qm.HNSW_PARAMS,
-        ParamSpec("indexing_threshold", int, 10000,
-                  "optimizer: segments above this many KB get an HNSW graph (the server's "
-                  "default; lower it to index a small collection)", when="build", low=0),
-        *qm.SEARCH_PARAMS,
-    )
+    params: ClassVar[tuple[ParamSpec, ...]] = qm.params(
+        10000, 0, "the server's default; lower it to index a small collection")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     url_options: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("collection", str, "", "the collection (required)", "url"),

@@ -50,30 +50,21 @@ _SHARDS: dict[Path, _Handle] = {}
 
 
 class QdrantEdgeStore(VectorStore):
-    """One Qdrant edge shard in a local folder."""
+    """Qdrant's Rust engine in process (qdrant-edge-py): HNSW, exact scan, payload filters.
+
+    One Qdrant edge shard in a local folder."""
 
     engine: ClassVar[str] = "qdrant-edge"
-    extra: ClassVar[str] = "qdrant-edge"
-    summary: ClassVar[str] = ("Qdrant's Rust engine in process (qdrant-edge-py): HNSW, exact "
-                              "scan, payload filters")
-    params: ClassVar[tuple[ParamSpec, ...]] = (
-        *qm.HNSW_PARAMS,
-        ParamSpec("indexing_threshold", int, 1,
-                  "optimizer: segments above this many KB get an HNSW graph (Qdrant's server "
-                  "default, 10000, leaves small collections unindexed)", when="build", low=1),
-        *qm.SEARCH_PARAMS,
-    )
+    local: ClassVar[tuple[str, str] | None] = ("folder", "qdrant-edge://./qdrant?shard=docs")
+    params: ClassVar[tuple[ParamSpec, ...]] = qm.params(
+        1, 1, "Qdrant's server default, 10000, leaves small collections unindexed")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     url_options: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("shard", str, "docs", "the shard (a folder under the URL's path)", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        if not url.path:
-            raise ConfigError(f"{url.public}: no folder; expected "
-                              "'qdrant-edge://./qdrant?shard=docs'")
         self.name = safe_component(self.options["shard"], "Qdrant shard name")
-        self.root = Path(url.path)
         self.where = f"Qdrant shard {self.name!r} in {self.root}"
         self._qe: Any = require("qdrant_edge", "qdrant-edge")
         self._sidecar = Sidecar(self.root / f"{self.name}.searchbench.json")

@@ -42,12 +42,12 @@ _RESERVED = {"vec", "text", "meta", "dist"}
 
 
 class RedisStore(VectorStore):
-    """One RediSearch vector index (plus its FLAT twin) over hashes in a Redis server."""
+    """Redis Stack / RediSearch: HNSW (EF_RUNTIME); exact through a second FLAT index over
+    the same hashes.
+
+    One RediSearch vector index (plus its FLAT twin) over hashes in a Redis server."""
 
     engine: ClassVar[str] = "redis"
-    extra: ClassVar[str] = "redis"
-    summary: ClassVar[str] = ("Redis Stack / RediSearch: HNSW (EF_RUNTIME); exact through a "
-                              "second FLAT index over the same hashes")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("M", int, 16, "graph degree per layer", "build", low=1, high=512),

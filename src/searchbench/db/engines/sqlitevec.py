@@ -60,12 +60,12 @@ def sqlite_module() -> Any:
 
 
 class SqliteVecStore(VectorStore):
-    """One ``vec0`` table in a SQLite file; exact only."""
+    """sqlite-vec vec0 table (SQLite extension): brute force only, an exact baseline in SQL.
+
+    One ``vec0`` table in a SQLite file; exact only."""
 
     engine: ClassVar[str] = "sqlite-vec"
-    extra: ClassVar[str] = "sqlite-vec"
-    summary: ClassVar[str] = "sqlite-vec vec0 table (SQLite extension): brute force only, " \
-                             "an exact baseline in SQL"
+    local: ClassVar[tuple[str, str] | None] = ("database file", "sqlite-vec://./vec.db?table=docs")
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()
     metrics: ClassVar[tuple[str, ...]] = tuple(_METRICS)
@@ -75,9 +75,6 @@ class SqliteVecStore(VectorStore):
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
         self.table = check_name(self.options["table"], "table", url.public)
-        if not url.path:
-            raise ConfigError(f"{url.public}: no database file; expected e.g. "
-                              "'sqlite-vec://./vec.db?table=docs'")
         self.path = Path(url.path)
         self._local = threading.local()
         self._all: list[Any] = []

@@ -56,12 +56,12 @@ def _usearch_index() -> Any:
 
 
 class USearchStore(VectorStore):
-    """One usearch HNSW index in a folder, with its rows, id map and provenance."""
+    """usearch HNSW library (in-process); exact = brute force over the index's stored
+    vectors.
+
+    One usearch HNSW index in a folder, with its rows, id map and provenance."""
 
     engine: ClassVar[str] = "usearch"
-    extra: ClassVar[str] = "usearch"
-    summary: ClassVar[str] = "usearch HNSW library (in-process); exact = brute force over " \
-                             "the index's stored vectors"
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     url_options: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("name", str, "docs", "collection name (its files' stem)", "url"),)
