@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
@@ -91,11 +91,22 @@ def _tokens(tokenizer: Offsets | None, text: str) -> list[tuple[int, int]]:
 _Chunker = TypeVar("_Chunker", bound="DataclassInstance")
 
 
+@dataclass(frozen=True)
 class _CountsTokens:
-    """Mixin of the chunkers: a copy that counts tokens with another tokenizer."""
+    """Base of the chunkers: the tokenizer their sizes are counted in (keyword-only;
+    default: whitespace-separated words), and a copy that counts with another one."""
+
+    tokenizer: Offsets | None = field(default=None, kw_only=True)
+    tokenizer_name: str = field(default="words", kw_only=True)
 
     def with_tokenizer(self: _Chunker, tokenizer: Offsets, name: str = "custom") -> _Chunker:
         return replace(self, tokenizer=tokenizer, tokenizer_name=name)
+
+
+def _check_window(chunker: str, unit: str, n: int, overlap: int) -> None:
+    if n <= 0 or not 0 <= overlap < n:
+        raise ConfigError(f"{chunker}({unit}={n}, overlap={overlap}): expected {unit} > 0 "
+                          f"and 0 <= overlap < {unit}")
 
 
 @dataclass(frozen=True)
@@ -104,13 +115,9 @@ class TokenChunker(_CountsTokens):
 
     size: int = 256
     overlap: int = 0
-    tokenizer: Offsets | None = None
-    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
-        if self.size <= 0 or not 0 <= self.overlap < self.size:
-            raise ConfigError(f"TokenChunker(size={self.size}, overlap={self.overlap}): "
-                              "expected size > 0 and 0 <= overlap < size")
+        _check_window("TokenChunker", "size", self.size, self.overlap)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         toks = _tokens(self.tokenizer, text)
@@ -143,13 +150,9 @@ class SentenceChunker(_CountsTokens):
 
     n: int = 5
     overlap: int = 0
-    tokenizer: Offsets | None = None
-    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
-        if self.n <= 0 or not 0 <= self.overlap < self.n:
-            raise ConfigError(f"SentenceChunker(n={self.n}, overlap={self.overlap}): "
-                              "expected n > 0 and 0 <= overlap < n")
+        _check_window("SentenceChunker", "n", self.n, self.overlap)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         sents = sentence_spans(text)
@@ -170,8 +173,6 @@ class RecursiveChunker(_CountsTokens):
     ``max_tokens`` tokens; then merge neighbours greedily back up to the limit."""
 
     max_tokens: int = 256
-    tokenizer: Offsets | None = None
-    tokenizer_name: str = "words"
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
