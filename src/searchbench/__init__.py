@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import typing as _typing
 
-from ._util.lazy import lazy_exports
 from .errors import (
     BackendError,
     ConfigError,
@@ -92,4 +91,21 @@ _LAZY_NAMES = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY_NAMES, _LAZY_SUBPACKAGES)
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Sub-packages and the public names above load on first use (PEP 562; written out
+    here rather than through ``_util.lazy``, which would load the plumbing package)."""
+    import importlib  # lazy: the importlib package adds 3 modules to `import searchbench`
+
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | _LAZY_SUBPACKAGES)
