@@ -7,6 +7,10 @@ fix it.
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 __all__ = [
@@ -61,8 +65,6 @@ class SearchbenchWarning(UserWarning):
 
 def require(module: str, extra: str) -> Any:
     """Import ``module`` lazily or raise :class:`MissingDependencyError` naming the extra."""
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -73,10 +75,6 @@ def require(module: str, extra: str) -> Any:
 
 def user_stacklevel() -> int:
     """``stacklevel`` for :func:`warnings.warn` pointing at the first frame outside searchbench."""
-    import sys
-    from pathlib import Path
-    from types import FrameType
-
     package = str(Path(__file__).resolve().parent)
     frame: FrameType | None = sys._getframe(1)
     level = 1

@@ -11,6 +11,9 @@
   of the same package, which is allowed).
 - No import cycle between modules, counting the imports inside functions (an in-function
   import that closes a cycle only hides it). Imports under ``if TYPE_CHECKING:`` do not count.
+- Every import inside a function says why it is there: a ``# lazy: <reason>`` comment on its
+  (first) line or the line above — what it keeps out of start-up, or the extra it needs.
+  Anything else belongs at the top of the module.
 """
 
 from __future__ import annotations
@@ -193,6 +196,37 @@ def import_cycles() -> list[list[str]]:
     return sorted(groups)
 
 
+LAZY = "# lazy:"
+
+
+def _unexplained_function_imports(tree: ast.Module, lines: list[str]) -> Iterator[int]:
+    """Lines of the imports inside a function body (any import, not only searchbench's) with
+    no ``# lazy:`` reason on the import's first line or on the line above it."""
+
+    def walk(node: ast.AST, in_function: bool) -> Iterator[int]:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            func = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if func and isinstance(child, ast.Import | ast.ImportFrom):
+                above = lines[child.lineno - 2].strip() if child.lineno > 1 else ""
+                if LAZY not in lines[child.lineno - 1] and not above.startswith(LAZY):
+                    yield child.lineno
+            yield from walk(child, func)
+
+    yield from walk(tree, False)
+
+
+def lazy_import_violations() -> list[str]:
+    """``file:line`` of every in-function import without a ``# lazy:`` reason."""
+    found = []
+    for module in sorted(MODULES.values(), key=lambda m: m.path):
+        lines = module.path.read_text(encoding="utf-8").splitlines()
+        found += [_where(module, line)
+                  for line in sorted(_unexplained_function_imports(module.tree, lines))]
+    return found
+
+
 def test_other_subpackages_are_imported_through_their_interface() -> None:
     found = interface_violations()
     assert not found, (
@@ -217,6 +251,15 @@ def test_no_import_cycles_even_inside_functions() -> None:
         + "\n  ".join(" <-> ".join(g) for g in found))
 
 
+def test_imports_inside_functions_say_why() -> None:
+    found = lazy_import_violations()
+    assert not found, (
+        "imports inside a function without a '# lazy: <reason>' comment (move the import to "
+        "the top of the module when that loads nothing new at start-up; otherwise say what it "
+        "keeps out of start-up or which extra it needs, on its line or the line above):\n  "
+        + "\n  ".join(found))
+
+
 def test_the_checks_see_violations() -> None:
     """The rules above catch what they are meant to (guards against a vacuous pass)."""
     assert _interface_ok("searchbench.data") and _interface_ok("searchbench.errors")
@@ -225,3 +268,17 @@ def test_the_checks_see_violations() -> None:
     assert not _interface_ok("searchbench._util._private_helper")
     assert len(MODULES) > 100 and all(m.startswith(PACKAGE) for m in MODULES)
     assert any(i.in_function for m in MODULES.values() for i in _imports(m))
+    sample = ("import os\n"
+              "def f():\n"
+              "    import json\n"
+              "    # lazy: the x extra\n"
+              "    import x\n"
+              "    from y import (  # lazy: y only here\n"
+              "        z,\n"
+              "    )\n"
+              "    if TYPE_CHECKING:\n"
+              "        import w\n"
+              "    def g():\n"
+              "        from . import v\n")
+    tree = ast.parse(sample)
+    assert list(_unexplained_function_imports(tree, sample.splitlines())) == [3, 12]

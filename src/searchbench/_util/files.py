@@ -20,7 +20,9 @@ import errno
 import gzip
 import io
 import json
+import math
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -181,8 +183,6 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         replace(tmp, target)
     finally:
         if tmp.is_dir() and not tmp.is_symlink():
-            import shutil
-
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             _remove(str(tmp))
@@ -193,7 +193,7 @@ def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``path`` (created if missing) for the block: two
     processes building the same cached artefact (an ONNX export, two test workers) take
     turns, and the second finds the first one's result instead of building it again."""
-    import fcntl
+    import fcntl  # lazy: keeps fcntl out of start-up
 
     target = Path(path)
     _mkdir(target.parent, target)
@@ -271,8 +271,6 @@ def _finite(obj: Any) -> bool:
 def json_safe(obj: Any) -> Any:
     """A JSON-safe copy: non-finite floats become ``None``, numpy scalars and arrays plain
     Python numbers and lists, keys strings."""
-    import math
-
     if isinstance(obj, dict):
         return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from ..errors import require
+from ..errors import ConfigError, require
 from .escape import visible_text
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def plain_text(plot: Callable[_Params, _Drawn]) -> Callable[_Params, _Drawn]:
     @functools.wraps(plot)
     def wrapper(*args: _Params.args, **kwargs: _Params.kwargs) -> _Drawn:
         require("matplotlib", "report")
-        from matplotlib import rc_context
+        from matplotlib import rc_context  # lazy: the report extra
 
         with rc_context(STYLE):
             return plot(*args, **kwargs)
@@ -68,7 +68,7 @@ def figure(width: float, height: float, *, dpi: int = 100,
            ) -> Any:
     """A new ``Figure`` of ``width`` × ``height`` inches (no pyplot, no global state)."""
     require("matplotlib", "report")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy: the report extra
 
     return Figure(figsize=(width, height), dpi=dpi, layout=layout)
 
@@ -77,11 +77,9 @@ def save(fig: Any, fmt: str = "svg") -> bytes:
     """``fig`` as SVG, PNG or PDF bytes under :data:`STYLE` (no date: same plot, same
     bytes)."""
     if fmt not in _FORMATS:
-        from ..errors import ConfigError
-
         raise ConfigError(f"plot format {fmt!r} is unknown; expected one of "
                           f"{', '.join(_FORMATS)}")
-    from matplotlib import rc_context
+    from matplotlib import rc_context  # lazy: the report extra
 
     buf = io.BytesIO()
     with rc_context(STYLE):
@@ -108,7 +106,7 @@ def svg_element(svg: bytes | str, label: str | None = None, fixed_size: bool = T
 
 @functools.cache
 def _plain_log_class() -> type:
-    from matplotlib.ticker import LogFormatter
+    from matplotlib.ticker import LogFormatter  # lazy: the report extra
 
     class PlainLogFormatter(LogFormatter):
         """matplotlib's log formatter without TeX: ``60``, ``200``, ``0.01``, ``1e+06``
@@ -134,7 +132,7 @@ def plain_ticks(fig: Any) -> None:
     """Make every tick formatter of ``fig`` write plain text: log axes get
     :func:`plain_log_formatter`, scalar formatters stop using mathtext (with mathtext off
     their TeX would be shown as written, ``$\\mathdefault{…}$``)."""
-    from matplotlib.ticker import LogFormatter, ScalarFormatter
+    from matplotlib.ticker import LogFormatter, ScalarFormatter  # lazy: the report extra
 
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
@@ -152,7 +150,7 @@ def thin_tick_labels(fig: Any, gap: float = LABEL_GAP) -> None:
     """Hide the tick labels of ``fig`` that would overlap another label of their axis
     (drawn once with Agg to measure them): major labels are kept first, in axis order, then
     the minor labels that fit between them."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: the report extra
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()

@@ -149,9 +149,9 @@ _DISPLAY = _Display()
 
 def _open_bar(step: Step) -> None:
     """Add ``step`` as a row of the shared bar (started with the first step)."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import (
+    from rich.console import Console  # lazy: keeps rich out of start-up
+    from rich.markup import escape  # lazy: keeps rich out of start-up
+    from rich.progress import (  # lazy: keeps rich out of start-up
         BarColumn,
         Progress,
         TextColumn,

@@ -27,6 +27,7 @@ def library_versions(packages: tuple[str, ...] = LIBRARIES) -> dict[str, str | N
 def package_version(name: str) -> str | None:
     """The installed version of distribution ``name`` (None: not installed); looked up once
     per process (a metadata scan costs about a millisecond)."""
+    # lazy: keeps importlib.metadata out of start-up
     from importlib.metadata import PackageNotFoundError, version
 
     try:

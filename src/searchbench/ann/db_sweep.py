@@ -115,6 +115,7 @@ def store_vectors(store: VectorStore, evalset: Any, model: str | None = None, *,
     chunker in its model's tokens, embedded with its model and prefixes — and the
     judged queries (``model`` overrides the recorded one; a different model identity is
     refused). The store's ids must be exactly these units."""
+    # lazy: loads retrieval on first use
     from ..retrieval import DbRetriever, chunk_qrels, chunking_of
 
     r = DbRetriever(store, model=model, quiet=quiet)

@@ -41,7 +41,9 @@ def embed_evalset(evalset: Any, model: str = "minilm", *, with_title: bool = Tru
                   quiet: bool | None = None) -> EmbeddedSet:
     """Embed ``evalset`` (an :class:`~searchbench.EvalSet` or a spec for
     :func:`~searchbench.load_evalset`) with ``model``; judged queries only."""
-    from ..collections import load_evalset
+    from ..collections import load_evalset  # lazy: loads data, collections on first use
+
+    # lazy: loads retrieval on first use
     from ..retrieval import encoder, length_report, warn_truncation
 
     es = load_evalset(evalset)

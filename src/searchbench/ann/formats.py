@@ -102,6 +102,7 @@ def read_vectors(path: str | os.PathLike[str], key: str | None = None) -> np.nda
     if not path.exists():
         raise DataFormatError(f"{path}: no such file; expected a vector file")
     if path.is_dir():
+        # lazy: loads retrieval on first use
         from ..retrieval import Kind, is_embedding_folder, read_embedded
 
         if is_embedding_folder(path):  # written by searchbench embed: test = its queries

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..knn import GroundTruth
+from ..measures import Scorer, parse_measures
 
 __all__ = ["VERDICTS", "RelevanceContext", "cheapest_lossless", "noise_ties", "qps_range",
            "verdict"]
@@ -72,13 +73,11 @@ class RelevanceContext:
     @property
     def depth(self) -> int:
         """Results per query the measures need (the largest cutoff)."""
-        from ..measures import parse_measures
-
         cuts = [m.cutoff or 1000 for m in parse_measures(list(self.measures))]
         return max(cuts)
 
     def describe(self) -> dict[str, Any]:
-        from ..stats import test_name
+        from ..stats import test_name  # lazy: loads stats on first use
 
         return {"measures": list(self.measures), "test": self.test, "alpha": self.alpha,
                 "seed": self.seed, "queries": len(self.query_ids),
@@ -101,8 +100,6 @@ class RelevanceContext:
         """Per-query scores of ``run`` prepared as the set asks, through the one scoring
         step (:class:`~searchbench.measures.Scorer`: warns when it is almost entirely
         unjudged), and its coverage (mean Judged@k)."""
-        from ..measures import Scorer
-
         if self._scorer is None:  # queries without results count 0, silently, as before
             self._scorer = Scorer(self.qrels, list(self.measures), unanswerable="zero",
                                   missing_warnings=False)
@@ -121,8 +118,6 @@ class RelevanceContext:
         ``found``: result ids, or ``{K: ids}`` for searches of several depths; a measure
         with cutoff c is read from the shallowest search with K ≥ c (else the deepest).
         """
-        from ..measures import parse_measures
-
         k = self.depth
         if self._exact is None:
             self._exact = self._scores(self.run(exact.ids[:, :k], "exact"), "exact search")
@@ -146,7 +141,7 @@ class RelevanceContext:
 
     def _measure_cost(self, exact: np.ndarray, ann: np.ndarray, depth: int) -> dict[str, Any]:
         """Means, Δ, p, interval, verdict and lost queries of one measure."""
-        from ..stats import paired_test
+        from ..stats import paired_test  # lazy: loads stats on first use
 
         diff = ann - exact
         res = paired_test(diff, self.test, seed=self.seed)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import os
 import sys
+import unicodedata
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,10 +16,15 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from .._util import one_line, visible_name
+from .._util.secrets import redact
+from ..errors import ConfigError, OutputError
+from ..vocab import canonical, values
+from .main import quiet_third_party_progress
+
 
 def _quiet(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     if value:  # before the command imports a library that shows progress bars
-        from .main import quiet_third_party_progress
 
         quiet_third_party_progress(force=True)
     return value
@@ -37,7 +45,7 @@ def paths(must_exist: bool = False) -> click.Path:
 
 def console(stderr: bool = False) -> Any:
     """A rich console (lazily imported); plain text when not a terminal."""
-    from rich.console import Console
+    from rich.console import Console  # lazy: cli start-up (rich)
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
@@ -47,15 +55,12 @@ def reported_warnings(quiet: bool = False) -> Iterator[None]:
     """Print each distinct library warning once on stderr as ``warning: ...``, when it is
     raised (so a warning about work still to come, e.g. truncation, precedes that work),
     redacted for every secret the command holds."""
-    from .._util.secrets import redact
-
     seen: set[str] = set()
 
     def show(message: Any, *_args: Any, **_kw: Any) -> None:
         text = redact(str(message))
         if not quiet and text not in seen:
             seen.add(text)
-            from .._util import one_line
 
             print(f"warning: {one_line(text)}", file=sys.stderr, flush=True)
 
@@ -79,9 +84,6 @@ def vocab_option(default: str | None, *names: str, concept: str, help: str) -> A
     """A click option over a :mod:`searchbench.vocab` concept: canonical values and aliases
     accepted (case-insensitive), the value passed on in its canonical spelling, an unknown
     value a usage error (exit 2, Click's convention) listing the valid values and aliases."""
-    from ..errors import ConfigError
-    from ..vocab import canonical, values
-
     def convert(ctx: Any, param: Any, value: str | None) -> str | None:
         if value is None:
             return None
@@ -103,8 +105,7 @@ def load_queries(path: Path | None) -> Any:
     folder given to ``--queries``; None without one."""
     if path is None:
         return None
-    from ..data import read_queries_jsonl
-    from ..errors import ConfigError
+    from ..data import read_queries_jsonl  # lazy: cli start-up (data, numpy)
 
     if path.is_dir():
         found = [path / n for n in ("queries.jsonl", "queries.jsonl.gz") if (path / n).is_file()]
@@ -125,7 +126,7 @@ UNANSWERABLE_OPTION = vocab_option(
 def unanswerable_marks(queries: Any, policy: str | None) -> tuple[list[str], str]:
     """``(ids marked no_answer, policy)`` of ``--queries`` and ``--unanswerable``; the
     policy without a queries file is an error (nothing would be marked)."""
-    from ..measures import no_answer_ids
+    from ..measures import no_answer_ids  # lazy: cli start-up (measures, numpy)
 
     if queries is None and policy is not None:
         raise UsageError("--unanswerable needs --queries: the queries.jsonl (or native set "
@@ -154,8 +155,6 @@ def stdout_is_terminal() -> bool:
 def _cells(text: str) -> int:
     """Terminal columns of ``text`` (wide East Asian characters take two, combining marks
     none), as rich measures it."""
-    import unicodedata
-
     return sum(0 if unicodedata.combining(c) else
                2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
@@ -163,8 +162,6 @@ def _cells(text: str) -> int:
 def printable(text: str) -> str:
     """Hidden characters (ANSI escapes, bidi overrides, zero-width…) shown as ``\\uXXXX``:
     the one rule of :func:`searchbench._util.visible_name`."""
-    from .._util import visible_name
-
     return visible_name(text)
 
 
@@ -198,8 +195,6 @@ class UsageError(click.UsageError):
     (Click's own usage errors exit 2 too; data and runtime errors exit 1)."""
 
     def show(self, file: Any = None) -> None:
-        from .._util import one_line
-
         click.echo("error: " + one_line(self.format_message()), err=True)
 
 
@@ -236,7 +231,6 @@ class AliasOption(click.Option):
             super().add_to_parser(parser, ctx)
         finally:
             self.opts = documented
-        import copy
 
         for old in self.aliases:
             table = parser._long_opt if old.startswith("--") else parser._short_opt
@@ -334,9 +328,6 @@ def refuse_existing(force: bool, *outputs: Path | None) -> None:
     an existing file, or a folder that is not empty, is refused unless ``--force``."""
     if force:
         return
-    import os
-
-    from ..errors import OutputError
 
     for path in outputs:
         if path is None or not os.path.lexists(path):
@@ -360,9 +351,6 @@ def format_option(*allowed: str, default: str | tuple[str, ...] | None,
     documented alias. ``aliases``: old option spellings (hidden); ``flag_aliases``: old
     flags meaning one format (hidden). A flag and a different ``--format`` is a usage
     error."""
-    from ..errors import ConfigError
-    from ..vocab import canonical
-
     def one(value: str) -> str:
         try:
             found = canonical("format", value)

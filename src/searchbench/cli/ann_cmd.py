@@ -69,11 +69,11 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     Example: searchbench ann groundtruth --vectors corpus.npy --queries queries.npy
     --metric cosine -k 100 -o gt.npz
     """
-    import time
+    import time  # lazy: none, already loaded; hoist later
 
-    from .._util import refuse_sources
-    from ..ann import read_vectors
-    from ..knn import exact_knn
+    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
+    from ..ann import read_vectors  # lazy: cli start-up (ann, numpy)
+    from ..knn import exact_knn  # lazy: cli start-up (knn, numpy)
 
     refuse_sources(output, [vectors, queries])  # the more telling message first
     refuse_existing(force, output)
@@ -81,7 +81,7 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     qv = read_vectors(queries, key="test")
     t0 = time.perf_counter()
     if engine == "ray":
-        from ..distributed import sharded_knn
+        from ..distributed import sharded_knn  # lazy: cli start-up (distributed, numpy)
 
         source = vectors if vectors.suffix == ".npy" and vectors.is_file() else base
         gt = sharded_knn(source, qv, k, metric, extra=extra, shards=shards, address=address,
@@ -141,10 +141,10 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
     --param efSearch=16,32,64,128,256
     """
-    from .._util import refuse_sources
-    from ..ann import index_spec as spec
-    from ..ann import parse_param, run_sweep
-    from ..knn import GroundTruth
+    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
+    from ..ann import index_spec as spec  # lazy: cli start-up (ann, numpy)
+    from ..ann import parse_param, run_sweep  # lazy: cli start-up (ann, numpy)
+    from ..knn import GroundTruth  # lazy: cli start-up (knn, numpy)
 
     refuse_sources(output, [p for p in (vectors, queries, gt_path) if p is not None])
     refuse_existing(force, output)
@@ -172,17 +172,17 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
               k: int, repeats: int, relevance: bool, output: Path, filter_: str | None,
               concurrency: int, expect: bool | None, quiet: bool) -> None:
     """``ann sweep --db``: the store's search parameters, through its own client."""
-    from click.core import ParameterSource
+    from click.core import ParameterSource  # lazy: none, already loaded; hoist later
 
-    from ..ann import (
+    from ..ann import (  # lazy: cli start-up (ann, numpy)
         described,
         parse_db_param,
         run_db_sweep,
         search_grid,
         store_vectors,
     )
-    from ..collections import load_evalset
-    from ..db import connect
+    from ..collections import load_evalset  # lazy: cli start-up (collections, numpy)
+    from ..db import connect  # lazy: cli start-up (db, numpy)
 
     given = [n for n in ("index", "vectors", "queries", "gt_path", "threads", "metric")
              if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
@@ -200,7 +200,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
         search_grid(store, params)  # unknown names fail before any embedding
         info = described(store)
         if filter_:  # so does a filter the engine rejects
-            import numpy as np
+            import numpy as np  # lazy: cli start-up (numpy)
 
             store.exact_search(np.ones((1, info["dim"]), np.float32), 1, filter=filter_)
         es = load_evalset(dataset, quiet=quiet)
@@ -222,7 +222,7 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
 def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path | None,
             relevance: bool, quiet: bool) -> tuple[Any, Any, Any, dict[str, Any]]:
     """Vectors (and a relevance context) from an evaluation set or from two files."""
-    from ..ann import read_vectors
+    from ..ann import read_vectors  # lazy: cli start-up (ann, numpy)
 
     if vectors is not None or queries is not None:
         if vectors is None or queries is None or dataset:
@@ -232,7 +232,7 @@ def _inputs(dataset: str | None, model: str, vectors: Path | None, queries: Path
     if not dataset:
         raise UsageError("no data: give an evaluation set (pyref, beir:DIR, a folder) or "
                           "--vectors and --queries")
-    from ..ann import embed_evalset
+    from ..ann import embed_evalset  # lazy: cli start-up (ann, numpy)
 
     emb = embed_evalset(dataset, model, quiet=quiet)
     ctx = emb.relevance() if relevance else None
@@ -256,8 +256,8 @@ def report_command(sweeps: tuple[Path, ...], output: Path, output_format: str, o
 
     Example: searchbench ann report sweep.json --open
     """
-    from .._util import refuse_sources, write_text
-    from ..ann import SweepResult, render_html, render_markdown
+    from .._util import refuse_sources, write_text  # lazy: none, already loaded; hoist later
+    from ..ann import SweepResult, render_html, render_markdown  # lazy: cli start-up (ann, numpy)
 
     refuse_sources(output, sweeps)
     result = SweepResult.merge([SweepResult.load(p) for p in sweeps])
@@ -269,6 +269,6 @@ def report_command(sweeps: tuple[Path, ...], output: Path, output_format: str, o
     if again:
         click.echo(f"note: replaced the earlier {output}", err=True)
     if open_:
-        import webbrowser
+        import webbrowser  # lazy: cli start-up (webbrowser)
 
         webbrowser.open(output.resolve().as_uri())

@@ -30,7 +30,7 @@ from ._output import (
 def _measure_names(values: Sequence[str] | None) -> list[str]:
     """Canonical names of repeated / comma-separated measures, trec_eval's ``P.5,10``
     included (``ndcg_cut.10`` → ``nDCG@10``), in order, without duplicates."""
-    from ..measures import parse_measures
+    from ..measures import parse_measures  # lazy: cli start-up (measures, numpy)
 
     return [m.name for m in parse_measures(values)] if values else []
 
@@ -72,7 +72,7 @@ def _baseline_name(baseline: str | None, runs: list[Path], names: list[str]) -> 
 
 def _check_coverage(qrels, runs, missing: str | None) -> None:
     """Runs over different query sets need an explicit ``--missing`` policy."""
-    from ..comparison import coverage_message
+    from ..comparison import coverage_message  # lazy: cli start-up (comparison, numpy)
 
     message = coverage_message(qrels, runs) if missing is None else None
     if message:
@@ -85,8 +85,8 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
              missing: str | None, keep: str | None, quiet: bool,
              queries: Path | None = None, unanswerable: str | None = None, **settings):
     """Load the qrels and runs, check their query coverage, and compare them."""
-    from ..comparison import compare
-    from ..data import Qrels, Run
+    from ..comparison import compare  # lazy: cli start-up (comparison, numpy)
+    from ..data import Qrels, Run  # lazy: cli start-up (data, numpy)
 
     policy = keep
     with reported_warnings(quiet):
@@ -101,7 +101,7 @@ def _compare(qrels: Path, files: dict[str, Path], measures: list[str], *,
 
 def _render(cmp, output_format: str, decimals: int, per_query: bool,
             quiet: bool) -> None:
-    from ..comparison import render_terminal
+    from ..comparison import render_terminal  # lazy: cli start-up (comparison, numpy)
 
     if output_format == "table":
         render_terminal(cmp, console=None if not sys.stdout.isatty() else console(),

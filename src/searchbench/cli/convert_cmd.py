@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import DataFormatError
 from ._output import (
     HiddenArgument,
     HidingCommand,
@@ -44,8 +45,8 @@ def convert_command(source: Path, target: Path | None, output: Path | None, forc
     Values are checked as when evaluating (ids, grades, finite scores, duplicates). Example:
     searchbench convert bm25.trec -o bm25.parquet
     """
+    # lazy: cli start-up (data, pyarrow, numpy)
     from ..data import Qrels, Run, detect_kind, write_columnar_qrels, write_columnar_run
-    from ..errors import DataFormatError
 
     target = _output(target, output)
     fmt = output_format or format_of(target)

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+import searchbench as sb
+
 from ._output import (
     QUIET_OPTION,
     EvalsetFirst,
@@ -72,8 +74,7 @@ def load_command(evalset: str, url: str, model: str, chunk: str | None, metric: 
     Example: searchbench db load pyref 'pgvector:///app?host=/run/pg&table=docs'
     --model minilm --index hnsw --param m=16 --param ef_construction=64
     """
-    import searchbench as sb
-    from searchbench.retrieval import load_store, store_url
+    from searchbench.retrieval import load_store, store_url  # lazy: cli start-up (retrieval, numpy)
 
     build = _pairs(params, "--param")
     sb.retrieval.parse_chunker(chunk)  # a bad --chunk fails before any loading
@@ -103,7 +104,7 @@ def list_params_command(engine: str | None, output_format: str) -> None:
 
     Example: searchbench db list-params pgvector
     """
-    from ..db import ENGINES, engine_class
+    from ..db import ENGINES, engine_class  # lazy: cli start-up (db, numpy)
 
     names = sorted(ENGINES) if engine is None else [engine]
     if engine is not None and engine not in ENGINES:
@@ -161,8 +162,6 @@ def describe_command(url: str, output_format: str) -> None:
 
     Example: searchbench db describe 'pgvector:///app?host=/run/pg&table=docs'
     """
-    import searchbench as sb
-
     with sb.db.connect(url, must_exist=True) as store:
         info = store.describe()
     if output_format == "json":

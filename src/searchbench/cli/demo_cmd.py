@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._util import write_text
 from ._output import DECIMALS_OPTION, QUIET_OPTION, output_option, reported_warnings
 from .experiment_cmd import means_table, print_means_tables
 
@@ -34,9 +35,7 @@ if TYPE_CHECKING:
 
 def _config_file(out: Path) -> Path:
     """The packaged demo config, copied into ``out`` (refreshed if the package changed)."""
-    from importlib.resources import files
-
-    from .._util import write_text
+    from importlib.resources import files  # lazy: cli start-up (importlib.resources)
 
     text = files("searchbench.experiment").joinpath("demo.toml").read_text(encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
@@ -118,8 +117,8 @@ def _print_added(report: ExperimentReport, cfg: ExperimentConfig, shown: set[str
 def demo_command(output: Path, open_browser: bool, decimals: int, quiet: bool) -> None:
     """Run the built-in experiment on pyref and print where its HTML report is."""
     out = output
-    from ..experiment import load_config, run_experiment
-    from ..report import experiment_report
+    from ..experiment import load_config, run_experiment  # lazy: cli start-up (experiment, numpy)
+    from ..report import experiment_report  # lazy: cli start-up (report, numpy)
 
     t0 = time.perf_counter()
     cfg = load_config(_config_file(out))
@@ -148,6 +147,6 @@ def demo_command(output: Path, open_browser: bool, decimals: int, quiet: bool) -
     print(f"HTML report: {written['html'].resolve()}"
           + (" (replaced)" if written["html"] in before else ""))
     if open_browser:
-        import webbrowser
+        import webbrowser  # lazy: cli start-up (webbrowser)
 
         webbrowser.open(written["html"].resolve().as_uri())

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
+from .._util import refuse_sources
+from ..errors import OutputError
 from ._output import (
     QUIET_OPTION,
     console,
@@ -52,9 +56,8 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
 
     Example: searchbench embed pyref --model minilm --engine ray -o emb/
     """
-    from .._util import refuse_sources
-    from ..collections import load_evalset
-    from ..retrieval import EmbeddingFolder, Kind, encoder
+    from ..collections import load_evalset  # lazy: cli start-up (collections, numpy)
+    from ..retrieval import EmbeddingFolder, Kind, encoder  # lazy: cli start-up (retrieval, numpy)
 
     refuse_sources(output, [p for p in [Path(spec)] if p.exists()])
     with reported_warnings(quiet):
@@ -72,6 +75,7 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
                 ("corpus", corpus), ("queries", queries))
             for kind, (ids, texts) in kinds:
                 if engine == "ray":
+                    # lazy: cli start-up (distributed, numpy)
                     from ..distributed import embed_corpus
 
                     stats.append(embed_corpus(model, enc.identity, folder, kind, ids, texts,
@@ -79,6 +83,7 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
                                               cpus_per_actor=cpus_per_actor,
                                               batch_size=batch_size, quiet=quiet or None))
                 else:
+                    # lazy: cli start-up (distributed, numpy)
                     from ..distributed import embed_texts_local
 
                     stats.append(embed_texts_local(enc, folder, kind, ids, texts,
@@ -94,11 +99,9 @@ def embed_command(spec: str, model: str, output: Path, force: bool, engine: str,
 
 def _engine(engine: str, address: str | None):
     """One Ray connection for corpus and queries (nothing to join for the local engine)."""
-    from contextlib import nullcontext
-
     if engine != "ray":
         return nullcontext()
-    from ..distributed import ray_cluster
+    from ..distributed import ray_cluster  # lazy: cli start-up (distributed, distributed._cluster)
 
     return ray_cluster(address)
 
@@ -108,10 +111,6 @@ def _refuse_other(output: Path, identity: str, about: dict, force: bool) -> None
     and model is resumed; a finished one, or one of another set or model, is refused
     unless ``--force`` (then its embeddings are removed first: never two in one folder);
     a folder of the user's is never written into."""
-    import shutil
-
-    from ..errors import OutputError
-
     if not output.exists() or (output.is_dir() and not any(output.iterdir())):
         return
     names = {p.name for p in output.iterdir()} if output.is_dir() else set()
@@ -136,7 +135,7 @@ def _refuse_other(output: Path, identity: str, about: dict, force: bool) -> None
 
 def _only(output: Path, identity: str) -> bool:
     """Whether the shards in ``output`` (an interrupted run) are of ``identity`` only."""
-    from ..retrieval import EmbeddingFolder
+    from ..retrieval import EmbeddingFolder  # lazy: cli start-up (retrieval, numpy)
 
     mine = EmbeddingFolder(output, identity).folder
     shards = output / "embeddings"
@@ -144,7 +143,7 @@ def _only(output: Path, identity: str) -> bool:
 
 
 def _dim(folder) -> int:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: cli start-up (pyarrow, numpy)
 
     shards = folder.shards("corpus")
     return int(pq.read_schema(shards[0]).field("vector").type.list_size) if shards else 0

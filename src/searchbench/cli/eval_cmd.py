@@ -103,8 +103,8 @@ def eval_command(
 
     Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
-    from ..distributed import evaluate_files
-    from ..measures import trec_name
+    from ..distributed import evaluate_files  # lazy: cli start-up (distributed, distributed._files)
+    from ..measures import trec_name  # lazy: cli start-up (measures, numpy)
 
     if stream and engine == "ray":
         raise UsageError("--stream and --engine ray are two ways to evaluate a large run; "
@@ -229,8 +229,8 @@ def _print_table(results, out: _Output) -> None:
         for title, head, align, rows in tables:
             sys.stdout.write(box_table(head, rows, align, title))
         return
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # lazy: cli start-up (rich)
+    from rich.table import Table  # lazy: cli start-up (rich)
 
     console_out = console()
     for title, head, align, rows in tables:

@@ -45,8 +45,8 @@ CACHE_OPTION = click.option("--cache-dir", type=paths(),
 
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
           strict: bool = True, quiet: bool = False) -> Any:
-    from .._util import safe_component
-    from ..collections import load_evalset
+    from .._util import safe_component  # lazy: none, already loaded; hoist later
+    from ..collections import load_evalset  # lazy: cli start-up (collections, numpy)
 
     safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
 
@@ -73,7 +73,7 @@ def check_command(spec: str, split: str, sd: float, output_format: str, data_dir
 
     Example: searchbench evalset check my-set/
     """
-    from ..collections import check_evalset
+    from ..collections import check_evalset  # lazy: cli start-up (collections, numpy)
 
     with reported_warnings(quiet=True):
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
@@ -82,7 +82,7 @@ def check_command(spec: str, split: str, sd: float, output_format: str, data_dir
     if output_format == "json":
         print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
-        from .._util import visible_text
+        from .._util import visible_text  # lazy: none, already loaded; hoist later
 
         click.echo(visible_text(report.to_text()))  # ids from the set are untrusted
         if judged is not None:
@@ -96,12 +96,12 @@ def _judge_agreement(es: Any) -> Any:
     path = es.provenance.get("path")
     if es.provenance.get("format") != "native" or not isinstance(path, str):
         return None
-    from ..judging import store_judgments
+    from ..judging import store_judgments  # lazy: cli start-up (judging, numpy)
 
     labels = store_judgments(path)
     if not labels:
         return None
-    from ..judging import agreement
+    from ..judging import agreement  # lazy: cli start-up (judging, numpy)
 
     return agreement(labels, n_boot=1000, seed=0)
 
@@ -132,7 +132,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     Example: searchbench evalset init my-set/ --docs ./handbook/ --glob '**/*.md'
     """
-    from ..judging import init_evalset, parse_size
+    from ..judging import init_evalset, parse_size  # lazy: cli start-up (judging, numpy)
 
     report = init_evalset(folder, docs, glob=pattern, prune=prune,
                           max_file_bytes=parse_size(max_file_size, "--max-file-size"))
@@ -143,7 +143,7 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
                     "pruned": report.pruned,
                     "skipped": [{"path": p, "reason": r} for p, r in report.skipped]})
     else:
-        from .._util import visible_text
+        from .._util import visible_text  # lazy: none, already loaded; hoist later
 
         click.echo(visible_text(report.to_text()))
 
@@ -168,14 +168,14 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
 
     Example: searchbench evalset add-queries my-set/ queries.txt --source real
     """
-    from ..judging import add_queries
+    from ..judging import add_queries  # lazy: cli start-up (judging, numpy)
 
     report = add_queries(folder, file, source=source, generator=generator)
     if output_format == "json":
         print_json({"queries": str(report.path), "added": report.added,
                     "duplicates": report.duplicates, "total": report.total})
     else:
-        from .._util import visible_text
+        from .._util import visible_text  # lazy: none, already loaded; hoist later
 
         click.echo(visible_text(report.to_text()))
 
@@ -205,7 +205,7 @@ def convert_command(spec: str, output: Path, force: bool, output_format: str, sp
 
     Example: searchbench evalset convert beir:scifact -o my-set/ --format native
     """
-    from ..data import write_beir
+    from ..data import write_beir  # lazy: cli start-up (data, numpy)
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -248,10 +248,10 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     Example: searchbench evalset chunk-qrels my-set/ --chunk tokens:256:32 --model minilm
     -o chunk-qrels.txt
     """
-    from .._util import refuse_sources
-    from ..data import source_paths
-    from ..errors import ConfigError
-    from ..retrieval import (
+    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
+    from ..data import source_paths  # lazy: cli start-up (data, numpy)
+    from ..errors import ConfigError  # lazy: none, already loaded; hoist later
+    from ..retrieval import (  # lazy: cli start-up (retrieval, numpy)
         DenseSpec,
         chunking_label,
         encoder_for,
@@ -297,7 +297,7 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
 
     Example: searchbench evalset stats cranfield:../shared/data/cranfield
     """
-    from ..collections import evalset_stats
+    from ..collections import evalset_stats  # lazy: cli start-up (collections, numpy)
 
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
@@ -331,7 +331,7 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
 @TEXT_OR_JSON
 def list_command(output_format: str) -> None:
     """Evaluation sets searchbench knows: built-in, folder loaders, downloadable BEIR sets."""
-    from ..collections import list_datasets
+    from ..collections import list_datasets  # lazy: cli start-up (collections, numpy)
 
     rows = list_datasets()
     if output_format == "json":

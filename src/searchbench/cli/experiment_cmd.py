@@ -47,8 +47,8 @@ def _log(quiet: bool):
 @FORCE_OPTION
 def init_command(path: Path, force: bool) -> None:
     """Write a commented example config to start from."""
-    from .._util import write_text
-    from ..experiment import example_config
+    from .._util import write_text  # lazy: none, already loaded; hoist later
+    from ..experiment import example_config  # lazy: cli start-up (experiment, numpy)
 
     refuse_existing(force, path)
     text = example_config().replace("THIS_FILE", str(path))
@@ -62,7 +62,7 @@ def init_command(path: Path, force: bool) -> None:
 @QUIET_OPTION
 def run_command(config: Path, store: Path | None, quiet: bool) -> None:
     """Run every cell of the grid not yet in the store (resumes after an interruption)."""
-    from ..experiment import load_config, run_experiment
+    from ..experiment import load_config, run_experiment  # lazy: cli start-up (experiment, numpy)
 
     cfg = load_config(config)  # every config error before any work
     with reported_warnings(quiet):
@@ -84,11 +84,11 @@ def means_table(group, decimals: int, systems=None, title_note: str = "",
     """A compact rich table: a row per system (``systems``, default all, in that order), a
     column per measure, ▲/▼ marks; then the legend (``legend_text`` replaces the standard
     one) and every note of the comparison (low judged coverage …)."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.console import Console  # lazy: cli start-up (rich)
+    from rich.markup import escape  # lazy: cli start-up (rich)
+    from rich.table import Table  # lazy: cli start-up (rich)
 
-    from ..comparison import (
+    from ..comparison import (  # lazy: cli start-up (comparison, numpy)
         format_number,
         judged_cells,
         judged_header,
@@ -133,8 +133,8 @@ def build_report(config: Path, store: Path | None, out: Path | None,
                  ) -> tuple[ExperimentReport, dict[str, Path], set[str]]:
     """Read the results of ``config`` from the store and write the report files; also the
     kinds of the files that replaced earlier ones."""
-    from ..experiment import default_store, load_config
-    from ..report import experiment_report
+    from ..experiment import default_store, load_config  # lazy: cli start-up (experiment, numpy)
+    from ..report import experiment_report  # lazy: cli start-up (report, numpy)
 
     cfg = load_config(config)
     path = store or default_store(cfg)
@@ -180,7 +180,7 @@ def report_command(config: Path, store: Path | None, output: Path | None,
     for kind, p in written.items():
         print(f"{kind}: {p}" + (" (replaced)" if kind in again else ""))
     if open_browser and "html" in written:
-        import webbrowser
+        import webbrowser  # lazy: cli start-up (webbrowser)
 
         webbrowser.open(written["html"].resolve().as_uri())
 
@@ -190,9 +190,9 @@ def report_command(config: Path, store: Path | None, output: Path | None,
               help="Results store(s); default: every *.sqlite store in the working folder.")
 def list_command(store: tuple[Path, ...]) -> None:
     """List past experiments in results stores."""
-    import time
+    import time  # lazy: none, already loaded; hoist later
 
-    from ..experiment import ResultsStore, StoreError
+    from ..experiment import ResultsStore, StoreError  # lazy: cli start-up (experiment, numpy)
 
     stores = list(store) or sorted(Path.cwd().glob("*.sqlite"))
     if not stores:
@@ -218,6 +218,6 @@ def _plain(text: str) -> str:
     """``text`` safe for one TSV field on a terminal: control and format characters (tab,
     newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
     names were validated may hold them (:func:`searchbench._util.visible_name`)."""
-    from .._util import visible_name
+    from .._util import visible_name  # lazy: none, already loaded; hoist later
 
     return visible_name(text)

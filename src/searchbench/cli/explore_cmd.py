@@ -23,11 +23,11 @@ from .judge_cmd import EVALSET_ARG, serve_options, server_options
 def explore_command(evalset: Path, runs: tuple[Path, Path], measure: str, depth: int,
                     **server: Any) -> None:
     """Explore two runs side by side per query in the web app and judge their holes."""
-    from ..data import read_run
-    from ..judging.web import require_web, serve
+    from ..data import read_run  # lazy: cli start-up (data, numpy)
+    from ..judging.web import require_web, serve  # lazy: cli start-up (judging, numpy)
 
     require_web()
-    from ..judging.web import explore_data
+    from ..judging.web import explore_data  # lazy: cli start-up (judging, starlette, numpy)
 
     loaded = [read_run(p) for p in runs]
     names = [run_name(p, list(runs)) for p in runs]

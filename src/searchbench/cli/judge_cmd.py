@@ -51,7 +51,7 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def serve_options(evalset: Path, pool: Path | None, **kw: Any) -> Any:
     """:class:`ServeOptions` from the parsed :func:`server_options`."""
-    from ..judging.web import ServeOptions
+    from ..judging.web import ServeOptions  # lazy: cli start-up (judging, numpy)
 
     kw["annotators"] = kw.get("annotators") or ("annotator",)
     return ServeOptions(evalset=evalset, pool=pool, **kw)
@@ -69,7 +69,7 @@ def judge_app() -> None:
 @server_options
 def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
     """Serve the blind judging web app for POOL and print one URL per annotator."""
-    from ..judging.web import serve
+    from ..judging.web import serve  # lazy: cli start-up (judging, numpy)
 
     serve(serve_options(evalset, pool_path, **server))
 
@@ -103,9 +103,9 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
 
     Example: searchbench judge agreement my-set/ --runs bm25.trec dense.trec
     """
-    from ..data import Run
-    from ..errors import DataFormatError
-    from ..judging import agreement, store_judgments
+    from ..data import Run  # lazy: cli start-up (data, numpy)
+    from ..errors import DataFormatError  # lazy: none, already loaded; hoist later
+    from ..judging import agreement, store_judgments  # lazy: cli start-up (judging, numpy)
 
     refuse_existing(force, output)
     labels = store_judgments(evalset)
@@ -115,20 +115,20 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     with reported_warnings():
         loaded = [Run.from_file(p, name=p.name) for p in runs]
         if loaded:  # runs of another corpus would rank on nothing
-            from ..judging import check_runs
-            from ..judging.web import load_texts
+            from ..judging import check_runs  # lazy: cli start-up (judging, numpy)
+            from ..judging.web import load_texts  # lazy: cli start-up (judging, numpy)
 
             corpus, queries, _ = load_texts(evalset)
             check_runs(loaded, corpus.ids, queries.ids)
         report = agreement(labels, runs=loaded, measure=measure, n_boot=n_boot, seed=seed)
     if output is not None:
-        from ..judging import write_pool
+        from ..judging import write_pool  # lazy: cli start-up (judging, numpy)
 
         write_pool(output, report.adjudication_pool())
     if output_format == "json":
         print_json(report.to_dict())
     else:
-        from .._util import visible_text
+        from .._util import visible_text  # lazy: none, already loaded; hoist later
 
         click.echo(visible_text(report.to_text()))  # ids and names are untrusted
 
@@ -152,7 +152,7 @@ def export_command(evalset: Path, policy: str, min_annotators: int,
 
     Example: searchbench judge export my-set/ --min-annotators 1 --adjudicate majority
     """
-    from ..judging import export
+    from ..judging import export  # lazy: cli start-up (judging, numpy)
 
     with reported_warnings():
         report = export(evalset, policy=policy, min_annotators=min_annotators)
@@ -163,7 +163,7 @@ def export_command(evalset: Path, policy: str, min_annotators: int,
 
 
 def _register() -> None:
-    from .judge_llm_cmd import llm_command
+    from .judge_llm_cmd import llm_command  # lazy: none, already loaded; hoist later
 
     judge_app.add_command(llm_command)
 

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import click
 
+import searchbench as sb
+from searchbench._util import progress
+from searchbench._util.secrets import remote_text
+
 from ._output import QUIET_OPTION, evalset_argument, paths, reported_warnings
 
 POSITIVE = click.IntRange(min=1)
@@ -51,9 +55,7 @@ def llm_command(evalset: Path, pool_path: Path, endpoint: str, model: str, api_k
                 batch: int, max_items: int | None, prompt_name: str, price_in: float,
                 price_out: float, quiet: bool) -> None:
     """Grade the pool 0-3 with an LLM (versioned UMBRELA prompt) into the judging store."""
-    import searchbench as sb
-    from searchbench._util import progress
-    from searchbench.judging import (
+    from searchbench.judging import (  # lazy: cli start-up (judging, numpy)
         ChatClient,
         JudgmentStore,
         LlmCache,
@@ -93,8 +95,6 @@ def _say(report, price_in: float, price_out: float) -> None:
     click.echo(f"tokens: {report.prompt_tokens} prompt + {report.completion_tokens} "
                f"completion" + (f"; cost {cost:.4f}" if price_in or price_out else ""))
     if report.failed:
-        from searchbench._util.secrets import remote_text
-
         shown = "; ".join(f"{q}/{d}: {remote_text(a, 60)!r}" for q, d, a in report.failed[:3])
         click.echo(f"warning: {len(report.failed)} answers were not a grade 0-3 and were not "
                    f"stored (run again to retry them): {shown}", err=True)

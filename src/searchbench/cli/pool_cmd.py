@@ -40,7 +40,7 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
 
     Example: searchbench pool my-set/ --runs bm25.trec dense.trec --depth 20 -o my-set/pool.jsonl
     """
-    from ..judging import pool
+    from ..judging import pool  # lazy: cli start-up (judging, numpy)
 
     target = output if output is not None else Path(evalset) / "pool.jsonl"
     refuse_existing(force, target)
@@ -49,7 +49,7 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
     if output_format == "json":
         print_json({**result.to_dict(), "output": str(target)})
         return
-    from .._util import visible_text
+    from .._util import visible_text  # lazy: none, already loaded; hoist later
 
     click.echo(visible_text(result.to_text()))
     click.echo(visible_text(f"wrote {target} ({len(result.items)} pairs)"))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import tempfile
 import time
@@ -11,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+import searchbench as sb
+from searchbench._util import refuse_sources
+from searchbench.errors import ConfigError
+from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
 
 from ._output import (
     QUIET_OPTION,
@@ -175,7 +181,7 @@ def run_command(
 
     Example: searchbench run beir:../shared/data/beir/scifact -r hybrid --chunk tokens:256:32
     """
-    import searchbench as sb
+    # lazy: cli start-up (retrieval, numpy)
     from searchbench.retrieval import run_provenance, sidecar_path
 
     chosen = cli_spec(retriever, bm25={"k1": k1, "b": b, "method": bm25_method,
@@ -209,6 +215,7 @@ def run_command(
         with sb.retrieval.Pipeline(es, quiet=quiet or None, cache=cache_dir, endpoint=endpoint,
                                    api_key_env=api_key_env, retries=retries,
                                    unanswerable=unanswerable) as pipe:
+            # lazy: cli start-up (retrieval, numpy)
             from searchbench.retrieval import CallableSpec, HttpSpec
 
             if not quiet and not isinstance(chosen, HttpSpec | CallableSpec):
@@ -266,8 +273,7 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
     """The :data:`~searchbench.retrieval.spec.RetrieverSpec` of the ``run`` flags: the same
     spec an experiment table with the same settings gives (``-r hybrid`` fuses the bm25
     and dense settings; ``--weight w`` gives weights ``(w, 1 - w)`` to weighted fusion)."""
-    from searchbench.retrieval import retriever_spec
-    from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
+    from searchbench.retrieval import retriever_spec  # lazy: cli start-up (retrieval, numpy)
 
     def key(name: str) -> str:
         return _FLAGS.get(name, f"--{name.replace('_', '-')}")
@@ -297,10 +303,6 @@ def cli_spec(kind: str, *, bm25: dict[str, Any], dense: dict[str, Any],
 
 def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
     """``text`` parsed as a JSON object (None when not given)."""
-    import json
-
-    from searchbench.errors import ConfigError
-
     if text is None:
         return None
     try:
@@ -315,6 +317,7 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _http_spec(flags: dict[str, Any], key: Any) -> Any:
     """The http spec of the ``run`` flags (``--header 'N: V'`` → a headers table)."""
+    # lazy: cli start-up (retrieval, numpy)
     from searchbench.retrieval import header_dict, retriever_spec
 
     if not flags.get("endpoint"):
@@ -327,9 +330,8 @@ def _http_spec(flags: dict[str, Any], key: Any) -> Any:
 
 def _refuse_inputs(output: Path | None, es: Any) -> None:
     """Refuse, before any retrieval, a run or sidecar path that is (inside) the set's source."""
-    from searchbench._util import refuse_sources
-    from searchbench.data import source_paths
-    from searchbench.retrieval import sidecar_path
+    from searchbench.data import source_paths  # lazy: cli start-up (data, numpy)
+    from searchbench.retrieval import sidecar_path  # lazy: cli start-up (retrieval, numpy)
 
     if output is not None:
         for target in (output, sidecar_path(output)):
@@ -337,7 +339,7 @@ def _refuse_inputs(output: Path | None, es: Any) -> None:
 
 
 def _write(res: Any, output: Path | None, info: dict[str, Any], quiet: bool) -> None:
-    from searchbench.retrieval import write_run_and_sidecar
+    from searchbench.retrieval import write_run_and_sidecar  # lazy: cli start-up (retrieval, numpy)
 
     run, context = res.run, res.context
     meta = run.metadata

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+import searchbench as sb
+
 from ._output import (
     QUIET_OPTION,
     UsageError,
@@ -48,8 +50,7 @@ def synth_command(evalset: str, endpoint: str, model: str, api_key_env: str,
                   embed_model: str, ngram: int, copy_threshold: float, dup_threshold: float,
                   judge_model: str | None, min_grade: int, quiet: bool) -> None:
     """Generate guarded synthetic questions (chunk kept as evidence) through an LLM."""
-    import searchbench as sb
-    from searchbench.judging import (
+    from searchbench.judging import (  # lazy: cli start-up (judging, numpy)
         ChatClient,
         LlmCache,
         LlmJudge,

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..data import EvalSet, grade_counts
+from ..measures import no_relevant_ids
 
 __all__ = ["CheckReport", "Finding", "check_evalset", "detectable_difference", "evalset_stats"]
 
@@ -91,9 +92,9 @@ def detectable_difference(
     per-query nDCG@10 differences between two different retrieval systems), not a property
     of the set. ``inf`` when ``n < 2``: a paired test needs two queries.
     """
-    from scipy.optimize import brentq
+    from scipy.optimize import brentq  # lazy: loads scipy, numpy on first use
 
-    from ..stats import paired_t_power
+    from ..stats import paired_t_power  # lazy: loads stats on first use
 
     if n < 2:
         return float("inf")
@@ -187,8 +188,6 @@ def _warnings(es: EvalSet, report: CheckReport, sd: float) -> None:
 def _relevance_warnings(es: EvalSet, report: CheckReport) -> None:
     """Judged queries without any relevant document (scored 0 by every rank measure, as
     trec_eval does) and queries marked ``no_answer`` that have one (a contradiction)."""
-    from ..measures import no_relevant_ids
-
     marked = set(es.queries.no_answer_ids())
     judged = es.judged_query_ids
     none = [q for q in no_relevant_ids(es.qrels, judged) if q not in marked]
@@ -253,7 +252,7 @@ def _partial_evidence(judged: dict[str, dict[str, int]],
 
 def _needed(sd: float, target: float = 0.05) -> int | str:
     """Queries a paired t-test (α=0.05) needs to detect ``target`` with 80 % power."""
-    from ..stats import queries_for_power
+    from ..stats import queries_for_power  # lazy: loads stats on first use
 
     needed = queries_for_power(target / sd, alpha=0.05, power=0.8) if sd > 0 else 2
     return "too many" if needed is None else needed

@@ -25,6 +25,7 @@ of ``Σ d_q`` is a test of ``d̄``).
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -221,7 +222,7 @@ class Comparison:
 
     def to_frame(self, per_query: bool = False) -> Any:
         """pandas DataFrame: a row per (system, measure), or the long per-query format."""
-        import pandas as pd
+        import pandas as pd  # lazy: the pandas extra
 
         if per_query:
             return pd.DataFrame(self.per_query_rows(),
@@ -284,7 +285,6 @@ def _renamed(run: Any, name: str) -> Any:
     engine's warnings name the run as the comparison does."""
     if getattr(run, "name", name) == name:
         return run
-    import copy
 
     renamed = copy.copy(run)
     renamed.name = name

@@ -256,9 +256,9 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
     """Print both tables with rich: baseline dimmed and marked, best per column bold green,
     significant gains green ▲, significant losses red ▼. Run names, measure names and notes
     are escaped: a ``[`` in a file name is text, not rich markup."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.console import Console  # lazy: loads rich on first use
+    from rich.markup import escape  # lazy: loads rich on first use
+    from rich.table import Table  # lazy: loads rich on first use
 
     if console is None:
         console = Console(highlight=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import DataFormatError
 from ..vocab import KEEP_POLICIES as _KEEP
+from .ids import as_arrow_strings, intern
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -74,7 +75,7 @@ def encode(query_ids: Interned | Iterable[Any], doc_ids: Interned | Iterable[Any
 
 def id_at(vocab: np.ndarray | pa.Array, code: int) -> str:
     """The id with ``code`` in a numpy or pyarrow vocabulary."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     value = vocab[code]
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
@@ -88,11 +89,10 @@ ODD_ID_CHARACTERS = (r"[\s\x00\x0b\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}
 def check_ids(vocab: np.ndarray | pa.Array, what: str, source: str | None = None) -> None:
     """Ids are non-empty and hold no whitespace, NUL or U+FEFF (TREC files could not write
     them back, and TREC readers refuse them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-    from ._arrow import to_numpy
-    from .ids import as_arrow_strings
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
 
     arr = vocab if isinstance(vocab, pa.Array) else as_arrow_strings(vocab).combine_chunks()
     if not len(arr):
@@ -127,7 +127,6 @@ class Strings:
 
 
 def interned(ids: Interned | Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
-    from .ids import intern
     return (ids.codes, ids.vocab) if isinstance(ids, Interned) else intern(ids)
 
 
@@ -202,8 +201,6 @@ def flatten_mapping(mapping: object, what: str, source: str
     Anything else - a non-mapping, a value that is not a number, an integer too large
     for int64 - raises :class:`DataFormatError` naming the query and doc.
     """
-    from collections.abc import Mapping
-
     integer = what == "grade"
     if not isinstance(mapping, Mapping):
         raise DataFormatError(f"{source}: found a {type(mapping).__name__}, expected a mapping "

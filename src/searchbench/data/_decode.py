@@ -8,6 +8,7 @@ lone surrogate escape) are one :class:`~searchbench.errors.DataFormatError`.
 from __future__ import annotations
 
 import io
+import json
 import re
 from typing import IO, Any
 
@@ -76,8 +77,6 @@ def number_problem(exc: ValueError) -> str:
 def parse_json(text: str, name: str, expected: str) -> Any:
     """``json.loads`` whose every failure (syntax, a number too long for Python, nesting
     too deep) is one :class:`DataFormatError` naming the source and, when known, the line."""
-    import json
-
     try:
         value = json.loads(text)
         if _SURROGATE_ESCAPE.search(text):  # a lone "\ud800" cannot be written as UTF-8

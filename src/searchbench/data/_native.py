@@ -9,6 +9,7 @@ other file to the pure reader.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
@@ -21,7 +22,6 @@ def scanner() -> ModuleType | None:
     """The compiled ``_scan`` module, or None (not built, or the pure reader forced)."""
     if os.environ.get(FORCE_PURE, "") not in ("", "0"):
         return None
-    import importlib
 
     try:
         return importlib.import_module(f"{__package__}._scan")

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._arrow import from_numpy, to_numpy
+from .ids import Interner
 
 __all__ = ["IdIndex", "concat_strings", "doc_keys", "encode_strings", "has_duplicates",
            "string_keys"]
@@ -294,8 +295,6 @@ def string_keys(arr: pa.Array) -> np.ndarray:
 
 def encode_strings(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """``(codes, dictionary)``: int32 codes into the ids in order of first appearance."""
-    from .ids import Interner
-
     interner = Interner()
     interner.add(arr)
     return interner.finish_unsorted()

@@ -12,11 +12,18 @@ import gzip
 import io
 import os
 import re
+import shutil
+import stat
 import sys
+import tempfile
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any, cast
 
 import numpy as np
+
+from ..errors import DataFormatError
+from ._sniff import sniff
 
 BLOCK_SIZE = 1 << 26  # 64 MiB
 BOM = b"\xef\xbb\xbf"
@@ -67,9 +74,6 @@ def _refuse_other_encodings(head: bytes, name: str) -> None:
     """Name what a file is when its first bytes say it is not text or gzip (only the
     signatures that cannot start UTF-8 text are checked, and bzip2's ``BZh`` with its block
     magic, so a run whose first query is ``BZh9`` still reads)."""
-    from ..errors import DataFormatError
-    from ._sniff import sniff
-
     columnar = sniff(head)
     if columnar:
         what = "a Parquet file" if columnar == "parquet" else "an Arrow IPC file"
@@ -89,8 +93,6 @@ BUFFER = 1 << 16
 
 def _raw_stream(source: str | os.PathLike[str] | IO[Any], name: str) -> tuple[Any, bool]:
     """``(binary stream, owned)``: a path opened once, or the file object handed in."""
-    from ..errors import DataFormatError
-
     if not isinstance(source, (str, os.PathLike)):
         return source, False
     path = os.fspath(source)
@@ -145,8 +147,6 @@ class _Source(io.RawIOBase):
         return n
 
     def _guarded(self, read: Any) -> Any:
-        from ..errors import DataFormatError
-
         try:
             return read()
         except OSError as exc:
@@ -154,8 +154,6 @@ class _Source(io.RawIOBase):
                                   "expected a readable file") from None
 
     def _read(self, size: int) -> bytes:
-        from ..errors import DataFormatError
-
         try:
             data = self._guarded(
                 lambda: self._stream.read(max(size // 4, 1) if self._text else size))
@@ -205,10 +203,6 @@ class _Gunzip(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        import zlib
-
-        from ..errors import DataFormatError
-
         try:
             return self._gz.readinto(buffer)
         except EOFError:
@@ -248,8 +242,6 @@ def rewindable(source: str | os.PathLike[str] | IO[Any]) -> str | os.PathLike[st
 
 
 def _is_regular(path: str) -> bool:
-    import stat
-
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
@@ -257,9 +249,6 @@ def _is_regular(path: str) -> bool:
 
 
 def _spool(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
-    import shutil
-    import tempfile
-
     name = source_name(source)
     raw = _Source(_raw_stream(source, name), name)  # may fail (e.g. a folder): before copy
     copy = tempfile.SpooledTemporaryFile(max_size=BLOCK_SIZE)  # noqa: SIM115 - returned
@@ -410,8 +399,7 @@ def keep_first_fields(data: bytes, n_fields: int) -> bytes:
 def read_json_mapping(source: str | os.PathLike[str] | IO[Any]) -> dict[str, dict[str, Any]]:
     """Read ``{query_id: {doc_id: value}}`` from a JSON file (pytrec_eval and ranx layout)."""
 
-    from ..errors import DataFormatError
-    from ._decode import decode_utf8, parse_json
+    from ._decode import decode_utf8, parse_json  # lazy: keeps _decode out of eval
 
     name = source_name(source)
     with open_binary(source) as stream:

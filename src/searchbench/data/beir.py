@@ -41,6 +41,7 @@ from .jsonl import (
     write_jsonl,
     write_queries_jsonl,
 )
+from .readers import read_qrels
 from .texts import EMPTY, Issues, Queries, Query
 
 __all__ = ["read_beir", "write_beir"]
@@ -55,8 +56,6 @@ def read_beir(
     ignore_identical_ids: bool = False,
 ) -> EvalSet:
     """Load a BEIR folder for one split (``qrels/<split>.tsv``)."""
-    from .readers import read_qrels
-
     root = Path(folder)
     if not root.is_dir():
         raise DataFormatError(f"{root}: not a folder; expected a BEIR folder with corpus.jsonl")

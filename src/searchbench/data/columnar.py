@@ -43,6 +43,7 @@ from .._util import atomic_write
 from ..errors import DataFormatError
 from ._arrow import to_numpy
 from ._columns import Parsed
+from ._files import open_text
 from ._sniff import (
     ARROW_STREAM_MAGIC,
     ColumnarFormat,
@@ -90,7 +91,7 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
 
 def parquet_file(src: str) -> Any:
     """``pq.ParquetFile`` that verifies the CRC of every page that has one."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
     return pq.ParquetFile(src, page_checksum_verification=True)
 
@@ -134,7 +135,7 @@ def table_column(table: pa.Table, name: str, src: str, schema: str, *, kinds: tu
         raise DataFormatError(f"{src}: column {name!r} holds {col.type}; expected "
                               f"{' or '.join(kinds)} values ({schema})")
     if col.null_count:
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # lazy: loads pyarrow.compute on first use
 
         row = int(np.flatnonzero(to_numpy(pc.is_null(col)))[0])
         raise DataFormatError(f"{src}: row {row + 1}: column {name!r} is null; expected a "
@@ -255,7 +256,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str], format: ColumnarF
                               "'arrow'")
     with atomic_write(path, binary=True, compress=False) as out:
         if format == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
             pq.write_table(table, out, write_page_checksum=True)
         else:
@@ -286,7 +287,6 @@ def detect_kind(path: str | os.PathLike[str]) -> Literal["qrels", "run"]:
             raise DataFormatError(f"{src}: found neither a 'score' nor a 'grade' column; "
                                   f"expected a run ({RUN_SCHEMA}) or qrels ({QRELS_SCHEMA})")
         return kind
-    from ._files import open_text
 
     with open_text(path) as fh:
         for number, line in enumerate(fh, 1):

@@ -15,6 +15,8 @@ that is not an exact substring of its document is an error listing query and doc
 
 from __future__ import annotations
 
+import difflib
+import gzip
 import hashlib
 import itertools
 import json
@@ -30,6 +32,7 @@ import numpy as np
 
 from .._util import atomic_folder, write_text
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
+from ._decode import decode_utf8, parse_json
 from .jsonl import (
     iter_jsonl,
     read_corpus_jsonl,
@@ -39,6 +42,7 @@ from .jsonl import (
     write_queries_jsonl,
 )
 from .qrels import Qrels
+from .readers import read_qrels
 from .run import Run
 from .texts import Corpus, Issue, Issues, Queries
 
@@ -256,8 +260,6 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
 def closest_passage(text: str, quote: str, width: int = 60) -> str:
     """The passage of ``text`` sharing the longest run of characters with ``quote``
     (whitespace collapsed), at most ``width`` characters: what a user probably meant."""
-    import difflib
-
     flat = " ".join(text.split())
     wanted = " ".join(quote.split())
     match = difflib.SequenceMatcher(None, flat, wanted, autojunk=False).find_longest_match(
@@ -272,8 +274,6 @@ def quote_mismatch(text: str, quote: str, context: int = 20) -> str:
     """Where ``quote`` parts from ``text``: the closest passage and, aligned on it, the
     first character (whitespace collapsed) where the quote and the document differ, with
     ``context`` characters of each around it — so a typo deep in a long quote shows."""
-    import difflib
-
     flat = " ".join(text.split())
     wanted = " ".join(quote.split())
     passage = closest_passage(text, quote)
@@ -334,8 +334,6 @@ def read_native(
     folder: str | os.PathLike[str], *, strict: bool = True, name: str | None = None
 ) -> EvalSet:
     """Load a native folder. ``strict=False`` records fixable problems in ``es.issues``."""
-    from .readers import read_qrels
-
     root = Path(folder)
     if not root.is_dir():
         raise DataFormatError(f"{root}: not a folder; expected a native evaluation set folder")
@@ -364,8 +362,6 @@ def read_native(
 def _no_judgments(path: Path) -> bool:
     """Whether a qrels file is empty or holds only the BEIR header: the state of a set
     being built (``evalset init`` writes it so), read as no judgments, not as an error."""
-    import gzip
-
     opener: Any = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
@@ -379,7 +375,6 @@ def _read_provenance(path: Path) -> dict[str, Any]:
     """The optional ``provenance.json`` written by :func:`write_native` ({} if absent)."""
     if not path.is_file():
         return {}
-    from ._decode import decode_utf8, parse_json
 
     try:
         data = path.read_bytes()

@@ -20,7 +20,7 @@ __all__ = ["as_arrow_strings", "intern", "lookup", "lookup_sorted"]
 
 def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
     """Return ``values`` (list, numpy array, pyarrow array) as a chunked pyarrow string array."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     if isinstance(values, pa.ChunkedArray):
         arr = values
     elif isinstance(values, pa.Array):
@@ -43,9 +43,9 @@ def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
 
 def _strings(values: list) -> pa.Array:
     """Strings without pandas; anything else (numbers, None) through ``pa.array``."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
-    from ._arrow import strings
+    from ._arrow import strings  # lazy: loads _arrow, pyarrow on first use
     try:
         return strings(values)
     except TypeError:
@@ -80,7 +80,7 @@ class Interner:
     GROWTH = 2
 
     def __init__(self) -> None:
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: loads pyarrow on first use
         self._dictionary = pa.nulls(0, type=pa.string())  # pa.array([]) would import pandas
         self._pending: list[tuple[np.ndarray, pa.Array]] = []
         self._n_pending = 0
@@ -88,9 +88,9 @@ class Interner:
 
     def add(self, values: Iterable[Any]) -> None:
         """Encode one block of ids."""
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-        from ._arrow import to_numpy
+        from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
         arr = as_arrow_strings(values)
         if len(arr) == 0:
             return
@@ -102,10 +102,10 @@ class Interner:
             self._merge()
 
     def _merge(self) -> None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # lazy: loads pyarrow on first use
+        import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-        from ._arrow import to_numpy
+        from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
         if not self._pending:
             return
         if len(self._dictionary) == 0 and len(self._pending) == 1:  # one block: no re-hash
@@ -126,9 +126,9 @@ class Interner:
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, vocab)``: int32 codes into the byte-wise sorted vocabulary."""
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-        from ._arrow import to_numpy
+        from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
         codes, dictionary = self.finish_unsorted()
         order = pc.sort_indices(dictionary)  # byte-wise order of UTF-8 strings
         vocab = np.array(dictionary.take(order).to_pylist(), dtype=object)
@@ -157,10 +157,10 @@ def intern(values: Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def lookup(vocab: np.ndarray | pa.Array, ids: Iterable[str] | np.ndarray) -> np.ndarray:
     """Codes of ``ids`` in the sorted, unique ``vocab`` (hash lookup); -1 where absent."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-    from ._arrow import int_or
+    from ._arrow import int_or  # lazy: loads _arrow, pyarrow on first use
     values = as_arrow_strings(ids if isinstance(ids, (np.ndarray, pa.Array)) else list(ids))
     if len(vocab) == 0 or len(values) == 0:
         return np.full(len(values), -1, dtype=np.int32)

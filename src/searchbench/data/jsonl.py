@@ -17,6 +17,7 @@ from typing import Any
 
 from .._util import atomic_write
 from ..errors import DataFormatError
+from ._decode import number_problem
 from ._files import PathOrFile, describe, open_text
 from .texts import EMPTY, Corpus, Document, Issues, Queries, Query, build_texts
 
@@ -61,8 +62,6 @@ def _object(line: str, name: str, lineno: int) -> dict[str, Any]:
             f"{line.strip()[:60]!r}; expected one JSON object per line"
         ) from None
     except ValueError as exc:
-        from ._decode import number_problem
-
         raise DataFormatError(f"{where}: a JSON value cannot be read ({number_problem(exc)}); "
                               "expected one JSON object per line with ordinary numbers") from None
     except RecursionError:

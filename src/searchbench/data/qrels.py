@@ -16,9 +16,12 @@ from ._columns import (
     Parsed,
     default_line,
     encode,
+    flatten_mapping,
     resolve_duplicates,
     subset,
 )
+from ._text import read_json_mapping, source_name
+from .trec import parse_qrels, write_qrels
 
 __all__ = ["Qrels"]
 
@@ -66,16 +69,12 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], **kw: Any) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's layout)."""
-        from ._columns import flatten_mapping
-
         qs, ds, gs = flatten_mapping(judgments, "grade", kw.get("source") or "<qrels>")
         return cls.from_columns(qs, ds, gs, **kw)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Qrels:
         """Read a JSON file holding ``{query_id: {doc_id: value}}`` (pytrec_eval, ranx)."""
-        from ._text import read_json_mapping, source_name
-
         data = read_json_mapping(path)
         kw.setdefault("source", source_name(path))
         return cls.from_dict(data, **kw)
@@ -107,8 +106,6 @@ class Qrels:
         """Read TREC qrels (``qid iter docid grade``) or BEIR ``.tsv`` qrels, ``.gz`` too, or
         Parquet or Arrow IPC qrels (recognised by their magic bytes); the rules are
         :func:`searchbench.data.read_qrels`'s."""
-        from .trec import parse_qrels  # in-function: keeps ``import searchbench.data`` light
-
         return cls.from_parsed(parse_qrels(path), keep=keep)
 
     @classmethod
@@ -152,7 +149,7 @@ class Qrels:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame ``query_id, doc_id, relevance``."""
-        import pandas as pd
+        import pandas as pd  # lazy: the pandas extra
 
         return pd.DataFrame(
             {
@@ -164,12 +161,11 @@ class Qrels:
 
     def to_file(self, path: str | os.PathLike[str], format: str = "trec") -> None:
         """Write TREC qrels (``format="trec"``) or BEIR tsv with header (``"beir"``)."""
-        from .trec import write_qrels  # in-function: keeps ``import searchbench.data`` light
-
         write_qrels(self, path, format=format)
 
     def to_parquet(self, path: str | os.PathLike[str]) -> None:
         """Write a Parquet file (``query_id, doc_id, grade``), atomically."""
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import write_columnar_qrels  # in-function: columnar loads pyarrow
 
         write_columnar_qrels(self, path, "parquet")
@@ -177,6 +173,7 @@ class Qrels:
     def to_arrow(self, path: str | os.PathLike[str]) -> None:
         """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
         columns, atomically."""
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import write_columnar_qrels  # in-function: columnar loads pyarrow
 
         write_columnar_qrels(self, path, "arrow")

@@ -68,6 +68,7 @@ def run_from_table(table: pa.Table, src: str, *, name: str | None = None,
     """A run from a table with the run columns (checked as a file's; ``src`` names it in
     messages). The name: ``name``, else the ``tag`` of the first row, else
     ``default_name``."""
+    # lazy: loads columnar, pyarrow on first use
     from .columnar import run_columns  # in-function: columnar loads pyarrow
 
     return Run.from_parsed(run_columns(table, src, default_name=default_name), name=name,

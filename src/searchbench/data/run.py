@@ -104,7 +104,7 @@ class Run:
                                   "expected a finite number")
         del bad
         if isinstance(doc_ids, Strings):
-            from ._strings import encode_strings
+            from ._strings import encode_strings  # lazy: loads _strings, pyarrow on first use
 
             parts = [query_ids, doc_ids, score_arr]
             del query_ids, doc_ids, score_arr
@@ -128,6 +128,7 @@ class Run:
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
+        # lazy: keeps trec out of eval
         from .trec import sorted_codes  # in-function: keeps ``import searchbench.data`` light
 
         queries = sorted_codes(scanned["query_codes"], scanned["queries"])
@@ -136,7 +137,7 @@ class Run:
         vocab = scanned["docs"]
         if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
                 not scanned["descending"]:  # as the pure reader: ids as one Arrow array
-            from ._arrow import from_numpy
+            from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
 
             docs = Strings(compiled_arrow(vocab).take(from_numpy(doc_codes)), valid=True)
             return cls._consume([queries, docs, scores], name=name, keep=keep,
@@ -160,7 +161,7 @@ class Run:
     @classmethod
     def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], **kw: Any) -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (pytrec_eval's layout)."""
-        from ._columns import flatten_mapping
+        from ._columns import flatten_mapping  # lazy: none, already loaded; hoist later
 
         qs, ds, ss = flatten_mapping(ranking, "score", kw.get("source") or "<run>")
         return cls.from_columns(qs, ds, ss, **kw)
@@ -168,7 +169,7 @@ class Run:
     @classmethod
     def from_json(cls, path: str | os.PathLike[str] | IO[Any], **kw: Any) -> Run:
         """Read a JSON file holding ``{query_id: {doc_id: value}}`` (pytrec_eval, ranx)."""
-        from ._text import read_json_mapping, source_name
+        from ._text import read_json_mapping, source_name  # lazy: keeps _text out of eval
 
         data = read_json_mapping(path)
         kw.setdefault("source", source_name(path))
@@ -198,6 +199,7 @@ class Run:
         """Read a TREC run (``qid Q0 docid rank score tag``), plain or ``.gz``, or a Parquet
         or Arrow IPC run (recognised by its magic bytes); the rules are
         :func:`searchbench.data.read_run`'s."""
+        # lazy: keeps trec out of eval
         from .trec import parse_run  # in-function: keeps ``import searchbench.data`` light
 
         return cls.from_parsed(parse_run(path), name=name, keep=keep)
@@ -230,7 +232,7 @@ class Run:
     def _codes_and_vocab(self) -> tuple[np.ndarray, np.ndarray | pa.Array]:
         """``(doc_codes, doc_vocab)``, built from the doc ids on first use."""
         if self._doc_codes is None or self._doc_vocab is None:
-            from ._strings import encode_strings
+            from ._strings import encode_strings  # lazy: loads _strings, pyarrow on first use
 
             self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
             self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
@@ -256,9 +258,9 @@ class Run:
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: loads pyarrow on first use
 
-        from ._arrow import strings
+        from ._arrow import strings  # lazy: loads _arrow, pyarrow on first use
         vocab = self._codes_and_vocab()[1]
         if is_compiled_vocab(vocab):
             return compiled_arrow(vocab)
@@ -269,7 +271,7 @@ class Run:
     def vocab_codes_in(self, vocab: np.ndarray | pa.Array) -> np.ndarray:
         """For each id of ``doc_vocab`` (by doc code), its code in ``vocab`` (unique ids,
         numpy or Arrow), -1 where absent: how the evaluator joins a run with the qrels."""
-        from .ids import lookup
+        from .ids import lookup  # lazy: keeps ids out of eval
 
         mine = self._codes_and_vocab()[1]
         if not is_compiled_vocab(mine):
@@ -286,7 +288,7 @@ class Run:
 
         A run read from a file holds exactly this (no codes or vocabulary are built).
         """
-        from ._arrow import from_numpy
+        from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
 
         if self._doc_ids is not None:
             return self._doc_ids
@@ -344,7 +346,7 @@ class Run:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame ``query_id, doc_id, score, rank`` (rank 1-based)."""
-        import pandas as pd
+        import pandas as pd  # lazy: the pandas extra
 
         return pd.DataFrame(
             {
@@ -357,12 +359,14 @@ class Run:
 
     def to_file(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write a TREC run file (atomically); ranks are 1-based in rank order."""
+        # lazy: keeps trec out of eval
         from .trec import write_run  # in-function: keeps ``import searchbench.data`` light
 
         write_run(self, path, tag=tag)
 
     def to_parquet(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write a Parquet file (``query_id, doc_id, score, rank, tag``), atomically."""
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import write_columnar_run  # in-function: columnar loads pyarrow
 
         write_columnar_run(self, path, "parquet", tag=tag)
@@ -370,6 +374,7 @@ class Run:
     def to_arrow(self, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
         """Write an Arrow IPC file (``.arrow``/``.feather``) with :meth:`to_parquet`'s
         columns, atomically."""
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import write_columnar_run  # in-function: columnar loads pyarrow
 
         write_columnar_run(self, path, "arrow", tag=tag)
@@ -385,7 +390,7 @@ class Run:
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
         if self._doc_ids is not None:  # read from a file, codes not built
-            from ._arrow import from_numpy
+            from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
 
             new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
         else:
@@ -402,8 +407,8 @@ def _lazy_run(parts: list, keep: str | None, name: str | None) -> Run | None:
     interned path reports or resolves the duplicate, with the same message as ever.
     Otherwise the columns are taken out of ``parts`` and freed as they are used.
     """
-    from ._arrow import from_numpy
-    from ._strings import has_duplicates
+    from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
+    from ._strings import has_duplicates  # lazy: loads _strings, pyarrow on first use
     check_keep(keep)
     query_ids, doc_ids, scores = parts
     q_codes, q_vocab = interned(query_ids)
@@ -515,9 +520,9 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndar
                                           np.ascontiguousarray(codes, dtype=np.int32)),
                               dtype=np.int64)
     elif codes is None or not isinstance(vocab, np.ndarray):  # Arrow ids
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-        from ._arrow import from_numpy, to_numpy
+        from ._arrow import from_numpy, to_numpy  # lazy: loads _arrow, pyarrow on first use
 
         chosen = vocab if codes is None else vocab.take(from_numpy(codes))
         order = to_numpy(pc.sort_indices(chosen))
@@ -608,7 +613,7 @@ def is_compiled_vocab(vocab: object) -> bool:
 
 def compiled_arrow(vocab: Any) -> pa.Array:
     """The ids of the compiled reader's ``Vocab`` as an Arrow string array (by code)."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
     offsets, data = vocab.buffers()
     offsets = np.frombuffer(offsets, dtype=np.int64)

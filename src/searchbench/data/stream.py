@@ -17,7 +17,9 @@ and how to sort it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,8 +28,20 @@ import numpy as np
 
 from ..errors import DataFormatError
 from ._columns import Interned, Strings
+from ._text import has_data, iter_blocks, normalise, open_binary
+from .ids import Interner, as_arrow_strings
 from .qrels import Qrels
 from .run import Run
+from .trec import (
+    DATA_LINE,
+    ExtraFields,
+    line_finder,
+    parse_block,
+    refuse_cr_line_endings,
+    refuse_odd_characters,
+    row_line,
+    run_spec,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,7 +78,7 @@ class RunBatches:
         return self._name or self.tag or Path(self.src).name
 
     def __iter__(self) -> Iterator[Run]:
-        from .columnar import columnar_format
+        from .columnar import columnar_format  # lazy: loads columnar, pyarrow on first use
 
         fmt = columnar_format(self.path)
         pieces = _columnar_pieces(self) if fmt else _text_pieces(self)
@@ -93,17 +107,7 @@ Piece = tuple["pa.Array", "pa.Array", np.ndarray, Callable[[int], str]]
 
 def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
     """Parsed blocks of a TREC run (the checks of ``read_run``, block by block)."""
-    from ._arrow import to_numpy
-    from ._text import has_data, iter_blocks, normalise, open_binary
-    from .trec import (
-        DATA_LINE,
-        ExtraFields,
-        parse_block,
-        refuse_cr_line_endings,
-        refuse_odd_characters,
-        row_line,
-        run_spec,
-    )
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
 
     src = batches.src
     spec = None
@@ -147,9 +151,11 @@ def _text_pieces(batches: RunBatches) -> Iterator[Piece]:
 
 def _columnar_pieces(batches: RunBatches) -> Iterator[Piece]:
     """Record batches of a Parquet or Arrow IPC run, checked as ``parse_columnar_run``."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
-    from ._arrow import to_numpy
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
+
+    # lazy: loads columnar, pyarrow on first use
     from .columnar import RUN_SCHEMA, no_rows, table_column
 
     src = batches.src
@@ -185,9 +191,9 @@ def _record_batches(path: str | os.PathLike[str], rows: int
                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
     """``(record batch, bytes of the file it stands for)``: Parquet row group by row
     group (``rows`` at a time), Arrow IPC batch by batch; damage is one error."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
-    from .columnar import (
+    from .columnar import (  # lazy: loads columnar, pyarrow on first use
         ARROW_STREAM_MAGIC,
         check_column_names,
         columnar_format,
@@ -231,8 +237,6 @@ def _record_batches(path: str | os.PathLike[str], rows: int
 
 def _renumbered(exc: DataFormatError, src: str, row_base: int) -> DataFormatError:
     """A column error of one record batch with the row number of the whole file."""
-    import re
-
     text = str(exc)
     found = re.match(re.escape(src) + r": row (\d+):", text)
     if found is None:
@@ -254,7 +258,7 @@ class _Grouper:
         self.row0 = 0  # global data row of the first pending entry
 
     def runs(self, pieces: Iterator[Piece]) -> Iterator[Run]:
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: loads pyarrow on first use
         carry: tuple[pa.Array, pa.Array, np.ndarray] | None = None  # the last, open group
         for qids, docs, scores, locate in pieces:
             if len(qids) == 0:
@@ -297,8 +301,7 @@ class _Grouper:
 
     def _flush(self) -> Run:
         """One run of the pending complete groups (built as ``read_run`` builds a file's)."""
-        from ._strings import concat_strings
-        from .ids import Interner
+        from ._strings import concat_strings  # lazy: loads _strings, pyarrow on first use
         parts, self.pending = self.pending, []
         n, self.n_pending = self.n_pending, 0
         queries = Interner()
@@ -333,7 +336,7 @@ class _SeenIds:
 
     @staticmethod
     def _digests(ids: list[str]) -> np.ndarray:
-        from hashlib import blake2b
+        from hashlib import blake2b  # lazy: keeps hashlib out of eval
 
         return np.array([blake2b(i.encode("utf-8"), digest_size=16).digest() for i in ids],
                         dtype="S16")
@@ -360,9 +363,9 @@ class _SeenIds:
 
 def _group_starts(qids: pa.Array) -> np.ndarray:
     """Rows where a new run of equal query ids starts (row 0 included)."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-    from ._arrow import to_numpy
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
     if len(qids) < 2:
         return np.zeros(1, dtype=np.int64)
     change = to_numpy(pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1)))
@@ -371,7 +374,7 @@ def _group_starts(qids: pa.Array) -> np.ndarray:
 
 def _concat(a: tuple[pa.Array, pa.Array, np.ndarray], b: tuple[pa.Array, pa.Array, np.ndarray]
             ) -> tuple[pa.Array, pa.Array, np.ndarray]:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     return (pa.concat_arrays([a[0], b[0].cast(a[0].type)]),
             pa.concat_arrays([a[1], b[1].cast(a[1].type)]), np.concatenate([a[2], b[2]]))
 
@@ -382,11 +385,9 @@ def _row_locator(batches: RunBatches, row0: int) -> Locate:
     src = batches.src
 
     def describe(i: int) -> str:
-        from .columnar import columnar_format
+        from .columnar import columnar_format  # lazy: loads columnar, pyarrow on first use
 
         if os.path.isfile(src) and not columnar_format(src):
-            from .trec import line_finder
-
             return line_finder(src, src)(row0 + i)
         return f"{src}: row {row0 + i + 1}"
 
@@ -419,9 +420,7 @@ def compact_qrels(qrels: Qrels) -> Qrels:
     :class:`~searchbench.measures.Evaluator` converts it so anyway) and by its length;
     views that index ``doc_vocab`` with numpy (``to_dict``, ``to_frame``) need the original.
     """
-    import pyarrow as pa
-
-    from .ids import as_arrow_strings
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
     compact = object.__new__(Qrels)
     for name in Qrels.__slots__:
@@ -439,9 +438,7 @@ def release_free_memory() -> None:
     otherwise count in the process's peak. Only memory already freed is released; results
     are unaffected. ``malloc_trim`` exists in glibc only; elsewhere only Arrow's part runs.
     """
-    import ctypes
-
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError, TypeError):

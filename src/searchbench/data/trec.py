@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from .._util import atomic_write
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
 from ._columns import Interned, Parsed, Strings
 from ._native import scanner
+from ._sniff import columnar_format
 from ._text import (
     has_data,
     iter_blocks,
@@ -50,9 +52,8 @@ def parse_run(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
     """The columns of a TREC run file, or of a Parquet or Arrow IPC run (recognised by its
     magic bytes), for :meth:`Run.from_file <searchbench.data.Run.from_file>` to wrap; the
     input rules are :func:`searchbench.data.read_run`'s."""
-    from ._sniff import columnar_format
-
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import parse_columnar_run  # in-function: columnar loads pyarrow
 
         return parse_columnar_run(path)
@@ -75,9 +76,8 @@ def parse_qrels(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
     """The columns of TREC or BEIR qrels, or of Parquet or Arrow IPC qrels, for
     :meth:`Qrels.from_file <searchbench.data.Qrels.from_file>` to wrap; the input rules
     are :func:`searchbench.data.read_qrels`'s."""
-    from ._sniff import columnar_format
-
     if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+        # lazy: loads columnar, pyarrow on first use
         from .columnar import parse_columnar_qrels  # in-function: columnar loads pyarrow
 
         return parse_columnar_qrels(path)
@@ -180,8 +180,6 @@ class ExtraFields:
 
     def warn(self, src: str) -> None:
         if self.count:
-            import warnings
-
             warnings.warn(f"{src}:{self.first}: {self.count} line(s) have more than six fields; "
                           "the fields after the sixth are ignored, as trec_eval does — if a "
                           "doc id holds a space, fix the file", SearchbenchWarning,
@@ -197,13 +195,13 @@ class _Table:
 
 
 def run_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     return _Spec(src, RUN_COLUMNS, types, ["qid", "docid", "score"], 6, "run"), False
 
 
 def _qrels_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     if len(first) not in (3, 4):
         raise DataFormatError(
             f"{src}:{line}: found {len(first)} fields, expected 4 (TREC: qid iter docid "
@@ -232,8 +230,8 @@ def _read_table(
     doc ids are not interned but kept as one Arrow string array: evaluation never needs a
     run-wide doc vocabulary, and hashing every id into one is most of the reading time.
     """
-    from ._arrow import to_numpy
-    from ._strings import concat_strings
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
+    from ._strings import concat_strings  # lazy: loads _strings, pyarrow on first use
     queries, docs, values, line_base = Interner(), Interner(), [], 0
     doc_chunks: list[pa.Array] = []
     spec: _Spec | None = None
@@ -316,7 +314,7 @@ def refuse_odd_characters(data: bytes, src: str, line_base: int) -> None:
 
 def parse_block(data: bytes, spec: _Spec, line_base: int, extra: ExtraFields) -> pa.Table:
     """Parse a normalised block with pyarrow; locate the bad line on failure."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     try:
         table = _read_csv(data, spec)
     except pa.ArrowInvalid as exc:
@@ -365,10 +363,10 @@ def _drop_trailing_fields(data: bytes, spec: _Spec, line_base: int, extra: Extra
 def _integer_column(table: pa.Table, column: str, data: bytes, spec: _Spec,
                     line_base: int) -> pa.Table:
     """Check a string column against ``-?[0-9]{1,18}`` (vectorised) and cast it to int64."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
-    from ._arrow import to_numpy
+    from ._arrow import to_numpy  # lazy: loads _arrow, pyarrow on first use
 
     values = table.column(column)
     ok = to_numpy(pc.match_substring_regex(values, _INTEGER))
@@ -393,8 +391,8 @@ def row_line(data: bytes, row: int, line_base: int) -> int:
 def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
     """Parse with pyarrow from memory Arrow owns: no pyarrow thread ever holds (and drops,
     possibly during interpreter shutdown) a reference to a Python object."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.csv as pacsv  # lazy: loads pyarrow on first use
     return pacsv.read_csv(
         pa.BufferReader(_arrow_copy(data)),
         read_options=pacsv.ReadOptions(column_names=spec.columns, block_size=1 << 24),
@@ -408,7 +406,7 @@ def _read_csv(data: bytes, spec: _Spec) -> pa.Table:
 
 def _arrow_copy(data: bytes) -> pa.Buffer:
     """``data`` copied into a buffer allocated from Arrow's memory pool."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     buffer = pa.allocate_buffer(len(data))
     memoryview(buffer).cast("B")[:] = data
     return buffer
@@ -417,7 +415,7 @@ def _arrow_copy(data: bytes) -> pa.Buffer:
 def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> Exception:
     """Slow path, run only on failure: find the first line pyarrow refuses (bisecting the
     block with the same parser, so the rules cannot drift apart) and say what is wrong."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
     lines = [(i, raw) for i, raw in enumerate(data.split(b"\n")) if raw]
     lo, hi = 0, len(lines)
     while hi - lo > 1:
@@ -453,8 +451,8 @@ def _locate_error(data: bytes, spec: _Spec, line_base: int, exc: Exception) -> E
 def _fails(lines: list[tuple[int, bytes]], spec: _Spec,
            single: dict[str, pa.DataType] | None = None) -> bool:
     """Whether pyarrow refuses these lines (or, with ``single``, this one value)."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.csv as pacsv  # lazy: loads pyarrow on first use
     data = b"\n".join(raw for _, raw in lines) + b"\n"
     try:
         if single is None:
@@ -496,8 +494,8 @@ def line_finder(source: str | os.PathLike[str] | IO[Any], src: str, skip_header:
 # -- writing -------------------------------------------------------------------------
 def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None) -> None:
     """Write ``qid Q0 docid rank score tag`` lines (rank 1-based), atomically."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
     q = pa.array(run.query_ids[run.query_codes()].astype(str))
     d = run.doc_ids_arrow()
@@ -513,8 +511,8 @@ def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None)
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str = "trec") -> None:
     """Write TREC qrels (``qid 0 docid grade``) or BEIR tsv with header, atomically."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
     if format not in ("trec", "beir"):
         raise DataFormatError(f"qrels format {format!r} is unknown; expected 'trec' or 'beir'")

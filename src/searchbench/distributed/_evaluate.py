@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BackendError, SearchbenchError
+from ..data import Run
+from ..errors import BackendError, DataFormatError, SearchbenchError
 from ..measures import Combiner, EvalResult, Evaluator, PartialResult
 from ._cluster import gather, ray_cluster
 
@@ -97,6 +98,7 @@ def _boundaries(query_ids: np.ndarray, n_parts: int) -> list[str]:
 
 
 def _partitions(run: int, path: str | os.PathLike[str], bounds: list[str]) -> list[_Partition]:
+    # lazy: loads data, pyarrow on first use
     from ..data import ARROW_STREAM_MAGIC, check_run_file, columnar_format
 
     src = os.fspath(path)
@@ -115,8 +117,6 @@ def _partitions(run: int, path: str | os.PathLike[str], bounds: list[str]) -> li
 def _evaluate_part(evaluator: Evaluator, part: _Partition, name: str | None, keep: str | None
                    ) -> tuple[PartialResult | None, RunSample]:
     """A Ray task: the partial result of one partition (None when it holds no row)."""
-    from ..data import Run
-
     if part.lo is None and part.hi is None:
         run = Run.from_file(part.path, name=name, keep=keep)
     else:
@@ -130,11 +130,11 @@ def _evaluate_part(evaluator: Evaluator, part: _Partition, name: str | None, kee
 
 def _read_partition(part: _Partition, name: str | None, keep: str | None) -> Any:
     """The run rows of one query range of a Parquet or Arrow IPC file."""
-    import pyarrow as pa
-    import pyarrow.dataset as pds
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.dataset as pds  # lazy: loads pandas, pyarrow on first use
 
+    # lazy: loads data, pyarrow on first use
     from ..data import columnar_format, run_from_table, unreadable
-    from ..errors import DataFormatError
 
     parquet = columnar_format(part.path) == "parquet"
     kind: Any = pds.ParquetFileFormat(default_fragment_scan_options=pds.

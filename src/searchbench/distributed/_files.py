@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..vocab import DEFAULT_MEASURES
 
 __all__ = ["EvaluatedFiles", "evaluate_files"]
 
@@ -63,9 +64,8 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     ``missing``/``depth`` go to the evaluator, ``keep`` to the readers; ``stream`` or
     ``engine="ray"`` (with ``address``, ``partitions``) choose how a large run is read
     (see the module docstring; not both); ``no_answer``: ids of queries marked so."""
-    from ..data import Qrels
-    from ..measures import Scorer, parse_measures
-    from ..vocab import DEFAULT_MEASURES
+    from ..data import Qrels  # lazy: loads data, numpy on first use
+    from ..measures import Scorer, parse_measures  # lazy: loads measures, numpy on first use
 
     if engine not in ENGINES:
         raise ConfigError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
@@ -77,7 +77,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     named = list(names) if names is not None else [_name(p, paths) for p in paths]
     judgments = qrels if isinstance(qrels, Qrels) else Qrels.from_file(qrels, keep=keep)
     if stream:  # only read as Arrow strings then: no Python string per document
-        from ..data import compact_qrels
+        from ..data import compact_qrels  # lazy: loads data, numpy on first use
 
         judgments = compact_qrels(judgments)
     scorer = Scorer(judgments, wanted, missing=missing, depth=depth, no_answer=no_answer,
@@ -105,8 +105,8 @@ def _name(path: PathLike, paths: Sequence[PathLike]) -> str:
 def _in_memory(scorer: Any, paths: list[PathLike], names: list[str], keep: str | None,
                qrels_name: str) -> tuple[list[Any], list[Any]]:
     """Each run read whole; a run sharing no query with the qrels names both files."""
-    from ..data import Run
-    from ..measures import NoSharedQueriesError
+    from ..data import Run  # lazy: loads data, numpy on first use
+    from ..measures import NoSharedQueriesError  # lazy: loads measures, numpy on first use
 
     loaded = [Run.from_file(path, name=name, keep=keep)
               for path, name in zip(paths, names, strict=True)]
@@ -124,6 +124,7 @@ def _in_memory(scorer: Any, paths: list[PathLike], names: list[str], keep: str |
 def _streamed(evaluator: Any, paths: list[PathLike], names: list[str], keep: str | None,
               quiet: bool | None) -> tuple[list[Any], list[Any]]:
     """Each run read query group by query group; its first batch kept as its sample."""
+    # lazy: loads measures, numpy on first use
     from ..measures import NoSharedQueriesError, stream_run
 
     samples, results = [], []
@@ -144,7 +145,7 @@ def _on_ray(evaluator: Any, paths: list[PathLike], names: list[str], keep: str |
             address: str | None, partitions: int | None, quiet: bool | None
             ) -> tuple[list[Any], list[Any]]:
     """The runs as Ray tasks partitioned by query (:func:`.evaluate_runs`)."""
-    from ._evaluate import evaluate_runs
+    from ._evaluate import evaluate_runs  # lazy: loads _evaluate, numpy on first use
 
     found = evaluate_runs(evaluator, paths, names=names, keep=keep, address=address,
                           partitions=partitions, quiet=quiet)

@@ -14,7 +14,9 @@ for one GPU each where the cluster has GPUs (one actor per GPU).
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..retrieval import EmbeddingFolder, Kind, shard_table, text_key
+from .._util import progress
+from ..errors import BackendError, require
+from ..retrieval import EmbeddingFolder, Kind, encoder, shard_table, text_key
 from ._cluster import ray_cluster
 
 __all__ = ["EmbedStats", "embed_corpus", "embed_texts_local"]
@@ -60,8 +64,6 @@ def embed_texts_local(enc: Any, folder: EmbeddingFolder, kind: Kind, ids: Sequen
     """Embed the rows of ``texts`` not yet in ``folder`` with encoder ``enc`` in this
     process, one shard of ``shard_rows`` at a time (Ctrl-C keeps every written shard); the
     model is called a batch at a time within a shard, so the progress bar moves per batch."""
-    from .._util import progress
-
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()
     prefix = enc.doc_prefix if kind == "corpus" else enc.query_prefix
@@ -88,9 +90,6 @@ class _Embedder:
     """A Ray actor: loads the model once, embeds Arrow batches ``row, id, text``."""
 
     def __init__(self, model: str, identity: str, kind: str, device: str | None) -> None:
-        from ..errors import BackendError
-        from ..retrieval import encoder
-
         kw: dict[str, Any] = {"cache": False, "quiet": True}
         if device:
             kw["device"] = device
@@ -121,9 +120,8 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
     module docstring); ``identity`` is the model's cache identity (checked by every
     actor against the model it loads). ``actors``: default one per GPU, else enough
     ``cpus_per_actor`` actors to leave one CPU to Ray Data's other tasks."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
-    from .._util import progress
     todo = _todo(folder, kind, len(texts))
     start = time.perf_counter()
     if not len(todo):
@@ -155,11 +153,6 @@ def embed_corpus(model: str, identity: str, folder: EmbeddingFolder, kind: Kind,
 def _quiet_ray_data() -> Iterator[Any]:
     """``ray.data`` without its own progress bars and log lines below ERROR (searchbench
     shows one progress bar); the settings are restored afterwards."""
-    import logging
-    import warnings
-
-    from ..errors import require
-
     data = require("ray.data", "ray")
     with warnings.catch_warnings():  # ray 2.60 warns about its own defaults (use_push_...)
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -36,6 +36,6 @@ __all__ = [
 
 def example_config() -> str:
     """The commented example config written by ``searchbench experiment init``."""
-    from importlib.resources import files
+    from importlib.resources import files  # lazy: loads importlib.resources on first use
 
     return files(__package__).joinpath("example.toml").read_text(encoding="utf-8")

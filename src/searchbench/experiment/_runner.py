@@ -24,19 +24,30 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._util import progress
 from ..data import EvalSet, Run
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
-from ..retrieval import DbSpec, DenseSpec, HybridSpec, Pipeline, PipelineResult
+from ..measures import Coverage, no_relevant_ids
+from ..retrieval import (
+    DbSpec,
+    DenseSpec,
+    HybridSpec,
+    Pipeline,
+    PipelineResult,
+    context_token_counts,
+    store_url,
+)
 from ._provenance import run_provenance
 from .config import Cell, ExperimentConfig, resolve_evalset, resolve_model
 from .naming import publish_retagged, publish_run, slug, work_key
 from .store import CellRecord, ResultsStore
+from .stores import StoreNeed, prepare_stores
 
 __all__ = ["CONTEXT_CUTOFFS", "CURVE_DEPTH", "RunSummary", "default_store", "run_experiment"]
 
@@ -97,7 +108,7 @@ def run_experiment(cfg: ExperimentConfig, store: str | Path | None = None, *,
 
 
 def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
-    from ..collections import load_evalset
+    from ..collections import load_evalset  # lazy: loads collections, data on first use
 
     es = load_evalset(resolve_evalset(spec, cfg.base_dir))
     es.warn_unjudged()
@@ -105,7 +116,7 @@ def _load(spec: str, cfg: ExperimentConfig) -> EvalSet:
 
 
 def _evalset_provenance(es: EvalSet) -> dict[str, Any]:
-    from ..collections import check_evalset
+    from ..collections import check_evalset  # lazy: loads collections, data on first use
 
     report = check_evalset(es)
     return {"summary": report.summary,
@@ -145,8 +156,6 @@ class _Workspace:
 
     # -- the grid -----------------------------------------------------------------------------
     def run(self, db: ResultsStore, exp_id: int, done: set[str], summary: RunSummary) -> None:
-        from .._util import progress
-
         cells = [c for c in self.cfg.cells() if c.evalset == self.spec]
         _damaged(db, exp_id, {self.key(c): c for c in cells}, done, summary)
         todo = []
@@ -217,8 +226,6 @@ class _Workspace:
     def check_stores(self) -> None:
         """Every store the grid's cells read, checked before any work — and loaded first
         when its retriever says ``load = "missing"`` (:mod:`.stores`)."""
-        from .stores import StoreNeed, prepare_stores
-
         where = str(self.cfg.path or "config")
         needs: dict[tuple[DbSpec, str], StoreNeed] = {}
         for cell in self.cfg.cells():
@@ -304,8 +311,6 @@ def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
               "n_docs": len(units.doc_ids), "judged_units": len(res.qrels),
               "judged": res.coverage.to_dict() if res.coverage is not None else None}
     if res.result is not None:
-        from ..measures import no_relevant_ids
-
         qids = res.result.query_ids
         extras["no_relevant"] = no_relevant_ids(res.qrels, qids)
         # the report leaves the queries marked no_answer out under unanswerable = "skip"
@@ -320,8 +325,6 @@ def _extras(res: PipelineResult, curve: list[str]) -> dict[str, Any]:
 def _mean_unit_tokens(res: PipelineResult) -> float:
     """Mean size of the indexed units in the cell's own token unit (model tokens for a
     retriever with a model, whitespace words for BM25)."""
-    from ..retrieval import context_token_counts
-
     units = res.retriever.units
     assert units is not None
     named = {str(i): t for i, t in enumerate(units.texts)}
@@ -339,8 +342,6 @@ def _per_query(res: PipelineResult, measures: list[str]) -> dict[str, dict[str, 
 def _flag(rec: CellRecord) -> str:
     """`` (Judged@10 0.04: mostly unjudged, a lower bound)`` for a cell resting on mostly
     unjudged results (the one threshold of :class:`~searchbench.measures.Coverage`)."""
-    from ..measures import Coverage
-
     judged = rec.extras.get("judged") or {}
     if "mean" not in judged:
         return ""
@@ -354,10 +355,6 @@ def _leaves(spec: Any) -> tuple[Any, ...]:
 
 def _resolved(spec: Any, chunker: str, base: Path) -> Any:
     """``spec`` with relative model folders absolute and store URL templates filled in."""
-    from dataclasses import replace
-
-    from ..retrieval import store_url
-
     if isinstance(spec, HybridSpec):
         return replace(spec, parts=tuple(_resolved(p, chunker, base) for p in spec.parts))
     if isinstance(spec, DenseSpec):
@@ -369,8 +366,6 @@ def _resolved(spec: Any, chunker: str, base: Path) -> Any:
 
 
 def _same_store(template: Any, part: DbSpec) -> bool:
-    from dataclasses import replace
-
     return isinstance(template, DbSpec) and replace(template, url=part.url,
                                                     model=part.model) == part
 

@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, SearchbenchError
+from ..measures import parse_measures
 from ..retrieval import RetrieverSpec as RetrievalSpec
-from ..retrieval import retriever_spec, spec_to_dict
+from ..retrieval import (
+    available_models,
+    is_template,
+    parse_chunker,
+    retriever_spec,
+    spec_to_dict,
+    store_url,
+)
 from ..vocab import (
     DEFAULT_MEASURES,
     DEFAULT_STATS,
@@ -240,8 +248,6 @@ def db_parts(cfg: ExperimentConfig) -> list[tuple[RetrieverSpec, Any]]:
 def _check_db(cfg: ExperimentConfig, where: str) -> None:
     """A store holds one chunking: several chunkers need one store per chunker, named by
     a ``{chunker}`` template in the URL (checked for every chunker, before any work)."""
-    from ..retrieval import is_template, store_url
-
     for r, spec in db_parts(cfg):
         key = f"key 'retrievers.{r.name}.url'"
         if is_template(spec.url):
@@ -333,8 +339,6 @@ def _levels(value: Any, where: str) -> list[str]:
 
 
 def _chunkers(value: Any, where: str) -> list[str]:
-    from ..retrieval import parse_chunker
-
     items = _strings(value, "chunkers", where)
     for spec in items:
         try:
@@ -346,8 +350,6 @@ def _chunkers(value: Any, where: str) -> list[str]:
 
 
 def _measures(value: Any, where: str) -> list[str]:
-    from ..measures import parse_measures
-
     items = _strings(value, "measures", where)
     if not items:
         raise ConfigError(f"{where}: key 'measures' is empty; e.g. {DEFAULT_MEASURES}")
@@ -475,8 +477,6 @@ def expand_grid(cfg: ExperimentConfig) -> list[Cell]:
 
 # -- resources (checked before work, without loading anything heavy) --------------------------
 def _model_names() -> list[str]:
-    from ..retrieval import available_models
-
     return [*available_models(), "model2vec"]
 
 
@@ -511,7 +511,7 @@ def resolve_model(spec: str, base: Path) -> str:
 
 
 def _check_evalset(spec: str, base: Path, where: str) -> None:
-    from ..collections import parse_spec
+    from ..collections import parse_spec  # lazy: loads collections, data on first use
 
     try:
         kind, arg = parse_spec(spec)
@@ -528,7 +528,7 @@ def _check_evalset(spec: str, base: Path, where: str) -> None:
 
 def resolve_evalset(spec: str, base: Path) -> str:
     """``spec`` with a relative folder made absolute against the config's folder."""
-    from ..collections import parse_spec
+    from ..collections import parse_spec  # lazy: loads collections, data on first use
 
     kind, arg = parse_spec(spec)
     if kind in ("pyref", "beir-download") or Path(arg).is_absolute():

@@ -16,14 +16,16 @@ import errno
 import hashlib
 import json
 import os
+import re
 import time
 import unicodedata
 import uuid
 from pathlib import Path
 from typing import Any
 
-from .._util import replace
+from .._util import replace, write_bytes
 from ..errors import ConfigError, OutputError
+from ..retrieval import file_digest, sweep_pending, write_error
 
 __all__ = ["MAX_NAME_LENGTH", "cell_key", "check_name", "publish_retagged", "publish_run",
            "run_file_problem", "slug", "work_key"]
@@ -93,8 +95,6 @@ def _ends_like_a_hash(text: str) -> bool:
 def run_file_problem(path: str | os.PathLike[str], expected: str) -> str | None:
     """Why the run file at ``path`` no longer is the one stored with hash ``expected``
     (None when it is)."""
-    from ..retrieval import file_digest
-
     try:
         found = file_digest(path)
     except FileNotFoundError:
@@ -123,10 +123,6 @@ def publish_retagged(source: str | os.PathLike[str], expected: str, folder: Path
     """Publish a copy of the run file ``source`` whose last column (the run tag) is ``tag``
     (a slug) as :func:`publish_run` does; the rankings are the same bytes. None when
     ``source`` cannot be read or no longer has the SHA-256 ``expected``."""
-    import re
-
-    from .._util import write_bytes
-
     try:
         data = Path(source).read_bytes()
     except OSError:
@@ -139,8 +135,6 @@ def publish_retagged(source: str | os.PathLike[str], expected: str, folder: Path
 
 
 def _publish(write: Any, folder: Path, stem: str) -> tuple[Path, str]:
-    from ..retrieval import file_digest, sweep_pending, write_error
-
     pending = folder / f".{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending"
     try:
         folder.mkdir(parents=True, exist_ok=True)

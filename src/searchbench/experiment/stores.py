@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from ..retrieval import DbSpec
+from ..retrieval import DbSpec, load_store
 
 __all__ = ["StoreNeed", "prepare_stores"]
 
@@ -47,7 +47,7 @@ class StoreNeed:
 
     @property
     def public(self) -> str:
-        from ..db import parse_store_url
+        from ..db import parse_store_url  # lazy: loads db, knn on first use
 
         return parse_store_url(self.part.url).public
 
@@ -99,7 +99,7 @@ def _state(url: str) -> str:
     """``"absent"`` (no such store, or no rows), ``"partial"`` (its load was interrupted:
     provenance ``complete`` false) or ``"complete"``; what ``load = "missing"`` loads are
     the first two."""
-    from ..db import connect
+    from ..db import connect  # lazy: loads db, knn on first use
 
     try:
         store = connect(url, must_exist=True)
@@ -116,8 +116,7 @@ def _load(pipe: Any, evalset: Any, spec: str, need: StoreNeed, say: Log,
           quiet: bool | None) -> None:
     """Load one missing store as ``searchbench db load`` would (see the module docs),
     with the pipeline's encoders; a refusal names the config key."""
-    from ..db import connect
-    from ..retrieval import load_store
+    from ..db import connect  # lazy: loads db, knn on first use
 
     options = dict(pipe.options)
     cache = options.pop("cache", True)

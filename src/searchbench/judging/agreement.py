@@ -35,7 +35,9 @@ from typing import Any, Literal
 import numpy as np
 
 from .._util import json_safe
+from ..data import Qrels
 from ..errors import ConfigError
+from ..measures import evaluate
 from .labels import GRADES, Judgment, PoolItem
 
 __all__ = ["AgreementReport", "Disagreement", "Estimate", "LabelMatrix", "agreement",
@@ -416,10 +418,7 @@ def ranking_effect(matrix: LabelMatrix, reference: np.ndarray, other: np.ndarray
     """Kendall's τ (τ-b, scipy) between the systems' mean ``measure`` under the
     ``reference`` labels and under the ``other`` labels, both restricted to the items
     labelled in both (so only the labels differ, not which documents are judged)."""
-    from scipy.stats import kendalltau
-
-    from ..data import Qrels
-    from ..measures import evaluate
+    from scipy.stats import kendalltau  # lazy: loads scipy, numpy on first use
 
     both = np.flatnonzero(~np.isnan(reference) & ~np.isnan(other))
     qids = [matrix.items[i][0] for i in both]

@@ -29,13 +29,14 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._util import atomic_folder, normal_name, utc_now, write_text
+from ..data import Qrels, read_qrels
 from ..errors import ConfigError, DataFormatError
 from .folder import has_judgments, load_queries, native_file, read_provenance_file
 from .labels import Judgment, Quote
@@ -246,7 +247,7 @@ def _unchanged(root: Path, saved: dict[str, Any], settings: dict[str, Any],
     """The time of the last export when exporting now would write exactly what it wrote
     (same settings, labels, evidence and provenance, and the set unchanged since: its
     content hash), else ``None``."""
-    from ..data import read_native
+    from ..data import read_native  # lazy: loads data on first use
 
     last = saved.get("provenance", {}).get("export")
     if not isinstance(last, dict) or not isinstance(last.get("at"), str) or any(
@@ -265,7 +266,7 @@ def _unchanged(root: Path, saved: dict[str, Any], settings: dict[str, Any],
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
-    from ..data import iter_jsonl
+    from ..data import iter_jsonl  # lazy: loads data on first use
 
     return [obj for _, obj in iter_jsonl(path)]
 
@@ -277,7 +278,6 @@ def _kept_qrels(root: Path, exported: set[tuple[str, str]]) -> dict[tuple[str, s
     path = native_file(root, "qrels.tsv")
     if path is None or not has_judgments(path):
         return {}
-    from ..data import read_qrels
 
     q = read_qrels(path)
     from_store = {(r["query_id"], r["doc_id"]) for r in _read_jsonl(root / PROVENANCE_FILE)
@@ -310,8 +310,6 @@ def _evidence(root: Path, adjudicated: Sequence[Adjudicated],
 def _verified_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> tuple[list[Any],
                                                                                list[Any]]:
     """The set's queries, and them with every query a person labelled ``verified``."""
-    from dataclasses import replace
-
 
     queries = load_queries(root)
     by_people = {a.query_id for a in adjudicated if any(j.kind == "human" for j in a.labels)}
@@ -320,7 +318,7 @@ def _verified_queries(root: Path, adjudicated: Sequence[Adjudicated]) -> tuple[l
 
 
 def _write_queries(root: Path, updated: list[Any]) -> None:
-    from ..data import Queries, write_queries_jsonl
+    from ..data import Queries, write_queries_jsonl  # lazy: loads data on first use
 
     write_queries_jsonl(native_file(root, "queries.jsonl") or root / "queries.jsonl",
                         Queries(updated))
@@ -328,8 +326,6 @@ def _write_queries(root: Path, updated: list[Any]) -> None:
 
 def _write_qrels(root: Path, adjudicated: Sequence[Adjudicated],
                  kept: dict[tuple[str, str], int]) -> None:
-    from ..data import Qrels
-
     rows = [(a.query_id, a.doc_id, a.grade) for a in adjudicated]
     rows += [(q, d, g) for (q, d), g in kept.items()]
     qrels = Qrels.from_columns([r[0] for r in rows], [r[1] for r in rows],
@@ -366,7 +362,7 @@ def _write_provenance(root: Path, saved: dict[str, Any], export_info: dict[str, 
                       history: str | None) -> str:
     """Write ``provenance.json`` with the new content hash (computed by reading the set
     back, so it is the hash any later load reports) and the history list."""
-    from ..data import read_native
+    from ..data import read_native  # lazy: loads data on first use
 
     es = read_native(root)
     content_hash = es.content_hash()

@@ -11,11 +11,14 @@ field), else the file name without its suffix.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+
+from .._util import is_hidden, normal_name
 
 __all__ = ["FORMATS", "Converted", "convert_file", "doc_id_for"]
 
@@ -32,8 +35,6 @@ def doc_id_for(relative: str) -> str:
     controls, bidi and zero-width characters, U+2028/9, lone surrogates…) percent-encoded
     (UTF-8 bytes): ids cannot hold white space (qrels and runs split on it) and are shown to
     people. ``my notes/a b.md`` → ``my%20notes/a%20b.md``."""
-    from .._util import is_hidden, normal_name
-
     def unsafe(ch: str) -> bool:
         return ch == "%" or ch.isspace() or is_hidden(ch)
 
@@ -173,10 +174,8 @@ def _html(text: str, path: Path) -> Converted:
 
 # -- PDF ------------------------------------------------------------------------------------
 def _pdf(path: Path, data: bytes) -> Converted:
-    import io
-
     try:
-        import pypdf
+        import pypdf  # lazy: the pdf extra
     except ImportError:
         return Converted(skipped="PDF text needs the pdf extra: pip install "
                                  "'searchbench[pdf]'")

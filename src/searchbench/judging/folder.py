@@ -11,8 +11,10 @@ written atomically; queries, judgments and the judging store already in DIR are 
 from __future__ import annotations
 
 import fnmatch
+import gzip
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,8 +88,6 @@ def native_file(folder: Path, stem: str) -> Path | None:
 def parse_size(text: str | int, what: str = "size") -> int:
     """Bytes from ``"50MB"``, ``"200 MiB"``, ``"1G"`` or a plain number of bytes (k, M, G
     are powers of 1000; KiB, MiB, GiB of 1024)."""
-    import re
-
     if isinstance(text, int) and not isinstance(text, bool):
         value, unit = float(text), ""
     else:
@@ -119,7 +119,7 @@ def init_evalset(folder: str | os.PathLike[str], docs: str | os.PathLike[str], *
     than ``max_file_bytes`` (default :data:`MAX_FILE_BYTES`) are skipped with the reason,
     and no file is read past that size.
     """
-    from ..data import read_corpus_jsonl, write_corpus_jsonl
+    from ..data import read_corpus_jsonl, write_corpus_jsonl  # lazy: loads data on first use
 
     root, target = Path(docs), Path(folder)
     if not root.is_dir():
@@ -237,8 +237,6 @@ def _walk(root: Path, glob: str | None) -> list[tuple[Path, str]]:
 def _matches(rel: str, pattern: str) -> bool:
     """Glob matching on relative POSIX paths: ``*`` stays within a folder, ``**/`` matches
     any number of folders (also none)."""
-    import re
-
     out, i = "", 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
@@ -324,7 +322,7 @@ class AddQueriesReport:
 
 def load_queries(folder: Path) -> list[Query]:
     """The queries of ``folder`` (an empty list when the file is empty or absent)."""
-    from ..data import read_queries_jsonl
+    from ..data import read_queries_jsonl  # lazy: loads data on first use
 
     path = native_file(folder, "queries.jsonl")
     if path is None or (path.suffix != ".gz" and not path.read_text("utf-8").strip()):
@@ -342,7 +340,7 @@ def add_queries(folder: str | os.PathLike[str], source_file: str | os.PathLike[s
     query whose text (case, white space and end punctuation aside) is already there is
     reported and skipped.
     """
-    from ..data import write_queries_jsonl
+    from ..data import write_queries_jsonl  # lazy: loads data on first use
 
     src = QUERY_SOURCE_ALIASES.get(source, source)
     if src not in QUERY_SOURCES:
@@ -415,7 +413,7 @@ def _query_lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _json_query(line: str, where: str) -> dict[str, Any]:
-    from ..data import QUERY_SOURCES as NATIVE_SOURCES
+    from ..data import QUERY_SOURCES as NATIVE_SOURCES  # lazy: loads data on first use
 
     try:
         obj = json.loads(line)
@@ -459,8 +457,6 @@ def _json_query(line: str, where: str) -> dict[str, Any]:
 def has_judgments(path: Path) -> bool:
     """Whether a qrels file holds more than a header (an empty qrels file is no error
     while a set is being built)."""
-    import gzip
-
     opener: Any = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8-sig") as fh:
         lines = [ln for ln in (fh.readline() for _ in range(2)) if ln.strip()]

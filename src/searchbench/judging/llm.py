@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlunsplit
 
 from .._util.secrets import redact
 from .._util.urls import split_url
@@ -145,8 +146,6 @@ class ChatClient:
 def chat_url(endpoint: str) -> str:
     """``{endpoint}/chat/completions``, the path added before any query string
     (``…/deployments/NAME?api-version=…`` → ``…/NAME/chat/completions?api-version=…``)."""
-    from urllib.parse import urlunsplit
-
     parts = split_url(endpoint.strip(), "--endpoint", "the chat endpoint's base URL, e.g. "
                       "https://api.openai.com/v1")
     path = parts.path.rstrip("/")

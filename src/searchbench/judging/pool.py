@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Run
+from .._util import progress
+from ..data import Run, read_qrels
 from ..errors import ConfigError, DataFormatError
 from .export import store_judgments
 from .folder import has_judgments, load_queries, native_file
@@ -105,14 +106,14 @@ def pool(evalset: Any, runs: Sequence[Run | str | os.PathLike[str]], *, depth: i
 # -- inputs ---------------------------------------------------------------------------------
 def _evalset_parts(evalset: Any) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """Corpus ids, query ids (in file order) and judged pairs of a set or folder."""
-    from ..data import EvalSet
+    from ..data import EvalSet  # lazy: loads data on first use
 
     if isinstance(evalset, EvalSet):
         q = evalset.qrels
         pairs = list(zip(q.query_ids[q.query_codes()].tolist(),
                          q.doc_vocab[q.doc_codes].tolist(), strict=True))
         return evalset.corpus.ids, evalset.queries.ids, pairs
-    from ..data import read_corpus_jsonl
+    from ..data import read_corpus_jsonl  # lazy: loads data on first use
 
     folder = Path(evalset)
     corpus_path = native_file(folder, "corpus.jsonl")
@@ -136,8 +137,6 @@ def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     qrels_path = native_file(root, "qrels.tsv")
     if qrels_path is not None and has_judgments(qrels_path):
-        from ..data import read_qrels
-
         q = read_qrels(qrels_path)
         pairs += zip(q.query_ids[q.query_codes()].tolist(), q.doc_vocab[q.doc_codes].tolist(),
                      strict=True)
@@ -149,8 +148,6 @@ def judged_pairs(folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
 
 def _load_runs(runs: Sequence[Run | str | os.PathLike[str]],
                quiet: bool | None = None) -> list[Run]:
-    from .._util import progress
-
     loaded: list[Run] = []
     with progress(len(runs), "pooling: reading runs", quiet, unit="runs") as done:
         for r in runs:
@@ -167,8 +164,8 @@ def _load_runs(runs: Sequence[Run | str | os.PathLike[str]],
 def check_runs(runs: Sequence[Run], doc_ids: Sequence[str], query_ids: Sequence[str]) -> None:
     """Refuse runs naming documents missing from the corpus or queries missing from the set
     (:class:`DataFormatError` with counts and examples: a run made on another corpus)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
     corpus = pa.array(list(doc_ids), type=pa.string())
     known_q = set(query_ids)
@@ -214,8 +211,8 @@ class _Entries:
 def _entries(runs: Sequence[Run], depth: int) -> _Entries:
     """Codes are ranks in the sorted query and doc vocabularies (so code order is id
     order); strings are encoded by Arrow, never compared as Python objects."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.compute as pc  # lazy: loads pyarrow on first use
 
     tops = [run.truncate(depth) for run in runs]
     q_vocab = np.unique(np.concatenate([t.query_ids.astype(object) for t in tops]))

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import secrets
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -295,9 +297,6 @@ class JudgmentStore:
         running app on this machine serves: their token (NULL), browser sessions and sign-in
         links stop working; their labels stay; listing them again gives a new token.
         Returns ``(app id, names revoked now)``; :meth:`close_app` when the app stops."""
-        import json
-        import socket
-
         host, keep = socket.gethostname(), set(names)
         with self._transaction() as db:
             for app_id, pid, served in db.execute(

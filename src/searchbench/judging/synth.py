@@ -36,6 +36,7 @@ import numpy as np
 from .._util import progress as steps
 from .._util import write_text
 from ..errors import ConfigError, DataFormatError
+from ..retrieval import chunker_for
 from .llm import ChatClient, LlmJudge, Prompt, load_prompt
 
 __all__ = ["SynthQuestion", "SynthReport", "append_to_evalset", "copy_overlap",
@@ -123,8 +124,6 @@ class _Candidate:
 
 def _chunks(es: Any, chunk: str | None, per_doc: int) -> list[tuple[Any, int, int, int]]:
     """``(doc, start, end, n_questions)``: ``per_doc`` picks spread over each document."""
-    from ..retrieval import chunker_for
-
     chunker = chunker_for(chunk, None) if chunk else None
     out = []
     for doc in es.corpus:

@@ -128,7 +128,7 @@ def max_norm(x: np.ndarray, what: str, check: bool = True, block: int = 32768) -
     workers = min(len(starts), os.cpu_count() or 1)
     if workers < 2:
         return float(np.sqrt(max(map(one, starts), default=0.0)))
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # lazy: loads concurrent.futures on first use
 
     with ThreadPoolExecutor(workers) as pool:  # einsum releases the GIL
         return float(np.sqrt(max(pool.map(one, starts))))

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .._util import atomic_write
+from .._util import atomic_write, package_version
 from ..errors import ConfigError, DataFormatError
 from ._metric import (
     TIE_POLICY,
@@ -196,7 +196,7 @@ def _engine(engine: str) -> Any:
     if engine == "numpy":
         return None
     try:
-        import faiss
+        import faiss  # lazy: the faiss extra
     except ImportError:
         if engine == "faiss":
             raise ConfigError("engine='faiss' needs faiss-cpu: pip install "
@@ -314,7 +314,7 @@ def _finish(base: np.ndarray, queries: np.ndarray, cand: np.ndarray, depth: int,
     workers = min(os.cpu_count() or 1, len(queries) // 128)
     if workers < 2:
         return _finish_rows(base, queries, cand, depth, metric)
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # lazy: loads concurrent.futures on first use
 
     cuts = np.linspace(0, len(queries), workers + 1).astype(int)
     with ThreadPoolExecutor(workers) as pool:
@@ -407,6 +407,7 @@ def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: DType
     if limits is None:  # one worker
         parts = [one(st) for st in starts]
     else:
+        # lazy: loads concurrent.futures on first use
         from concurrent.futures import ThreadPoolExecutor
 
         with limits, ThreadPoolExecutor(workers) as pool:
@@ -421,7 +422,7 @@ def _numpy_candidates(base: np.ndarray, q: np.ndarray, metric: str, dtype: DType
 def _blas_limits(n: int) -> Any:
     """threadpoolctl's context limiting BLAS to ``n`` threads, or None if not installed."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # lazy: the embeddings extra
     except ImportError:
         return None
     return threadpool_limits(n, user_api="blas")
@@ -493,6 +494,7 @@ def _unit_rows(x: np.ndarray, dtype: DTypeLike, what: str, offset: int = 0,
     if workers < 2:
         list(map(one, starts))
     else:
+        # lazy: loads concurrent.futures on first use
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
@@ -547,8 +549,6 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, nr: int, depth: in
 
 def _provenance(base: np.ndarray, queries: np.ndarray, metric: str, k: int, extra: int,
                 dtype: DTypeLike, faiss: Any) -> dict[str, Any]:
-    from .._util import package_version
-
     version = package_version("searchbench")
     engine = (f"faiss {faiss.__version__} knn, float32" if faiss is not None
               else f"numpy {np.__version__} matmul, {np.dtype(dtype).name}")

@@ -23,12 +23,12 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import SearchbenchWarning, user_stacklevel
+from ..errors import SearchbenchWarning, UnknownMeasureError, user_stacklevel
 from .evaluator import Evaluator
 from .spec import parse_measure
 
@@ -56,7 +56,6 @@ _SAMPLE = 1000
 
 def judged_cutoff(measures: Sequence[str]) -> int:
     """The main cutoff: that of the first measure with a cutoff, else 10."""
-    from ..errors import UnknownMeasureError
     for name in measures:
         try:
             cutoff = parse_measure(name).cutoff
@@ -190,8 +189,6 @@ def judged_notes(judged: Mapping[str, float], k: int) -> list[str]:
 
 def without_measure(result: EvalResult, name: str) -> EvalResult:
     """A copy of the evaluation ``result`` without measure ``name`` (a coverage probe)."""
-    from dataclasses import replace
-
     return replace(result, measures=[m for m in result.measures if m != name],
                    scores={m: v for m, v in result.scores.items() if m != name},
                    mean={m: v for m, v in result.mean.items() if m != name}, _per_query=None)

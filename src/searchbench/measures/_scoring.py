@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..vocab import canonical_unanswerable
 from ._coverage import Coverage, CoverageProbe
 from ._scored import ScoredQueries, apply_unanswerable, scored_queries
 from .evaluator import EvalResult, Evaluator
@@ -50,8 +51,6 @@ class Scorer:
     def __init__(self, qrels: Any, measures: Sequence[str], *, missing: str = "zero",
                  depth: int | None = None, no_answer: Collection[str] = (),
                  unanswerable: str = "skip", missing_warnings: bool = True) -> None:
-        from ..vocab import canonical_unanswerable
-
         self.probe = CoverageProbe(measures)
         self.evaluator = Evaluator(qrels, self.probe.all_measures, missing=missing,
                                    depth=depth)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, as_arrow_strings, lookup, lookup_sorted
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
 from ._kernels import Judged, compute
@@ -147,8 +147,6 @@ class Evaluator:
     def _doc_vocab(self) -> pa.Array:
         """The qrels doc ids as an Arrow array (compact qrels: as they are), built once."""
         if self._arrow_vocab is None:
-            from ..data import as_arrow_strings
-
             vocab = self.qrels.doc_vocab
             self._arrow_vocab = vocab if not isinstance(vocab, np.ndarray) \
                 else as_arrow_strings(vocab).combine_chunks()
@@ -170,7 +168,6 @@ class Evaluator:
         if self.depth is not None:
             run = run.truncate(self.depth)
         qrels = self.qrels
-        from ..data import lookup_sorted
 
         run_to_qrels = lookup_sorted(qrels.query_ids, run.query_ids)
         present = np.zeros(qrels.n_queries, dtype=bool)
@@ -210,7 +207,6 @@ class Evaluator:
         """
         if self.depth is not None:
             run = run.truncate(self.depth)
-        from ..data import as_arrow_strings, lookup
 
         if self._query_vocab is None:  # converted once, not once per part
             self._query_vocab = as_arrow_strings(self.qrels.query_ids).combine_chunks()
@@ -244,7 +240,7 @@ class Evaluator:
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
         if doc_map is None:
-            from ..data import IdIndex, from_numpy, lookup
+            from ..data import IdIndex, from_numpy, lookup  # lazy: loads data, pyarrow on first use
         if doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
             # a small qrels vocabulary: index_in's hash table is built at once and in cache
             docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))

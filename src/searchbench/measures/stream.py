@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._util import progress
 from ..data import BATCH_ENTRIES, Qrels, Run, compact_qrels, iter_run_batches, release_free_memory
 from .evaluator import Combiner, EvalResult, Evaluator
 from .spec import Measure
@@ -39,8 +40,6 @@ def stream_run(evaluator: Evaluator, path: str | os.PathLike[str], *, name: str 
     """Evaluate the run file at ``path`` with ``evaluator``, batch by batch, with a
     progress bar (bytes of the file) on a terminal (``read_size``: see
     :func:`~searchbench.data.stream.iter_run_batches`)."""
-    from .._util import progress
-
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     release_free_memory()  # what reading the qrels and building the evaluator left behind
     with progress(size, f"evaluating {os.fspath(path)}", quiet, unit="bytes") as advance:

@@ -9,10 +9,13 @@ plus the provenance recorded at run time. :meth:`ExperimentReport.write` writes 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from .._util import json_safe, write_text
+from ..comparison import compare_results
 from ..errors import ConfigError, SearchbenchWarning, user_stacklevel
+from ..measures import EvalResult, ScoredQueries
+from ..stats import t_interval
 from ..vocab import canonical_unanswerable
 from .experiment_md import render_markdown
 from .html import render_html
@@ -88,8 +94,6 @@ class Group:
 
     def mean_ci(self, system: str, confidence: float = 0.95) -> tuple[float, float, float]:
         """Mean of the main measure with its Student t interval over queries."""
-        from ..stats import t_interval
-
         v = self.cell(system).score_array(self.main, self.query_ids)
         if len(v) < 2:
             return float(v.mean()), math.nan, math.nan
@@ -198,9 +202,6 @@ def _slug(text: str) -> str:
     digits, ``.``, ``_`` and ``-`` only; otherwise a readable form plus 8 hex digits of the
     name's SHA-256, so that two names that read alike (``a b``, ``a+b``) never share a
     report file."""
-    import hashlib
-    import re
-
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
     if slug == text:
         return slug
@@ -217,7 +218,7 @@ def experiment_report(store: str | os.PathLike[str], experiment: int | str | Non
     ``unanswerable="skip"``, scored as trec_eval does under ``"zero"`` (default: the
     config's ``unanswerable``, else ``skip``); each level says how many scored queries have
     no relevant judgment."""
-    from ..experiment import ResultsStore
+    from ..experiment import ResultsStore  # lazy: loads retrieval, experiment on first use
 
     expected = _expected_cells(config)
     with ResultsStore(store) as db:
@@ -252,9 +253,7 @@ def _latest(cells: list[Any], cfg: dict[str, Any]) -> list[Any]:
 def _check_run_files(problems: dict[str, str], cells: list[Any]) -> None:
     """A changed run file stops the report (its stored scores no longer describe the file
     on disk); a deleted one is a warning (the scores were computed before it went)."""
-    import warnings
-
-    from ..experiment import StoreError
+    from ..experiment import StoreError  # lazy: loads retrieval, experiment on first use
 
     paths = {c.cell_key: Path(c.run_path) for c in cells}
     changed = [why for key, why in problems.items() if paths[key].exists()]
@@ -293,8 +292,8 @@ def _expected_cells(config: Any) -> dict[str, str] | None:
     """``{cell_key: label}`` of the config's grid (None: report whatever is stored)."""
     if config is None:
         return None
-    from ..collections import load_evalset
-    from ..experiment import resolve_evalset
+    from ..collections import load_evalset  # lazy: loads data, collections on first use
+    from ..experiment import resolve_evalset  # lazy: loads retrieval, experiment on first use
 
     out = {}
     for spec in config.evalsets:
@@ -338,8 +337,6 @@ def _scored(cells: list[Any], qids: list[str], scored_ids: list[str], marked: se
     """The group's :class:`~searchbench.measures.ScoredQueries` from what the runner stored
     per cell (``extras["no_relevant"]``), and a note when the cells disagree (chunk
     judgments differ between chunkers) or predate the count."""
-    from ..measures import ScoredQueries
-
     shown = set(qids)
     found = [c.extras.get("no_relevant") for c in cells]
     known = [set(f) & shown for f in found if f is not None]
@@ -392,9 +389,6 @@ def _query_provenance(evalset: Any, qids: list[str]) -> dict[str, tuple[str, boo
 def _compare(cells: list[Any], qids: list[str], cfg: dict[str, Any],
              provenance: dict[str, tuple[str, bool]] | None = None, scored: Any = None,
              notes: list[str] | None = None) -> Any:
-    from ..comparison import compare_results
-    from ..measures import EvalResult
-
     if len(cells) < 2 or len(qids) < 2:
         return None
     measures = cfg["measures"]

@@ -56,7 +56,7 @@ def _encoding(cell: Any, decimals: int) -> str:
 
 def truncation_notes(group: Any) -> list[str]:
     """One sentence per cell whose model truncated units (``LengthReport.message``)."""
-    from ..retrieval import LengthReport
+    from ..retrieval import LengthReport  # lazy: loads retrieval on first use
 
     notes = []
     for c in group.cells:

@@ -6,6 +6,7 @@ all subclass or use it."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from abc import ABC, abstractmethod
@@ -93,8 +94,6 @@ def weights_hash(folder: Path) -> str:
 
 def untruncated(tokenizer: Any) -> Any:
     """A copy of a ``tokenizers.Tokenizer`` that neither truncates nor pads."""
-    import copy
-
     counter = copy.deepcopy(tokenizer)
     counter.no_truncation()
     counter.no_padding()

@@ -59,7 +59,7 @@ class Hit:
 
 def run_coroutines(calls: list[Any], concurrency: int) -> list[Any]:
     """Await ``calls`` (coroutines) with at most ``concurrency`` in flight."""
-    import asyncio
+    import asyncio  # lazy: loads asyncio on first use
 
 
     async def main() -> list[Any]:
@@ -232,7 +232,7 @@ class LangChainAdapter(_Adapter):
         rows = getattr(self.system, "store", None)  # InMemoryVectorStore's own dict
         if not isinstance(rows, Mapping):
             return None
-        from langchain_core.documents import Document
+        from langchain_core.documents import Document  # lazy: the langchain extra
 
         out = []
         for row in rows.values():

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..data import Corpus, Qrels, Queries, Run
 from ..errors import ConfigError
+from ..measures import evaluate
 from ..vocab import FUSIONS, NORMS, canonical_fusion, canonical_norm, check_finite
 from .base import Retriever, check_level
 from .chunking import Chunker
@@ -259,8 +260,6 @@ def sweep_weights(runs: Sequence[Run], qrels: Qrels, measure: str = "nDCG@10",
                   test_fraction: float = 0.5, seed: int = 0) -> SweepResult:
     """Pick the weight of ``runs[0]`` (``runs[1]`` gets 1 − w) on a tune split of the judged
     queries; report the measure on the tune split *and* the held-out test split."""
-    from ..measures import evaluate
-
     if not 0 < test_fraction < 1:
         raise ConfigError(f"test_fraction={test_fraction}: expected 0 < fraction < 1")
     grid = list(grid) if grid is not None else [i / 10 for i in range(11)]

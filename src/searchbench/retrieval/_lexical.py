@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util import progress
 from ..errors import ConfigError, require
 from ..vocab import canonical_bm25_method, canonical_stemmer, canonical_stopwords, check_finite
 from .base import Retriever
@@ -67,8 +68,6 @@ class BM25(Retriever):
         bm25s = require("bm25s", "bm25")
         self._model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b)
         if texts:
-            from .._util import progress
-
             with progress(1, f"indexing {len(texts):,} texts with BM25", self.quiet,
                           unit="index") as done:
                 self._model.index(self._tokenize(texts, True), show_progress=False)

@@ -38,6 +38,8 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import ConfigError
+from ..measures import Scorer
+from ..vocab import canonical_unanswerable
 from ._fusion import Hybrid, sweep_weights
 from ._levels import budget_run, chunk_qrels, context_tokens
 from .base import Retriever
@@ -140,8 +142,6 @@ class Pipeline:
                  log: Log | None = None, encoders: dict[Any, Any] | None = None,
                  missing_warnings: bool = True, unanswerable: str = "skip",
                  **encoder_options: Any) -> None:
-        from ..vocab import canonical_unanswerable
-
         self.evalset = evalset
         self.unanswerable = canonical_unanswerable(unanswerable)
         self.no_answer = list(evalset.queries.no_answer_ids())
@@ -275,8 +275,6 @@ class Pipeline:
 
     def _score(self, run: Run, qrels: Qrels, measures: Sequence[str],
                name: str | None) -> tuple[Any, Any, Any]:
-        from ..measures import Scorer
-
         done = Scorer(qrels, measures, no_answer=self.no_answer,
                       unanswerable=self.unanswerable,
                       missing_warnings=self.missing_warnings).score(run, name)
@@ -337,7 +335,7 @@ def run_pipeline(evalset: Any, spec: RetrieverSpec | Retriever, chunk: str | Non
     for :func:`~searchbench.load_evalset`); ``token_budget`` and ``measures`` go to the
     run, other options to :class:`Pipeline`."""
     if isinstance(evalset, str):
-        from ..collections import load_evalset
+        from ..collections import load_evalset  # lazy: loads data, collections on first use
 
         evalset = load_evalset(evalset)
     run_opts = {k: options.pop(k) for k in ("token_budget", "measures", "name") if k in options}

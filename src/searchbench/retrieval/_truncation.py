@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SearchbenchWarning, user_stacklevel
+
 __all__ = ["LengthReport", "length_report", "warn_truncation"]
 
 
@@ -91,7 +93,5 @@ def length_report(encoder: Any, texts: Sequence[str], unit: str = "document") ->
 
 def warn_truncation(report: LengthReport) -> None:
     """One :class:`SearchbenchWarning` if ``report`` counts truncated units."""
-    from ..errors import SearchbenchWarning, user_stacklevel
-
     if report.truncated:
         warnings.warn(report.message(), SearchbenchWarning, stacklevel=user_stacklevel())

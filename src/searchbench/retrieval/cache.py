@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._util import atomic_write, default_cache_dir, write_text
+from .._util import atomic_write, default_cache_dir, progress, write_text
 from ..errors import BackendError
 
 __all__ = ["EmbeddingCache", "check_vectors", "default_cache_dir", "text_key"]
@@ -62,8 +62,8 @@ def _read_shard(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if path.suffix == ".npz":
         with np.load(path) as data:
             return data["keys"], data["vectors"]
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
     try:
         table = pq.read_table(path, columns=["key", "vector"],
@@ -153,8 +153,6 @@ class EmbeddingCache:
         computed by ``fn`` in batches, each batch stored before the next starts (Ctrl-C
         keeps every stored batch). ``step``: texts per ``fn`` call within a batch, so the
         progress bar moves more often than batches are stored (default: the batch)."""
-        from .._util import progress
-
         keys = [text_key(t) for t in texts]
         have: dict[str, np.ndarray] = {}
         seen: set[str] = set()

@@ -40,6 +40,7 @@ import queue
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -487,8 +488,6 @@ def _check_choice(value: str, allowed: tuple[str, ...], key: str) -> None:
 
 
 def _warn(message: str) -> None:
-    import warnings
-
     warnings.warn(message, SearchbenchWarning, stacklevel=user_stacklevel())
 
 

@@ -149,7 +149,7 @@ class Dense(Retriever):
         """Candidates from the exact k-NN kernel (:func:`exact_knn`), re-ranked
         by this retriever's scores and ARCHITECTURE §3 ties; rows with ties at the cut
         rescored."""
-        from ..knn import exact_knn
+        from ..knn import exact_knn  # lazy: loads knn on first use
 
         units = self._require_index()
         emb = self._vectors()

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._util import atomic_path, file_lock
+from .._util import progress_enabled as _enabled
 from ..errors import BackendError, ConfigError, require
 from ._encoder import Encoder, minilm_path, untruncated, weights_hash
 from ._onnx import onnx_encoder
@@ -82,8 +83,6 @@ class SentenceTransformerEncoder(Encoder):
 @contextmanager
 def _quiet_transformers(quiet: bool | None) -> Iterator[None]:
     """Hide transformers' weight-loading bar unless stderr is a terminal (restored after)."""
-    from .._util import progress_enabled as _enabled
-
     logging = require("transformers", "embeddings").utils.logging
     was = logging.is_progress_bar_enabled()
     if was and not _enabled(quiet):

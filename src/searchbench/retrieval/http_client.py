@@ -46,6 +46,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -214,8 +215,6 @@ class HttpClient:
         """``[fn(*args) for args in calls]``, ``concurrency`` at a time, in order. The first
         call that raises stops the batch: calls not started are never started, waits end,
         this client's connections in flight are shut; its exception is raised."""
-        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
         stop = self._stop = threading.Event()
         first: list[BaseException] = []  # the failure that stopped the batch
 

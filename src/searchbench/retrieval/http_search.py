@@ -114,7 +114,7 @@ def fill_template(template: Any, values: Mapping[str, Any]) -> Any:
 
 def _jsonpath(expr: str, key: str) -> Any:
     require("jsonpath_ng", "http")
-    from jsonpath_ng import parse
+    from jsonpath_ng import parse  # lazy: the http extra
 
     try:
         return parse(expr)

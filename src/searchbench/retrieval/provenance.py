@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import sys
@@ -12,7 +13,9 @@ from typing import Any
 
 from .._util import library_versions, machine, output_error, replace, utc_now, write_json
 from .._util.secrets import REDACTED, redacted
+from .._util.urls import public_url
 from ..data import Run
+from ..errors import ConfigError, OutputError
 
 __all__ = [
     "file_digest",
@@ -54,9 +57,7 @@ def public_command(argv: list[str]) -> list[str]:
     """``argv`` as it may be written to a file: every URL (``--endpoint URL`` or
     ``--endpoint=URL``) without its user name, password and credential-like query values;
     ``--header 'Name: value'`` as ``Name: [redacted]``; every held secret redacted."""
-    from .._util.urls import public_url
-    from ..db import ENGINES, parse_store_url
-    from ..errors import ConfigError
+    from ..db import ENGINES, parse_store_url  # lazy: loads db, knn on first use
 
     def url_arg(arg: str) -> str:
         if "://" not in arg:
@@ -115,8 +116,6 @@ def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict
     run and sidecar as they were, no temporary file, and raises one
     :class:`~searchbench.errors.OutputError` naming the file that could not be written.
     """
-    from ..errors import OutputError
-
     target = Path(run_path)
     pending = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.pending")
     try:
@@ -145,8 +144,6 @@ def write_run_and_sidecar(run: Run, run_path: str | os.PathLike[str], info: dict
 def sweep_pending(folder: Path, stem: str) -> None:
     """Remove ``.STEM.PID.*.pending`` files left by a writer that was killed (``kill -9``)
     before it could clean up; files of a process still running are kept."""
-    import glob
-
     for path in folder.glob(f".{glob.escape(stem)}.*.pending"):
         pid = path.name[len(stem) + 2:].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):

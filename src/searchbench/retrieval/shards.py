@@ -56,8 +56,8 @@ class EmbeddingFolder:
 
     def done_rows(self, kind: Kind) -> np.ndarray:
         """Rows of ``kind`` already embedded (from earlier, possibly interrupted, runs)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # lazy: loads pyarrow on first use
+        import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
         try:
             rows = [pq.read_table(p, columns=["row"], page_checksum_verification=True)
@@ -70,7 +70,7 @@ class EmbeddingFolder:
 
     def write(self, kind: Kind, table: Any) -> Path:
         """Write one shard (a table ``row, id, key, vector``) atomically."""
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
         ident = self.folder / "identity.txt"
         if not ident.exists():
@@ -89,7 +89,7 @@ class EmbeddingFolder:
 
 def shard_table(rows: np.ndarray, ids: list[str], keys: list[str], vectors: np.ndarray) -> Any:
     """The shard table of some rows: ``row, id, key, vector`` (float32 lists)."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: loads pyarrow on first use
 
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     flat = pa.array(vectors.reshape(-1))
@@ -102,8 +102,8 @@ def read_embedded(root: str | os.PathLike[str], kind: Kind = "corpus"
                   ) -> tuple[np.ndarray, list[str]]:
     """``(vectors float32 in row order, ids)`` of ``kind`` in an embedding folder; every
     row from 0 to the manifest's count must be there exactly once."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # lazy: loads pyarrow on first use
+    import pyarrow.parquet as pq  # lazy: loads pyarrow on first use
 
     root = Path(root)
     try:

@@ -303,6 +303,7 @@ def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> Callab
 
 
 def _db(s: dict[str, Any], key: Callable[[str], str]) -> DbSpec:
+    # lazy: loads db, knn on first use
     from ..db import ENGINES, check_params, engine_class, parse_store_url
 
     url = _text(s.get("url", ""), key("url"), empty=False)
@@ -504,6 +505,7 @@ def spec_to_dict(spec: RetrieverSpec) -> dict[str, Any]:
         if f.name == "parts":
             value = [spec_to_dict(p) for p in value]
         elif isinstance(spec, DbSpec) and f.name in ("url", "params"):
+            # lazy: loads db, knn on first use
             from ..db import parse_store_url  # the password never leaves the spec
 
             value = parse_store_url(value).public if f.name == "url" else dict(value)

@@ -60,7 +60,7 @@ def store_url(url: str, chunk: str | None, key: str = "the store URL") -> str:
     most 63): anything else is one :class:`ConfigError` naming ``key``."""
     if not is_template(url):
         return url
-    from ..db import parse_store_url
+    from ..db import parse_store_url  # lazy: loads db, knn on first use
 
     expanded = url.replace(CHUNKER_FIELD, chunker_slug(chunk))
     parsed = parse_store_url(expanded)
@@ -89,7 +89,7 @@ def _option(url: str, name: str) -> str:
 
 
 def _store(store_or_url: Any, must_exist: bool = False) -> Any:
-    from ..db import VectorStore, connect
+    from ..db import VectorStore, connect  # lazy: loads db, knn on first use
 
     if isinstance(store_or_url, VectorStore):
         return store_or_url
@@ -169,7 +169,7 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     skipped, count, seconds, the store's description). ``encoders``: a cache of loaded
     models shared with a :class:`~searchbench.retrieval.Pipeline` (an experiment loading
     its stores embeds with the encoders its cells use)."""
-    from ..knn import check_metric
+    from ..knn import check_metric  # lazy: loads knn on first use
 
     metric = check_metric(metric)
     store = _store(store_or_url)
@@ -180,7 +180,7 @@ def load_store(store_or_url: Any, evalset: Any, model: str = "minilm", *,
     if kind is not None and kind not in cls.index_kinds:
         raise ConfigError(f"--index {index!r}: {cls.engine} builds "
                           f"{', '.join(cls.index_kinds) or 'no index'} (or none)")
-    from ..db import check_params
+    from ..db import check_params  # lazy: loads db, knn on first use
 
     build = check_params(cls.engine, cls.params, params or {}, "build")
     spec = DenseSpec(model=model, query_prefix=query_prefix, doc_prefix=doc_prefix,
@@ -311,7 +311,7 @@ class DbRetriever(Retriever):
                quiet: bool | None, encoder_options: dict[str, Any],
                encoders: dict[Any, Any]) -> None:
         """Parameters checked, model chosen and checked against the store's record."""
-        from ..db import check_params
+        from ..db import check_params  # lazy: loads db, knn on first use
 
         cls = type(self.store)
         self.params = check_params(cls.engine, cls.params, params or {}, "search")

@@ -44,6 +44,7 @@ def wins_ties_losses(diffs: np.ndarray, tol: float = TIE_TOLERANCE) -> np.ndarra
 def paired_t_power(d_z: float, n: int, alpha: float = 0.05) -> float:
     """Power of the two-sided paired t-test with ``n`` queries at effect ``d_z``:
     ``P(T > t_c) + P(T < −t_c)``, ``T ~ nct(df=n−1, nc=d_z √n)``, ``t_c = t_{1−α/2, n−1}``."""
+    # lazy: loads scipy, numpy on first use
     from scipy import special  # the distributions without importing scipy.stats
 
     df = n - 1
@@ -62,7 +63,7 @@ def queries_for_power(d_z: float, alpha: float = 0.05, power: float = 0.8) -> in
     ``None`` when the effect is 0, undefined, or needs more than 10⁹ queries; 2 for an
     infinite effect (a constant non-zero difference).
     """
-    from scipy import special
+    from scipy import special  # lazy: loads scipy, numpy on first use
 
     if d_z is None or not np.isfinite(d_z):
         return None if d_z is None or np.isnan(d_z) else 2

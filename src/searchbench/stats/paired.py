@@ -117,7 +117,7 @@ def paired_t(diffs: np.ndarray) -> np.ndarray | float:
 
     Degenerate columns: all differences 0 → p = 1; a non-zero constant → p = 0.
     """
-    from scipy import stats
+    from scipy import stats  # lazy: loads scipy, numpy on first use
 
     d = _as_matrix(diffs)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -133,7 +133,7 @@ def wilcoxon(diffs: np.ndarray) -> np.ndarray | float:
 
     ``W = Σ_{d_q != 0} rank(|d_q|) · [d_q > 0]``; a column of only zeros gives p = 1.
     """
-    from scipy import stats
+    from scipy import stats  # lazy: loads scipy, numpy on first use
 
     d = _as_matrix(diffs)
     p = np.ones(d.shape[1])
@@ -149,6 +149,7 @@ def t_interval(
     diffs: np.ndarray, confidence: float = DEFAULT_STATS.confidence
 ) -> tuple[np.ndarray | float, np.ndarray | float]:
     """Student's interval of the mean difference: ``d̄ ± t_{(1+c)/2, n−1} · s_d / √n``."""
+    # lazy: loads scipy, numpy on first use
     from scipy import special  # t quantile without importing scipy.stats (slow to load)
 
     d = _as_matrix(diffs)

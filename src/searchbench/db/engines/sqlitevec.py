@@ -46,12 +46,12 @@ _SQL_TYPES = {bool: "boolean", int: "integer", float: "float", str: "text"}
 def sqlite_module() -> Any:
     """A DB-API ``sqlite3`` module able to load extensions: pysqlite3 when installed, else
     the standard library's when it was built with extension loading."""
-    import importlib
+    import importlib  # lazy: none, already loaded; hoist later
 
     try:
         return importlib.import_module("pysqlite3.dbapi2")
     except ImportError:
-        import sqlite3
+        import sqlite3  # lazy: loads sqlite3 on first use
 
         if hasattr(sqlite3.Connection, "enable_load_extension"):
             return sqlite3

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +29,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -120,7 +122,7 @@ class JudgingApp:
     """The routes; one instance per served evaluation set."""
 
     def __init__(self, ctx: JudgingContext) -> None:
-        import jinja2
+        import jinja2  # lazy: the report extra
 
         self.ctx = ctx
         self.env = jinja2.Environment(
@@ -228,8 +230,6 @@ class JudgingApp:
 
     async def done_page(self, request: Request, who: Principal) -> Response:
         """After the last item: what this annotator did, what is left, what to run next."""
-        import shlex
-
         labels = await run_in_threadpool(self.own_labels, who.name)
         left = [i for i, pair in enumerate(self.ctx.items) if pair not in labels]
         n_skipped = sum(1 for pair, j in labels.items()
@@ -388,8 +388,6 @@ def _load_static() -> dict[str, tuple[bytes, str]]:
 
 def create_app(ctx: JudgingContext) -> Starlette:
     """The ASGI app serving ``ctx`` (judging and, with ``ctx.explore``, explore pages)."""
-    from starlette.middleware import Middleware
-
     web = JudgingApp(ctx)
     routes = [
         Route("/login", web.login),

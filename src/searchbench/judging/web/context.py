@@ -117,6 +117,7 @@ def _find_file(folder: Path, stem: str) -> Path:
 
 def load_texts(evalset: Path) -> tuple[Corpus, Queries, Qrels | None]:
     """The corpus and queries of a native folder, and its qrels if it has any yet."""
+    # lazy: loads data on first use
     from ...data import read_corpus_jsonl, read_qrels, read_queries_jsonl
 
     if not evalset.is_dir():

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import signal
 import socket
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._util import visible_name
+from ..._util import keeping, visible_name
 from ...errors import ConfigError, SearchbenchError, require
 from ..labels import read_pool
 from ..store import JudgmentStore, check_annotator_name
@@ -158,7 +160,7 @@ def _allowed_hosts(host: str, port: int) -> frozenset[str]:
 
 
 def _run(opts: ServeOptions, sock: socket.socket, ctx: JudgingContext, access: Access) -> None:
-    import uvicorn
+    import uvicorn  # lazy: the judge extra
 
     from .app import create_app  # lazy: starlette loads once require_web checked the extra
 
@@ -168,7 +170,6 @@ def _run(opts: ServeOptions, sock: socket.socket, ctx: JudgingContext, access: A
                             lifespan="off", server_header=False, timeout_graceful_shutdown=2,
                             ssl_certfile=str(opts.certfile) if opts.certfile else None,
                             ssl_keyfile=str(opts.keyfile) if opts.keyfile else None)
-    from ..._util import keeping
 
     with keeping(f"every label given is stored in {ctx.store.path}",
                  "run the same command again to go on"):  # the CLI says what was kept
@@ -181,9 +182,6 @@ def _run_until_ctrl_c(server: Any, sock: socket.socket) -> None:
     still starting and not yet listening for it - asks it to stop cleanly (its
     ``should_exit``), and is raised again as :class:`KeyboardInterrupt` once it stopped (a
     stop inside asyncio's start-up would leave a coroutine and an event loop behind)."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():  # no signals there
         server.run(sockets=[sock])
         return
