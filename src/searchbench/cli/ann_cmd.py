@@ -5,12 +5,15 @@ knn_recall (agreement with exact search) is reported apart from relevance recall
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from .._util import refuse_sources, write_text
 from ._output import (
     QUIET_OPTION,
     UsageError,
@@ -69,9 +72,6 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
     Example: searchbench ann groundtruth --vectors corpus.npy --queries queries.npy
     --metric cosine -k 100 -o gt.npz
     """
-    import time  # lazy: none, already loaded; hoist later
-
-    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
     from ..ann import read_vectors  # lazy: cli start-up (ann, numpy)
     from ..knn import exact_knn  # lazy: cli start-up (knn, numpy)
 
@@ -141,7 +141,6 @@ def sweep_command(ctx: click.Context, dataset: str | None, model: str, index: st
     Example: searchbench ann sweep pyref --model minilm --index hnsw --param M=16,32
     --param efSearch=16,32,64,128,256
     """
-    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
     from ..ann import index_spec as spec  # lazy: cli start-up (ann, numpy)
     from ..ann import parse_param, run_sweep  # lazy: cli start-up (ann, numpy)
     from ..knn import GroundTruth  # lazy: cli start-up (knn, numpy)
@@ -172,8 +171,6 @@ def _db_sweep(ctx: click.Context, dataset: str | None, url: str, param: tuple[st
               k: int, repeats: int, relevance: bool, output: Path, filter_: str | None,
               concurrency: int, expect: bool | None, quiet: bool) -> None:
     """``ann sweep --db``: the store's search parameters, through its own client."""
-    from click.core import ParameterSource  # lazy: none, already loaded; hoist later
-
     from ..ann import (  # lazy: cli start-up (ann, numpy)
         described,
         parse_db_param,
@@ -256,7 +253,6 @@ def report_command(sweeps: tuple[Path, ...], output: Path, output_format: str, o
 
     Example: searchbench ann report sweep.json --open
     """
-    from .._util import refuse_sources, write_text  # lazy: none, already loaded; hoist later
     from ..ann import SweepResult, render_html, render_markdown  # lazy: cli start-up (ann, numpy)
 
     refuse_sources(output, sweeps)

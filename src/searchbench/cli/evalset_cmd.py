@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from .._util import refuse_sources, safe_component, visible_text
+from ..errors import ConfigError
 from ._output import (
     QUIET_OPTION,
     evalset_argument,
@@ -45,7 +47,6 @@ CACHE_OPTION = click.option("--cache-dir", type=paths(),
 
 def _load(spec: str, split: str, data_dir: Path | None, cache_dir: Path | None,
           strict: bool = True, quiet: bool = False) -> Any:
-    from .._util import safe_component  # lazy: none, already loaded; hoist later
     from ..collections import load_evalset  # lazy: cli start-up (collections, numpy)
 
     safe_component(split, "split")  # it names qrels/<split>.tsv: no '/', '..', NUL…
@@ -82,8 +83,6 @@ def check_command(spec: str, split: str, sd: float, output_format: str, data_dir
     if output_format == "json":
         print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
     else:
-        from .._util import visible_text  # lazy: none, already loaded; hoist later
-
         click.echo(visible_text(report.to_text()))  # ids from the set are untrusted
         if judged is not None:
             click.echo(f"judge agreement: {judged.summary()}")
@@ -143,8 +142,6 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
                     "pruned": report.pruned,
                     "skipped": [{"path": p, "reason": r} for p, r in report.skipped]})
     else:
-        from .._util import visible_text  # lazy: none, already loaded; hoist later
-
         click.echo(visible_text(report.to_text()))
 
 
@@ -175,8 +172,6 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
         print_json({"queries": str(report.path), "added": report.added,
                     "duplicates": report.duplicates, "total": report.total})
     else:
-        from .._util import visible_text  # lazy: none, already loaded; hoist later
-
         click.echo(visible_text(report.to_text()))
 
 
@@ -248,9 +243,7 @@ def chunk_qrels_command(spec: str, chunk: str, model: str | None, output: Path,
     Example: searchbench evalset chunk-qrels my-set/ --chunk tokens:256:32 --model minilm
     -o chunk-qrels.txt
     """
-    from .._util import refuse_sources  # lazy: none, already loaded; hoist later
     from ..data import source_paths  # lazy: cli start-up (data, numpy)
-    from ..errors import ConfigError  # lazy: none, already loaded; hoist later
     from ..retrieval import (  # lazy: cli start-up (retrieval, numpy)
         DenseSpec,
         chunking_label,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from .._util import visible_name, write_text
 from ..errors import ConfigError
 from ._output import (
     DECIMALS_OPTION,
@@ -47,7 +49,6 @@ def _log(quiet: bool):
 @FORCE_OPTION
 def init_command(path: Path, force: bool) -> None:
     """Write a commented example config to start from."""
-    from .._util import write_text  # lazy: none, already loaded; hoist later
     from ..experiment import example_config  # lazy: cli start-up (experiment, numpy)
 
     refuse_existing(force, path)
@@ -190,8 +191,6 @@ def report_command(config: Path, store: Path | None, output: Path | None,
               help="Results store(s); default: every *.sqlite store in the working folder.")
 def list_command(store: tuple[Path, ...]) -> None:
     """List past experiments in results stores."""
-    import time  # lazy: none, already loaded; hoist later
-
     from ..experiment import ResultsStore, StoreError  # lazy: cli start-up (experiment, numpy)
 
     stores = list(store) or sorted(Path.cwd().glob("*.sqlite"))
@@ -218,6 +217,4 @@ def _plain(text: str) -> str:
     """``text`` safe for one TSV field on a terminal: control and format characters (tab,
     newline, ANSI escapes, bidi overrides) shown as ``\\uXXXX`` — a store written before
     names were validated may hold them (:func:`searchbench._util.visible_name`)."""
-    from .._util import visible_name  # lazy: none, already loaded; hoist later
-
     return visible_name(text)

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from .._util import visible_text
+from ..errors import DataFormatError
 from ._multi import GreedyOption
 from ._output import (
     evalset_argument,
@@ -21,6 +23,7 @@ from ._output import (
     refuse_existing,
     reported_warnings,
 )
+from .judge_llm_cmd import llm_command
 
 EVALSET_ARG = evalset_argument(folder=True)
 TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or one JSON object.")
@@ -104,7 +107,6 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     Example: searchbench judge agreement my-set/ --runs bm25.trec dense.trec
     """
     from ..data import Run  # lazy: cli start-up (data, numpy)
-    from ..errors import DataFormatError  # lazy: none, already loaded; hoist later
     from ..judging import agreement, store_judgments  # lazy: cli start-up (judging, numpy)
 
     refuse_existing(force, output)
@@ -128,8 +130,6 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
     if output_format == "json":
         print_json(report.to_dict())
     else:
-        from .._util import visible_text  # lazy: none, already loaded; hoist later
-
         click.echo(visible_text(report.to_text()))  # ids and names are untrusted
 
 
@@ -163,8 +163,6 @@ def export_command(evalset: Path, policy: str, min_annotators: int,
 
 
 def _register() -> None:
-    from .judge_llm_cmd import llm_command  # lazy: none, already loaded; hoist later
-
     judge_app.add_command(llm_command)
 
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import re
 import signal
 import sys
+import threading
+import warnings
 from typing import Any
 
 import click
 
-from ..errors import SearchbenchError
+from .._util import one_line
+from .._util.progress import interrupted_message, reset_interruption
+from .._util.secrets import redact
+from ..errors import DataFormatError, SearchbenchError
 
 HELP = ("Does your search bring back the right documents? trec_eval-exact IR measures, "
         "significance tests, ANN recall and evaluation sets.")
@@ -62,7 +68,6 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return super().get_command(ctx, cmd_name)  # one added with app.command()
-        import importlib  # lazy: none, already loaded; hoist later
 
         module, attribute, _ = COMMANDS[cmd_name]
         command: click.Command = getattr(importlib.import_module(f".{module}", __package__),
@@ -103,8 +108,6 @@ def main(argv: list[str] | None = None) -> int:
     errors exit with 2 (Click's convention). Ctrl-C prints ONE line saying what the
     interrupted step kept and how to resume (:func:`interrupted`) and exits with 130.
     """
-    from .._util.progress import reset_interruption  # lazy: none, already loaded; hoist later
-
     saved = {name: os.environ.get(name) for name in _PROGRESS_OFF}
     quiet_third_party_progress()
     reset_interruption()
@@ -158,8 +161,6 @@ def _once_on_ctrl_c() -> Any:
     while it is handled (bars removed, files closed, the one line printed): a second
     Ctrl-C in the middle of that would leave the terminal and the output half done. Returns
     the handler to restore (None off the main thread, where signals cannot be set)."""
-    import threading  # lazy: none, already loaded; hoist later
-
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -177,8 +178,6 @@ class _Interrupted(Exception):
 def interrupted() -> int:
     """Print the one ``interrupted: <what was kept>; <how to resume>`` line; return 130
     (128 + SIGINT, the shell's code for a command stopped by Ctrl-C)."""
-    from .._util.progress import interrupted_message  # lazy: none, already loaded; hoist later
-
     try:
         if getattr(sys.stderr, "isatty", lambda: False)():
             sys.stderr.write("\n")  # past the terminal's echo of ^C
@@ -200,14 +199,10 @@ def _guard(command: click.Command) -> None:
         try:
             return invoke(ctx)
         except EOFError as exc:
-            from ..errors import DataFormatError  # lazy: none, already loaded; hoist later
-
             raise DataFormatError(f"an input file ends early ({exc or 'EOFError'}); expected "
                                   "a complete file") from None
         except KeyboardInterrupt:
             if _EXITING:  # the process ends: leave an embedding program's filters alone
-                import warnings  # lazy: none, already loaded; hoist later
-
                 # what Ctrl-C cut short (a coroutine never awaited, an event loop left open)
                 # is freed from here on: its warnings would bury the `interrupted:` line
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -222,9 +217,6 @@ def _fail(message: str) -> int:
     """Print ``message`` as one ``error:`` line, redacted for every secret the command
     holds (whatever an engine or a library put in it), then made visible: names in it
     cannot forge a line."""
-    from .._util import one_line  # lazy: none, already loaded; hoist later
-    from .._util.secrets import redact  # lazy: none, already loaded; hoist later
-
     click.echo("error: " + one_line(redact(message)), err=True)
     return 1
 

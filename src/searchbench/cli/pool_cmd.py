@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .._util import visible_text
 from ._multi import GreedyOption
 from ._output import (
     QUIET_OPTION,
@@ -49,7 +50,6 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
     if output_format == "json":
         print_json({**result.to_dict(), "output": str(target)})
         return
-    from .._util import visible_text  # lazy: none, already loaded; hoist later
 
     click.echo(visible_text(result.to_text()))
     click.echo(visible_text(f"wrote {target} ({len(result.items)} pairs)"))

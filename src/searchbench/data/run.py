@@ -19,6 +19,7 @@ from ._columns import (
     check_keep,
     default_line,
     encode,
+    flatten_mapping,
     interned,
     resolve_duplicates,
     subset,
@@ -161,8 +162,6 @@ class Run:
     @classmethod
     def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], **kw: Any) -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (pytrec_eval's layout)."""
-        from ._columns import flatten_mapping  # lazy: none, already loaded; hoist later
-
         qs, ds, ss = flatten_mapping(ranking, "score", kw.get("source") or "<run>")
         return cls.from_columns(qs, ds, ss, **kw)
 

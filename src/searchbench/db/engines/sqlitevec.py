@@ -22,6 +22,7 @@ The Python of pyenv builds and some distributions cannot load SQLite extensions;
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import threading
@@ -46,8 +47,6 @@ _SQL_TYPES = {bool: "boolean", int: "integer", float: "float", str: "text"}
 def sqlite_module() -> Any:
     """A DB-API ``sqlite3`` module able to load extensions: pysqlite3 when installed, else
     the standard library's when it was built with extension loading."""
-    import importlib  # lazy: none, already loaded; hoist later
-
     try:
         return importlib.import_module("pysqlite3.dbapi2")
     except ImportError:

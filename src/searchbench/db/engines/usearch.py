@@ -21,6 +21,8 @@ usearch stores no payloads: texts and metadata are not kept and filters are refu
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import io
 import json
 import time
@@ -47,9 +49,6 @@ def _usearch_index() -> Any:
     """``usearch.index``, imported after onnxruntime when that is installed: with usearch
     2.26 and onnxruntime 1.32 loaded in the other order, importing onnxruntime crashes the
     process (a segmentation fault, e.g. in a test run that uses both)."""
-    import contextlib  # lazy: none, already loaded; hoist later
-    import importlib  # lazy: none, already loaded; hoist later
-
     with contextlib.suppress(ImportError):
         importlib.import_module("onnxruntime")
     return require("usearch.index", "usearch")
