@@ -783,6 +783,25 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
     return 1;
 }
 
+/* The first byte at or after p that ends a field: a space or control byte (<= ' ') or a
+ * byte >= 0x80; end if none. Eight bytes at a time: in a word x, the bytes below 0x21
+ * set their top bit in (x - 0x21..21) & ~x (the lowest such bit is exact: a borrow only
+ * comes from a byte that is itself below), the bytes >= 0x80 in x itself. */
+static inline const char *field_end(const char *p, const char *end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t hit = (((x - 0x21 * ones) & ~x) | x) & high;
+        if (hit) return p + (__builtin_ctzll(hit) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end && (unsigned char)*p > ' ' && (unsigned char)*p < 0x80) p++;
+    return p;
+}
+
 /* feed(block): parse whole lines; False when the block needs the pure reader. */
 static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
     Py_buffer view;
@@ -832,17 +851,21 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
         int n = 0;
         for (;;) {
             const char *start = p;
-            while (p < end) {
-                unsigned char c = (unsigned char)*p;
-                if (c <= ' ' || c >= 0x80) break;
-                p++;
-            }
+            p = field_end(p, end);
             if (p == start || n == MAX_FIELDS) { /* an odd byte, or too many fields */
                 ok = 0;
                 break;
             }
             field[n] = start;
             len[n++] = (size_t)(p - start);
+            if (end - p > 1 && *p == ' ' && (unsigned char)p[1] > ' ') { /* one space */
+                p++;
+                continue;
+            }
+            if (p < end && *p == '\n') { /* LF */
+                p++;
+                break;
+            }
             while (p < end && (*p == ' ' || *p == '\t')) p++;
             if (p == end) break;
             if (*p == '\r') {

@@ -24,6 +24,7 @@ from ._native import scanner
 from ._text import (
     has_data,
     iter_blocks,
+    iter_line_views,
     keep_first_fields,
     normalise,
     open_binary,
@@ -105,9 +106,9 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
     scan = None
     header = False
     with open_binary(source) as stream:
-        for block in iter_blocks(stream):
+        for block in iter_line_views(stream):
             if scan is None:
-                first = _first_fields(block)
+                first = _first_fields(bytes(block))
                 if first is None or (what == "run" and len(first) != 6) or \
                         (what == "qrels" and len(first) not in (3, 4)):
                     return None  # no data line in the first block, or an odd layout
@@ -116,6 +117,7 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
                 scan = module.Scanner(kind, skip_first=header)
             if not scan.feed(block):
                 return None
+            del block  # the view: the buffer is reused for the next block
     if scan is None:
         return None
     found: dict[str, Any] = scan.finish()
