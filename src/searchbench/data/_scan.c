@@ -403,7 +403,9 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
     }
     Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    int failed = table_presize(&known, n_ids) < 0;
+    /* slots at most a quarter full: most entries are absent, and an absent id's probe
+     * ends at the first empty slot */
+    int failed = table_presize(&known, 2 * (int64_t)n_ids) < 0;
     for (Py_ssize_t i = 0; !failed && i < n_ids; i++) {
         Py_ssize_t len;
         const char *s = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len)

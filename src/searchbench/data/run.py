@@ -250,11 +250,18 @@ class Run:
         every step-th entry's)."""
         if self._doc_codes is None and isinstance(self._doc_ids, CompiledDocs):
             return self._doc_ids.sample(limit)
-        vocab = self._codes_and_vocab()[1]
-        at = np.arange(0, len(vocab), max(len(vocab) // max(limit, 1), 1))[:limit]
-        if is_compiled_vocab(vocab):
-            return [cast(Any, vocab).get(int(i)) for i in at]
-        return [str(i) for i in self.doc_vocab[at].tolist()]
+        if self._doc_codes is None and self._doc_ids is not None:  # Arrow ids, by entry
+            ids = self._doc_ids
+        else:
+            ids = self._codes_and_vocab()[1]
+        at = np.arange(0, len(ids), max(len(ids) // max(limit, 1), 1))[:limit]
+        if is_compiled_vocab(ids):
+            return [cast(Any, ids).get(int(i)) for i in at]
+        if not isinstance(ids, np.ndarray):  # Arrow: only the sample becomes str
+            from ._arrow import from_numpy
+
+            return [str(i) for i in ids.take(from_numpy(at)).to_pylist()]
+        return [str(i) for i in ids[at].tolist()]
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
