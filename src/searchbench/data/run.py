@@ -248,15 +248,14 @@ class Run:
         """At most ``limit`` ids of ``doc_vocab``, every step-th (for advice about ids,
         without building millions of strings for the compiled reader's ids; those are
         every step-th entry's)."""
-        if self._doc_codes is None and isinstance(self._doc_ids, CompiledDocs):
-            return self._doc_ids.sample(limit)
-        if self._doc_codes is None and self._doc_ids is not None:  # Arrow ids, by entry
-            ids = self._doc_ids
-        else:
+        ids: Any = self._doc_ids if self._doc_codes is None else None
+        if isinstance(ids, CompiledDocs):
+            return ids.sample(limit)
+        if ids is None:  # else Arrow ids, by entry
             ids = self._codes_and_vocab()[1]
         at = np.arange(0, len(ids), max(len(ids) // max(limit, 1), 1))[:limit]
         if is_compiled_vocab(ids):
-            return [cast(Any, ids).get(int(i)) for i in at]
+            return [ids.get(int(i)) for i in at]
         if not isinstance(ids, np.ndarray):  # Arrow: only the sample becomes str
             from ._arrow import from_numpy
 
