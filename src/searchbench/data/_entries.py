@@ -69,9 +69,9 @@ def entries_arrow(entries: Any) -> pa.Array:
     """The scanner's ``Entries`` (or ``Vocab``) as an Arrow string array, by position."""
     import pyarrow as pa
 
-    offsets, data = entries.buffers()
+    offsets, data = entries.buffers()  # lent by ``entries``, not copied
     offsets = np.frombuffer(offsets, dtype=np.int64)
-    if len(data) < 2**31 - 1:
+    if memoryview(data).nbytes < 2**31 - 1:
         return pa.Array.from_buffers(pa.string(), len(entries), [
             None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
     return pa.Array.from_buffers(pa.large_string(), len(entries),

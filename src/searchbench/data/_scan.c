@@ -49,11 +49,64 @@ static void buf_free(Buf *b) {
     b->used = b->cap = 0;
 }
 
-/* The buffer's bytes as a new bytearray (the buffer is freed). */
+/* A Block owns a buffer's memory and lends it through the buffer protocol (numpy's
+ * frombuffer): a column of 10^8 entries is handed over without a copy. */
+typedef struct {
+    PyObject_HEAD char *p;
+    Py_ssize_t len;
+    PyObject *owner; /* NULL: p is this block's; else p is lent by owner (read-only) */
+} BlockObject;
+
+static void block_dealloc(BlockObject *self) {
+    if (self->owner)
+        Py_DECREF(self->owner);
+    else
+        free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int block_getbuffer(BlockObject *self, Py_buffer *view, int flags) {
+    static char empty[1];
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : empty, self->len,
+                             self->owner != NULL, flags);
+}
+
+static PyBufferProcs block_as_buffer = {.bf_getbuffer = (getbufferproc)block_getbuffer};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "searchbench.data._scan.Block",
+    .tp_basicsize = sizeof(BlockObject),
+    .tp_dealloc = (destructor)block_dealloc,
+    .tp_as_buffer = &block_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A column's bytes, lent through the buffer protocol (owned here, not copied).",
+};
+
+/* A read-only Block of len bytes at p, owned by owner (kept alive while lent). */
+static PyObject *block_lent(char *p, size_t len, PyObject *owner) {
+    BlockObject *out = PyObject_New(BlockObject, &BlockType);
+    if (!out) return NULL;
+    out->p = p;
+    out->len = (Py_ssize_t)len;
+    Py_INCREF(owner);
+    out->owner = owner;
+    return (PyObject *)out;
+}
+
+/* The buffer's bytes as a Block (the buffer is emptied; its memory moves to the Block). */
 static PyObject *buf_take(Buf *b) {
-    PyObject *out = PyByteArray_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->used);
-    buf_free(b);
-    return out;
+    BlockObject *out = PyObject_New(BlockObject, &BlockType);
+    if (!out) return NULL;
+    out->p = b->p;
+    out->len = (Py_ssize_t)b->used;
+    out->owner = NULL;
+    if (b->p && b->used && b->used < b->cap) { /* give back the unused tail */
+        char *p = realloc(b->p, b->used);
+        if (p) out->p = p;
+    }
+    b->p = NULL;
+    b->used = b->cap = 0;
+    return (PyObject *)out;
 }
 
 /* ---- interning table: ids -> codes in order of first appearance ------------------------ */
@@ -263,9 +316,9 @@ static PyObject *vocab_get(VocabObject *self, PyObject *arg) {
 }
 
 static PyObject *vocab_buffers(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
-    return Py_BuildValue(
-        "(y#y#)", self->t.offsets.p, (Py_ssize_t)self->t.offsets.used,
-        self->t.data.p ? self->t.data.p : "", (Py_ssize_t)self->t.data.used);
+    return Py_BuildValue("(NN)",
+                         block_lent(self->t.offsets.p, self->t.offsets.used, (PyObject *)self),
+                         block_lent(self->t.data.p, self->t.data.used, (PyObject *)self));
 }
 
 /* codes_of(ids): int32 bytearray, the code of each str of the sequence here, -1 if absent */
@@ -426,21 +479,47 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
         table_free(&known);
         return NULL;
     }
+    /* A filter of 16 bits per known id (one bit set per id): most entries are absent, and
+     * their clear bit, in a table that stays in cache, settles them without a probe of the
+     * slots (a cache miss each once the table outgrows the cache). */
+    int fbits = 12;
+    while (fbits < 40 && ((int64_t)1 << fbits) < 16 * (int64_t)n_ids) fbits++;
+    uint64_t *filter = calloc(((size_t)1 << fbits) / 64, sizeof(uint64_t));
+    if (!filter) {
+        table_free(&known);
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+#define FILTER_BIT(h) (((h) * 0x9E3779B97F4A7C15ULL) >> (64 - fbits))
+    for (int64_t code = 0; code < known.n; code++) {
+        uint64_t bit = FILTER_BIT(((const uint64_t *)known.hashes.p)[code]);
+        filter[bit >> 6] |= 1ULL << (bit & 63);
+    }
     int32_t *codes = (int32_t *)PyByteArray_AS_STRING(out);
     const int64_t *off = (const int64_t *)self->t.offsets.p;
     const char *data = self->t.data.p;
     Py_BEGIN_ALLOW_THREADS
-    enum { AHEAD = 16 };
+    enum { AHEAD = 32 };
     uint64_t hash[AHEAD];
+    int maybe[AHEAD];
     for (int64_t base = 0; base < n; base += AHEAD) {
         int m = n - base < AHEAD ? (int)(n - base) : AHEAD;
-        for (int k = 0; k < m; k++) {
+        for (int k = 0; k < m; k++) { /* the filter words, fetched for the next pass */
             int64_t e = base + k;
             hash[k] = hash_bytes(data + off[e], (size_t)(off[e + 1] - off[e]));
-            __builtin_prefetch(&known.slots[hash[k] & known.mask]);
+            __builtin_prefetch(&filter[FILTER_BIT(hash[k]) >> 6]);
+        }
+        for (int k = 0; k < m; k++) { /* the slots of the entries the filter lets by */
+            uint64_t bit = FILTER_BIT(hash[k]);
+            maybe[k] = (int)((filter[bit >> 6] >> (bit & 63)) & 1);
+            if (maybe[k]) __builtin_prefetch(&known.slots[hash[k] & known.mask]);
         }
         for (int k = 0; k < m; k++) {
             int64_t e = base + k;
+            if (!maybe[k]) {
+                codes[e] = -1;
+                continue;
+            }
             const char *s = data + off[e];
             size_t len = (size_t)(off[e + 1] - off[e]);
             size_t i = (size_t)hash[k] & known.mask;
@@ -462,6 +541,8 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
         }
     }
     Py_END_ALLOW_THREADS
+#undef FILTER_BIT
+    free(filter);
     table_free(&known);
     return out;
 }
@@ -962,7 +1043,8 @@ static struct PyModuleDef module = {
     .m_doc = "One-pass TREC run and qrels scanner (see searchbench.data.trec).", .m_size = -1};
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    if (PyType_Ready(&VocabType) < 0 || PyType_Ready(&EntriesType) < 0 ||
+    if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&VocabType) < 0 ||
+        PyType_Ready(&EntriesType) < 0 ||
         PyType_Ready(&ScannerType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
