@@ -129,21 +129,28 @@ class Run:
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
-        from .trec import sorted_codes  # in-function: keeps ``import searchbench.data`` light
+        from .trec import sorted_codes, sorted_vocab  # in-function: keeps the import light
 
-        queries = sorted_codes(scanned["query_codes"], scanned["queries"])
-        scores = np.frombuffer(scanned["values"], dtype=np.float64)
+        # the scan's columns are taken out of it: each is freed once used
+        scores = np.frombuffer(scanned.pop("values"), dtype=np.float64)
         entries = scanned["docs"]
         if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
                 not scanned["descending"] or len(entries) >= 2**31 - 1:
             # as the pure reader: ids as one Arrow array
+            queries = sorted_codes(scanned.pop("query_codes"), scanned["queries"])
             docs = Strings(compiled_arrow(entries), valid=True)
             return cls._consume([queries, docs, scores], name=name, keep=keep,
                                 source=source, describe_line=describe_line)
-        q_codes, q_vocab = queries.codes, queries.vocab
+        # grouped by query: query codes (in order of first appearance) number the file's
+        # segments, so the segments are read off the codes' counts (no pass over entries)
+        by_id, q_vocab = sorted_vocab(scanned["queries"])
+        seg_len = np.bincount(np.frombuffer(scanned.pop("query_codes"), dtype=np.int32),
+                              minlength=len(by_id))
+        seg_start = np.zeros(len(seg_len), dtype=np.int64)
+        np.cumsum(seg_len[:-1], out=seg_start[1:])
         offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
-        order, _ = _file_order(q_codes, scores, None)
+        np.cumsum(seg_len[by_id], out=offsets[1:])
+        order = _shifted_order(seg_start[by_id] - offsets[:-1], seg_len[by_id], len(scores))
         if order is not None:
             scores = scores[order]
         if scanned["tied"]:
@@ -466,13 +473,18 @@ def _file_order(query: np.ndarray, score: np.ndarray, ids: Any
         if order is None:
             return _rank_order(query, score, None, ids), True
         return order, False
-    shift, seg_len = segments
+    return _shifted_order(*segments, len(query)), False
+
+
+def _shifted_order(shift: np.ndarray, seg_len: np.ndarray, n: int) -> np.ndarray | None:
+    """The order putting segments of ``seg_len`` entries, each ``shift`` entries further on
+    in the file, one after the other (None: no segment moves); int32 where it suffices."""
     if not shift.any():
-        return None, False
-    kind = np.int32 if len(query) < 2**31 else np.int64
+        return None
+    kind = np.int32 if n < 2**31 else np.int64
     order = np.repeat(shift.astype(kind), seg_len)
-    order += np.arange(len(query), dtype=kind)
-    return order, False
+    order += np.arange(n, dtype=kind)
+    return order
 
 
 def _repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: np.ndarray,
