@@ -1052,7 +1052,8 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&VocabType);
     Py_INCREF(&ScannerType);
     Py_INCREF(&EntriesType);
-    if (PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0 ||
+        PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
         PyModule_AddObject(m, "Entries", (PyObject *)&EntriesType) < 0 ||
         PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
         Py_DECREF(m);
