@@ -351,13 +351,24 @@ static PyObject *vocab_codes_of(VocabObject *self, PyObject *ids) {
 }
 
 typedef struct {
+    uint64_t prefix; /* the first 8 bytes, big-endian, zero-padded */
     const char *s;
     int64_t len;
     int64_t at;
 } Key;
 
+/* The first 8 bytes of s as a big-endian number (zero-padded): comparing two prefixes
+ * compares the bytes (ids hold no NUL byte, so padding sorts a shorter id first). */
+static uint64_t key_prefix(const char *s, size_t len) {
+    uint64_t v = 0;
+    size_t n = len < 8 ? len : 8;
+    for (size_t i = 0; i < 8; i++) v = (v << 8) | (i < n ? (unsigned char)s[i] : 0);
+    return v;
+}
+
 static int key_cmp(const void *a, const void *b) {
     const Key *x = a, *y = b;
+    if (x->prefix != y->prefix) return x->prefix < y->prefix ? -1 : 1;
     int64_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->s, y->s, (size_t)n);
     if (c) return c;
@@ -400,6 +411,7 @@ static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
         size_t len;
         keys[i].s = table_id(&self->t, code, &len);
         keys[i].len = (int64_t)len;
+        keys[i].prefix = key_prefix(keys[i].s, len);
         keys[i].at = i;
     }
     if (codes) PyBuffer_Release(&view);
