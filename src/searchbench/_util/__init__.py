@@ -17,6 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# eager: ``progress`` is both a module here and its function; importing it makes the
+# package's attribute the function, as ``from .._util import progress`` expects
+from .progress import interrupted_message, keeping, progress, progress_enabled
+
 if TYPE_CHECKING:
     from .escape import (
         NAME_FORM,
@@ -43,7 +47,6 @@ if TYPE_CHECKING:
     from .folders import atomic_folder
     from .markdown import md_table, md_text
     from .paths import default_cache_dir, safe_component, within
-    from .progress import interrupted_message, keeping, progress, progress_enabled
     from .secrets import hold, hold_url, redact, redacted, remote_text
     from .urls import public_url, split_url
     from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
@@ -75,10 +78,6 @@ _HOMES = {
     "default_cache_dir": "paths",
     "safe_component": "paths",
     "within": "paths",
-    "interrupted_message": "progress",
-    "keeping": "progress",
-    "progress": "progress",
-    "progress_enabled": "progress",
     "hold": "secrets",
     "hold_url": "secrets",
     "redact": "secrets",
