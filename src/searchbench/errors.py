@@ -7,11 +7,11 @@ fix it.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from pathlib import Path
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = [
     "BackendError",
@@ -65,6 +65,8 @@ class SearchbenchWarning(UserWarning):
 
 def require(module: str, extra: str) -> Any:
     """Import ``module`` lazily or raise :class:`MissingDependencyError` naming the extra."""
+    import importlib  # lazy: keeps `import searchbench` to the interpreter's own modules
+
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -75,6 +77,8 @@ def require(module: str, extra: str) -> Any:
 
 def user_stacklevel() -> int:
     """``stacklevel`` for :func:`warnings.warn` pointing at the first frame outside searchbench."""
+    from pathlib import Path  # lazy: pathlib loads re, urllib, ipaddress (10 modules)
+
     package = str(Path(__file__).resolve().parent)
     frame: FrameType | None = sys._getframe(1)
     level = 1

@@ -208,3 +208,6 @@ def test_import_searchbench_loads_no_more_than_the_model_and_the_engine() -> Non
     assert not heavy, f"import searchbench loads {', '.join(sorted(heavy))}"
     libraries = {m.split(".")[0] for m in loaded}
     assert not {"scipy", "matplotlib", "click", "torch", "jinja2"} & libraries
+    # the root and errors load nothing past the interpreter's own start-up modules (an
+    # import hoisted into errors.py once added pathlib, urllib and ipaddress: 61 -> 71)
+    assert not {"pathlib", "urllib", "importlib"} & loaded, "import searchbench loads them"

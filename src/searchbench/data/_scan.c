@@ -49,11 +49,64 @@ static void buf_free(Buf *b) {
     b->used = b->cap = 0;
 }
 
-/* The buffer's bytes as a new bytearray (the buffer is freed). */
+/* A Block owns a buffer's memory and lends it through the buffer protocol (numpy's
+ * frombuffer): a column of 10^8 entries is handed over without a copy. */
+typedef struct {
+    PyObject_HEAD char *p;
+    Py_ssize_t len;
+    PyObject *owner; /* NULL: p is this block's; else p is lent by owner (read-only) */
+} BlockObject;
+
+static void block_dealloc(BlockObject *self) {
+    if (self->owner)
+        Py_DECREF(self->owner);
+    else
+        free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int block_getbuffer(BlockObject *self, Py_buffer *view, int flags) {
+    static char empty[1];
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : empty, self->len,
+                             self->owner != NULL, flags);
+}
+
+static PyBufferProcs block_as_buffer = {.bf_getbuffer = (getbufferproc)block_getbuffer};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "searchbench.data._scan.Block",
+    .tp_basicsize = sizeof(BlockObject),
+    .tp_dealloc = (destructor)block_dealloc,
+    .tp_as_buffer = &block_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A column's bytes, lent through the buffer protocol (owned here, not copied).",
+};
+
+/* A read-only Block of len bytes at p, owned by owner (kept alive while lent). */
+static PyObject *block_lent(char *p, size_t len, PyObject *owner) {
+    BlockObject *out = PyObject_New(BlockObject, &BlockType);
+    if (!out) return NULL;
+    out->p = p;
+    out->len = (Py_ssize_t)len;
+    Py_INCREF(owner);
+    out->owner = owner;
+    return (PyObject *)out;
+}
+
+/* The buffer's bytes as a Block (the buffer is emptied; its memory moves to the Block). */
 static PyObject *buf_take(Buf *b) {
-    PyObject *out = PyByteArray_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->used);
-    buf_free(b);
-    return out;
+    BlockObject *out = PyObject_New(BlockObject, &BlockType);
+    if (!out) return NULL;
+    out->p = b->p;
+    out->len = (Py_ssize_t)b->used;
+    out->owner = NULL;
+    if (b->p && b->used && b->used < b->cap) { /* give back the unused tail */
+        char *p = realloc(b->p, b->used);
+        if (p) out->p = p;
+    }
+    b->p = NULL;
+    b->used = b->cap = 0;
+    return (PyObject *)out;
 }
 
 /* ---- interning table: ids -> codes in order of first appearance ------------------------ */
@@ -263,9 +316,9 @@ static PyObject *vocab_get(VocabObject *self, PyObject *arg) {
 }
 
 static PyObject *vocab_buffers(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
-    return Py_BuildValue(
-        "(y#y#)", self->t.offsets.p, (Py_ssize_t)self->t.offsets.used,
-        self->t.data.p ? self->t.data.p : "", (Py_ssize_t)self->t.data.used);
+    return Py_BuildValue("(NN)",
+                         block_lent(self->t.offsets.p, self->t.offsets.used, (PyObject *)self),
+                         block_lent(self->t.data.p, self->t.data.used, (PyObject *)self));
 }
 
 /* codes_of(ids): int32 bytearray, the code of each str of the sequence here, -1 if absent */
@@ -298,13 +351,24 @@ static PyObject *vocab_codes_of(VocabObject *self, PyObject *ids) {
 }
 
 typedef struct {
+    uint64_t prefix; /* the first 8 bytes, big-endian, zero-padded */
     const char *s;
     int64_t len;
     int64_t at;
 } Key;
 
+/* The first 8 bytes of s as a big-endian number (zero-padded): comparing two prefixes
+ * compares the bytes (ids hold no NUL byte, so padding sorts a shorter id first). */
+static uint64_t key_prefix(const char *s, size_t len) {
+    uint64_t v = 0;
+    size_t n = len < 8 ? len : 8;
+    for (size_t i = 0; i < 8; i++) v = (v << 8) | (i < n ? (unsigned char)s[i] : 0);
+    return v;
+}
+
 static int key_cmp(const void *a, const void *b) {
     const Key *x = a, *y = b;
+    if (x->prefix != y->prefix) return x->prefix < y->prefix ? -1 : 1;
     int64_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->s, y->s, (size_t)n);
     if (c) return c;
@@ -347,6 +411,7 @@ static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
         size_t len;
         keys[i].s = table_id(&self->t, code, &len);
         keys[i].len = (int64_t)len;
+        keys[i].prefix = key_prefix(keys[i].s, len);
         keys[i].at = i;
     }
     if (codes) PyBuffer_Release(&view);
@@ -380,6 +445,138 @@ static PyTypeObject VocabType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Interned ids (codes in order of first appearance), held in C.",
     .tp_methods = vocab_methods,
+};
+
+/* ---- Entries: the doc id of every run line, in file order (not interned) ---------------- */
+
+/* A run's doc ids are kept as they come (offsets and bytes, as an Arrow string column):
+ * interning them into one run-wide table cost a cache miss per line once the table
+ * outgrew the cache (10^7 distinct ids: 256 MiB of slots), and evaluation needs only the
+ * qrels' ids looked up (lookup()). The table's slots and hashes stay unused (NULL). */
+
+static PyTypeObject EntriesType;
+
+/* lookup(ids): int32 bytearray, for each entry the index of its id in the sequence of
+ * unique str ``ids``, -1 if absent */
+static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
+    PyObject *seq = PySequence_Fast(ids, "lookup() takes a sequence of str");
+    if (!seq) return NULL;
+    Table known;
+    if (table_init(&known) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    /* slots at most a quarter full: most entries are absent, and an absent id's probe
+     * ends at the first empty slot */
+    int failed = table_presize(&known, 2 * (int64_t)n_ids) < 0;
+    for (Py_ssize_t i = 0; !failed && i < n_ids; i++) {
+        Py_ssize_t len;
+        const char *s = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len)
+                                                  : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "lookup() takes a sequence of str");
+            failed = 1;
+        } else if (table_intern(&known, s, (size_t)len) != (int64_t)i) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "lookup() ids repeat");
+            failed = 1;
+        }
+    }
+    Py_DECREF(seq);
+    int64_t n = self->t.n;
+    PyObject *out = failed ? NULL : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 4));
+    if (!out) {
+        table_free(&known);
+        return NULL;
+    }
+    /* A filter of 16 bits per known id (one bit set per id): most entries are absent, and
+     * their clear bit, in a table that stays in cache, settles them without a probe of the
+     * slots (a cache miss each once the table outgrows the cache). */
+    int fbits = 12;
+    while (fbits < 40 && ((int64_t)1 << fbits) < 16 * (int64_t)n_ids) fbits++;
+    uint64_t *filter = calloc(((size_t)1 << fbits) / 64, sizeof(uint64_t));
+    if (!filter) {
+        table_free(&known);
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+#define FILTER_BIT(h) (((h) * 0x9E3779B97F4A7C15ULL) >> (64 - fbits))
+    for (int64_t code = 0; code < known.n; code++) {
+        uint64_t bit = FILTER_BIT(((const uint64_t *)known.hashes.p)[code]);
+        filter[bit >> 6] |= 1ULL << (bit & 63);
+    }
+    int32_t *codes = (int32_t *)PyByteArray_AS_STRING(out);
+    const int64_t *off = (const int64_t *)self->t.offsets.p;
+    const char *data = self->t.data.p;
+    Py_BEGIN_ALLOW_THREADS
+    enum { AHEAD = 32 };
+    uint64_t hash[AHEAD];
+    int maybe[AHEAD];
+    for (int64_t base = 0; base < n; base += AHEAD) {
+        int m = n - base < AHEAD ? (int)(n - base) : AHEAD;
+        for (int k = 0; k < m; k++) { /* the filter words, fetched for the next pass */
+            int64_t e = base + k;
+            hash[k] = hash_bytes(data + off[e], (size_t)(off[e + 1] - off[e]));
+            __builtin_prefetch(&filter[FILTER_BIT(hash[k]) >> 6]);
+        }
+        for (int k = 0; k < m; k++) { /* the slots of the entries the filter lets by */
+            uint64_t bit = FILTER_BIT(hash[k]);
+            maybe[k] = (int)((filter[bit >> 6] >> (bit & 63)) & 1);
+            if (maybe[k]) __builtin_prefetch(&known.slots[hash[k] & known.mask]);
+        }
+        for (int k = 0; k < m; k++) {
+            int64_t e = base + k;
+            if (!maybe[k]) {
+                codes[e] = -1;
+                continue;
+            }
+            const char *s = data + off[e];
+            size_t len = (size_t)(off[e + 1] - off[e]);
+            size_t i = (size_t)hash[k] & known.mask;
+            int32_t code = -1;
+            for (;;) {
+                uint64_t slot = known.slots[i];
+                if (!slot) break;
+                if (SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32)) {
+                    size_t idlen;
+                    const char *id = table_id(&known, SLOT_CODE(slot), &idlen);
+                    if (idlen == len && memcmp(id, s, len) == 0) {
+                        code = (int32_t)SLOT_CODE(slot);
+                        break;
+                    }
+                }
+                i = (i + 1) & known.mask;
+            }
+            codes[e] = code;
+        }
+    }
+    Py_END_ALLOW_THREADS
+#undef FILTER_BIT
+    free(filter);
+    table_free(&known);
+    return out;
+}
+
+static PyMethodDef entries_methods[] = {
+    {"get", (PyCFunction)vocab_get, METH_O, "The id of this entry, as str."},
+    {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
+     "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
+    {"lookup", (PyCFunction)entries_lookup, METH_O,
+     "int32 bytearray: per entry, the index of its id in a sequence of unique str, or -1."},
+    {"order", (PyCFunction)vocab_order, METH_O,
+     "int64 bytearray: positions of int32 entry indices (None: all) in byte-wise id order."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject EntriesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "searchbench.data._scan.Entries",
+    .tp_basicsize = sizeof(VocabObject),
+    .tp_dealloc = (destructor)vocab_dealloc,
+    .tp_as_sequence = &vocab_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The doc id of every run entry, in file order (not interned), held in C.",
+    .tp_methods = entries_methods,
 };
 
 /* ---- numbers ---------------------------------------------------------------------------- */
@@ -478,12 +675,27 @@ static int parse_grade(const char *s, size_t len, int64_t *out) {
 enum { RUN = 0, QRELS_TREC = 1, QRELS_BEIR = 2 };
 #define MAX_FIELDS 6
 
+/* The doc ids of the current query's entries (a run grouped by query): a repeated
+ * (query, doc) pair is found within the query, in a table that stays in cache. A slot is
+ * current when its generation is the query's; a new query bumps the generation. */
+typedef struct {
+    uint32_t gen, hash;
+    int64_t entry;
+} SeenSlot;
+
+typedef struct {
+    SeenSlot *slots;
+    size_t mask;
+    uint32_t gen;
+    int64_t count, first; /* entries of the current query, its first entry */
+} Seen;
+
 typedef struct {
     PyObject_HEAD int kind, n_fields, q_field, d_field, v_field;
     int skip_first;       /* a header line to skip (BEIR qrels) */
-    Table queries, docs;
-    Buf q_codes, d_codes, values; /* int32, int32, float64 (run) or int64 (qrels) */
-    Buf last_query;       /* int32 per doc: the query of its last entry (duplicates) */
+    Table queries, docs;  /* docs: qrels ids interned; a run's ids one per entry */
+    Buf q_codes, d_codes, values; /* int32, int32 (qrels), float64 (run) or int64 (qrels) */
+    Seen seen;            /* run: the current query's doc ids */
     int64_t rows;
     int32_t prev_q;
     double prev_score;
@@ -497,7 +709,7 @@ static void scanner_dealloc(ScannerObject *self) {
     buf_free(&self->q_codes);
     buf_free(&self->d_codes);
     buf_free(&self->values);
-    buf_free(&self->last_query);
+    free(self->seen.slots);
     Py_XDECREF(self->first_tag);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -524,20 +736,89 @@ static int scanner_init(ScannerObject *self, PyObject *args, PyObject *kwds) {
     if (table_init(&self->queries) < 0 || table_init(&self->docs) < 0) return -1;
     self->prev_q = -1;
     self->grouped = self->descending = 1;
+    if (self->kind == RUN) {
+        self->seen.slots = calloc(256, sizeof(SeenSlot));
+        if (!self->seen.slots) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->seen.mask = 255;
+    }
+    return 0;
+}
+
+/* The entries e of the current query with the hash of their doc id, placed again in a
+ * table of n_slots (a power of two). */
+static int seen_resize(Seen *seen, const Table *docs, size_t n_slots) {
+    SeenSlot *slots = calloc(n_slots, sizeof(SeenSlot));
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    free(seen->slots);
+    seen->slots = slots;
+    seen->mask = n_slots - 1;
+    seen->gen = 1;
+    for (int64_t e = seen->first; e < seen->first + seen->count; e++) {
+        size_t len;
+        const char *id = table_id(docs, e, &len);
+        uint64_t h = hash_bytes(id, len);
+        size_t i = (size_t)h & seen->mask;
+        while (slots[i].gen == seen->gen) i = (i + 1) & seen->mask;
+        slots[i] = (SeenSlot){seen->gen, (uint32_t)(h >> 32), e};
+    }
+    return 0;
+}
+
+/* Note entry e (its doc id s, already in docs) for the current query: 1 if the query
+ * already holds this doc id, 0 if not, -1 on memory error. */
+static int seen_add(Seen *seen, const Table *docs, const char *s, size_t len, int64_t e) {
+    if ((size_t)(seen->count + 1) * 2 > seen->mask + 1 &&
+        seen_resize(seen, docs, (seen->mask + 1) * 2) < 0)
+        return -1;
+    uint64_t h = hash_bytes(s, len);
+    size_t i = (size_t)h & seen->mask;
+    for (; seen->slots[i].gen == seen->gen; i = (i + 1) & seen->mask) {
+        if (seen->slots[i].hash == (uint32_t)(h >> 32)) {
+            size_t n;
+            const char *id = table_id(docs, seen->slots[i].entry, &n);
+            if (n == len && memcmp(id, s, len) == 0) return 1;
+        }
+    }
+    seen->slots[i] = (SeenSlot){seen->gen, (uint32_t)(h >> 32), e};
+    seen->count++;
+    return 0;
+}
+
+/* A new query starts at entry e: forget the last one's doc ids. */
+static void seen_restart(Seen *seen, int64_t e) {
+    seen->first = e;
+    seen->count = 0;
+    if (++seen->gen == 0) { /* the generations wrapped: clear every slot */
+        memset(seen->slots, 0, (seen->mask + 1) * sizeof(SeenSlot));
+        seen->gen = 1;
+    }
+}
+
+/* Append an id to a table's bytes without interning it (a run's doc id per entry). */
+static int table_append(Table *t, const char *s, size_t len) {
+    if (buf_reserve(&t->data, len) < 0 || buf_reserve(&t->offsets, sizeof(int64_t)) < 0)
+        return -1;
+    memcpy(t->data.p + t->data.used, s, len);
+    t->data.used += len;
+    ((int64_t *)t->offsets.p)[++t->n] = (int64_t)t->data.used;
+    t->offsets.used += sizeof(int64_t);
     return 0;
 }
 
 /* One data line's fields (start, length); 0 to defer to the pure reader. */
-static int add_line(ScannerObject *self, const char **field, const size_t *len,
-                    uint64_t doc_hash) {
+static int add_line(ScannerObject *self, const char **field, const size_t *len) {
     if (self->skip_first) {
         self->skip_first = 0;
         return 1;
     }
     Buf *values = &self->values;
-    if (buf_reserve(&self->q_codes, 4) < 0 || buf_reserve(&self->d_codes, 4) < 0 ||
-        buf_reserve(values, 8) < 0)
-        return -1;
+    if (buf_reserve(&self->q_codes, 4) < 0 || buf_reserve(values, 8) < 0) return -1;
     double score = 0;
     int64_t grade = 0;
     if (self->kind == RUN) {
@@ -548,55 +829,72 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len,
         memcpy(values->p + values->used, &grade, 8);
     }
     values->used += 8;
-    int64_t q = table_intern(&self->queries, field[self->q_field], len[self->q_field]);
-    if (q < 0) return -1;
-    int64_t n_docs = self->docs.n;
-    int64_t d = table_intern_hashed(&self->docs, field[self->d_field], len[self->d_field],
-                                    doc_hash);
-    if (d < 0) return -1;
+    const char *qs = field[self->q_field];
+    size_t qlen = len[self->q_field];
+    int64_t q;
+    size_t prev_len;
+    const char *prev = self->prev_q >= 0 ? table_id(&self->queries, self->prev_q, &prev_len)
+                                         : NULL;
+    if (prev && prev_len == qlen && memcmp(prev, qs, qlen) == 0) {
+        q = self->prev_q; /* the query of the line before: no hashing */
+    } else {
+        q = table_intern(&self->queries, qs, qlen);
+        if (q < 0) return -1;
+    }
     ((int32_t *)(self->q_codes.p + self->q_codes.used))[0] = (int32_t)q;
-    ((int32_t *)(self->d_codes.p + self->d_codes.used))[0] = (int32_t)d;
     self->q_codes.used += 4;
-    self->d_codes.used += 4;
+    const char *ds = field[self->d_field];
+    size_t dlen = len[self->d_field];
     if (self->kind == RUN) {
         if (self->rows == 0) {
             self->first_tag = PyBytes_FromStringAndSize(field[5], (Py_ssize_t)len[5]);
             if (!self->first_tag) return -1;
         }
-        if (d == n_docs) { /* a new doc */
-            if (buf_reserve(&self->last_query, 4) < 0) return -1;
-            ((int32_t *)self->last_query.p)[d] = -1;
-            self->last_query.used += 4;
-        }
-        int32_t *last = (int32_t *)self->last_query.p;
+        if (table_append(&self->docs, ds, dlen) < 0) return -1;
         if (q == self->prev_q) {
             if (score > self->prev_score) self->descending = 0;
             if (score == self->prev_score) self->tied = 1;
-        } else if (q != self->queries.n - 1 || self->prev_q >= q) {
-            self->grouped = 0; /* a query seen before comes back */
+        } else {
+            if (q != self->queries.n - 1 || self->prev_q >= q)
+                self->grouped = 0; /* a query seen before comes back */
+            seen_restart(&self->seen, self->rows);
         }
-        if (last[d] == (int32_t)q) self->duplicate = 1;
-        last[d] = (int32_t)q;
+        if (self->grouped && !self->duplicate) { /* else the pure reader's checks decide */
+            int twin = seen_add(&self->seen, &self->docs, ds, dlen, self->rows);
+            if (twin < 0) return -1;
+            self->duplicate = twin;
+        }
         self->prev_q = (int32_t)q;
         self->prev_score = score;
+    } else {
+        if (buf_reserve(&self->d_codes, 4) < 0) return -1;
+        int64_t d = table_intern(&self->docs, ds, dlen);
+        if (d < 0) return -1;
+        ((int32_t *)(self->d_codes.p + self->d_codes.used))[0] = (int32_t)d;
+        self->d_codes.used += 4;
+        self->prev_q = (int32_t)q;
     }
     self->rows++;
     return 1;
 }
 
-/* Lines of a batch: hash their doc ids, prefetch the slots, then add them. */
-static int add_batch(ScannerObject *self, const char *field[][MAX_FIELDS + 1],
-                     size_t len[][MAX_FIELDS + 1], uint64_t *hash, int n) {
-    int d = self->d_field;
-    for (int i = 0; i < n; i++) {
-        hash[i] = hash_bytes(field[i][d], len[i][d]);
-        __builtin_prefetch(&self->docs.slots[hash[i] & self->docs.mask]);
+/* The first byte at or after p that ends a field: a space or control byte (<= ' ') or a
+ * byte >= 0x80; end if none. Eight bytes at a time: in a word x, the bytes below 0x21
+ * set their top bit in (x - 0x21..21) & ~x (the lowest such bit is exact: a borrow only
+ * comes from a byte that is itself below), the bytes >= 0x80 in x itself. */
+static inline const char *field_end(const char *p, const char *end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t hit = (((x - 0x21 * ones) & ~x) | x) & high;
+        if (hit) return p + (__builtin_ctzll(hit) >> 3);
+        p += 8;
     }
-    for (int i = 0; i < n; i++) {
-        int ok = add_line(self, field[i], len[i], hash[i]);
-        if (ok <= 0) return ok;
-    }
-    return 1;
+#endif
+    while (p < end && (unsigned char)*p > ' ' && (unsigned char)*p < 0x80) p++;
+    return p;
 }
 
 /* feed(block): parse whole lines; False when the block needs the pure reader. */
@@ -608,16 +906,11 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
     }
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     const char *p = view.buf, *end = p + view.len;
-    /* lines are taken BATCH at a time: their doc ids' slots are prefetched first (the
-     * table is far larger than the cache; a miss per id was half the time) */
-    enum { BATCH = 16 };
-    const char *field_b[BATCH][MAX_FIELDS + 1];
-    size_t len_b[BATCH][MAX_FIELDS + 1];
-    uint64_t hash_b[BATCH];
-    int in_batch = 0;
+    const char *field[MAX_FIELDS + 1];
+    size_t len[MAX_FIELDS + 1];
     int ok = 1;
     if (!memchr(p, '\n', (size_t)view.len) && memchr(p, '\r', (size_t)view.len)) ok = 0;
-    if (self->rows == 0 && view.len > (1 << 16)) {
+    if (self->kind != RUN && self->rows == 0 && view.len > (1 << 16)) {
         /* size the doc table for the block's lines (counted in its first 64 KiB): growing
          * it step by step would move every id again at each doubling */
         int64_t lines = 0;
@@ -650,22 +943,24 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
             p = nl ? nl + 1 : end;
             continue;
         }
-        const char **field = field_b[in_batch];
-        size_t *len = len_b[in_batch];
         int n = 0;
         for (;;) {
             const char *start = p;
-            while (p < end) {
-                unsigned char c = (unsigned char)*p;
-                if (c <= ' ' || c >= 0x80) break;
-                p++;
-            }
+            p = field_end(p, end);
             if (p == start || n == MAX_FIELDS) { /* an odd byte, or too many fields */
                 ok = 0;
                 break;
             }
             field[n] = start;
             len[n++] = (size_t)(p - start);
+            if (end - p > 1 && *p == ' ' && (unsigned char)p[1] > ' ') { /* one space */
+                p++;
+                continue;
+            }
+            if (p < end && *p == '\n') { /* LF */
+                p++;
+                break;
+            }
             while (p < end && (*p == ' ' || *p == '\t')) p++;
             if (p == end) break;
             if (*p == '\r') {
@@ -686,16 +981,15 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
             ok = 0;
             break;
         }
-        if (++in_batch == BATCH) ok = add_batch(self, field_b, len_b, hash_b, in_batch), in_batch = 0;
+        ok = add_line(self, field, len);
     }
-    if (ok > 0 && in_batch) ok = add_batch(self, field_b, len_b, hash_b, in_batch);
     PyBuffer_Release(&view);
     if (ok < 0) return NULL;
     return PyBool_FromLong(ok);
 }
 
-static PyObject *new_vocab(Table *t) {
-    VocabObject *v = PyObject_New(VocabObject, &VocabType);
+static PyObject *new_vocab(Table *t, PyTypeObject *type) {
+    VocabObject *v = PyObject_New(VocabObject, type);
     if (!v) return NULL;
     v->t = *t;
     memset(t, 0, sizeof(*t));
@@ -709,9 +1003,14 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
         return NULL;
     }
     self->finished = 1;
-    buf_free(&self->last_query);
-    PyObject *queries = new_vocab(&self->queries);
-    PyObject *docs = queries ? new_vocab(&self->docs) : NULL;
+    PyObject *queries = new_vocab(&self->queries, &VocabType);
+    if (self->kind == RUN) { /* the ids one per entry, not interned */
+        free(self->docs.slots);
+        self->docs.slots = NULL;
+    }
+    PyObject *docs = queries ? new_vocab(&self->docs, self->kind == RUN ? &EntriesType
+                                                                          : &VocabType)
+                             : NULL;
     PyObject *q_codes = docs ? buf_take(&self->q_codes) : NULL;
     PyObject *d_codes = q_codes ? buf_take(&self->d_codes) : NULL;
     PyObject *values = d_codes ? buf_take(&self->values) : NULL;
@@ -756,12 +1055,18 @@ static struct PyModuleDef module = {
     .m_doc = "One-pass TREC run and qrels scanner (see searchbench.data.trec).", .m_size = -1};
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    if (PyType_Ready(&VocabType) < 0 || PyType_Ready(&ScannerType) < 0) return NULL;
+    if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&VocabType) < 0 ||
+        PyType_Ready(&EntriesType) < 0 ||
+        PyType_Ready(&ScannerType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&VocabType);
     Py_INCREF(&ScannerType);
-    if (PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
+    Py_INCREF(&EntriesType);
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0 ||
+        PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
+        PyModule_AddObject(m, "Entries", (PyObject *)&EntriesType) < 0 ||
         PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
         Py_DECREF(m);
         return NULL;

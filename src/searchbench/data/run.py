@@ -24,6 +24,7 @@ from ._columns import (
     resolve_duplicates,
     subset,
 )
+from ._entries import CompiledDocs, is_compiled_entries
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,7 +55,7 @@ class Run:
         self.offsets: np.ndarray = grouped.offsets
         self._doc_vocab: np.ndarray | pa.Array | None = grouped.doc_vocab
         self._doc_codes: np.ndarray | None = grouped.doc_codes[order]
-        self._doc_ids: pa.Array | None = None
+        self._doc_ids: pa.Array | CompiledDocs | None = None
         self.scores: np.ndarray = grouped.values[order]
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
@@ -62,7 +63,7 @@ class Run:
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         """Pickled with the doc ids as Python strings (the compiled reader's ``Vocab``
         lives in this process only)."""
-        if self.compiled_ids:
+        if self.compiled_ids or isinstance(self._doc_ids, CompiledDocs):
             self.doc_vocab  # noqa: B018 - materialises the vocabulary as numpy
         return None, {name: getattr(self, name) for name in self.__slots__}
 
@@ -121,40 +122,44 @@ class Run:
     @classmethod
     def from_scan(cls, scanned: dict[str, Any], *, name: str, keep: str | None, source: str,
                   describe_line: Callable[[int], str]) -> Run:
-        """A run from the compiled reader's scan (``trec.scan_compiled``): doc ids stay
-        interned in C (its ``Vocab``), so no string object is built per entry or per doc.
+        """A run from the compiled reader's scan (``trec.scan_compiled``): doc ids stay in
+        C, one per entry (:class:`CompiledDocs`), so no string object is built per entry.
 
         Runs grouped by query with falling scores and no repeated (query, doc) pair - what
         retrieval writes - are ranked from the file's segments (only tied entries are
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
-        # lazy: keeps trec out of eval
-        from .trec import sorted_codes  # in-function: keeps ``import searchbench.data`` light
+        from .trec import sorted_codes, sorted_vocab  # lazy: keeps trec out of import data
 
-        queries = sorted_codes(scanned["query_codes"], scanned["queries"])
-        doc_codes = np.frombuffer(scanned["doc_codes"], dtype=np.int32)
-        scores = np.frombuffer(scanned["values"], dtype=np.float64)
-        vocab = scanned["docs"]
+        # the scan's columns are taken out of it: each is freed once used
+        scores = np.frombuffer(scanned.pop("values"), dtype=np.float64)
+        entries = scanned["docs"]
         if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
-                not scanned["descending"]:  # as the pure reader: ids as one Arrow array
-            from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
-
-            docs = Strings(compiled_arrow(vocab).take(from_numpy(doc_codes)), valid=True)
+                not scanned["descending"] or len(entries) >= 2**31 - 1:
+            # as the pure reader: ids as one Arrow array
+            queries = sorted_codes(scanned.pop("query_codes"), scanned["queries"])
+            docs = Strings(compiled_arrow(entries), valid=True)
             return cls._consume([queries, docs, scores], name=name, keep=keep,
                                 source=source, describe_line=describe_line)
-        q_codes, q_vocab = queries.codes, queries.vocab
+        # grouped by query: query codes (in order of first appearance) number the file's
+        # segments, so the segments are read off the codes' counts (no pass over entries)
+        by_id, q_vocab = sorted_vocab(scanned["queries"])
+        seg_len = np.bincount(np.frombuffer(scanned.pop("query_codes"), dtype=np.int32),
+                              minlength=len(by_id))
+        seg_start = np.zeros(len(seg_len), dtype=np.int64)
+        np.cumsum(seg_len[:-1], out=seg_start[1:])
         offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(q_codes, minlength=len(q_vocab)), out=offsets[1:])
-        order, _ = _file_order(q_codes, scores, None)
+        np.cumsum(seg_len[by_id], out=offsets[1:])
+        order = _shifted_order(seg_start[by_id] - offsets[:-1], seg_len[by_id], len(scores))
         if order is not None:
             scores = scores[order]
         if scanned["tied"]:
-            order, scores = _repair_sorted_ties(order, scores, offsets, vocab, doc_codes)
+            order, scores = _repair_sorted_ties(order, scores, offsets, entries)
         run = object.__new__(Run)
         run.query_ids, run.offsets, run.scores = q_vocab, offsets, scores
-        run._doc_vocab, run._doc_ids = vocab, None
-        run._doc_codes = doc_codes if order is None else doc_codes[order]
+        run._doc_vocab, run._doc_codes = None, None
+        run._doc_ids = CompiledDocs(entries, order)
         run.name = name
         run.metadata = {}
         return run
@@ -233,7 +238,7 @@ class Run:
         if self._doc_codes is None or self._doc_vocab is None:
             from ._strings import encode_strings  # lazy: loads _strings, pyarrow on first use
 
-            self._doc_codes, self._doc_vocab = encode_strings(self._doc_ids)
+            self._doc_codes, self._doc_vocab = encode_strings(self.doc_ids_arrow())
             self._doc_ids = None  # one copy of the ids: doc_ids_arrow() rebuilds them
         return self._doc_codes, self._doc_vocab
 
@@ -248,12 +253,21 @@ class Run:
 
     def doc_vocab_sample(self, limit: int) -> list[str]:
         """At most ``limit`` ids of ``doc_vocab``, every step-th (for advice about ids,
-        without building millions of strings for the compiled reader's vocabulary)."""
-        vocab = self._codes_and_vocab()[1]
-        at = np.arange(0, len(vocab), max(len(vocab) // max(limit, 1), 1))[:limit]
-        if is_compiled_vocab(vocab):
-            return [cast(Any, vocab).get(int(i)) for i in at]
-        return [str(i) for i in self.doc_vocab[at].tolist()]
+        without building millions of strings for the compiled reader's ids; those are
+        every step-th entry's)."""
+        ids: Any = self._doc_ids if self._doc_codes is None else None
+        if isinstance(ids, CompiledDocs):
+            return ids.sample(limit)
+        if ids is None:  # else Arrow ids, by entry
+            ids = self._codes_and_vocab()[1]
+        at = np.arange(0, len(ids), max(len(ids) // max(limit, 1), 1))[:limit]
+        if is_compiled_vocab(ids):
+            return [ids.get(int(i)) for i in at]
+        if not isinstance(ids, np.ndarray):  # Arrow: only the sample becomes str
+            from ._arrow import from_numpy  # lazy: loads pyarrow on first use
+
+            return [str(i) for i in ids.take(from_numpy(at)).to_pylist()]
+        return [str(i) for i in ids[at].tolist()]
 
     def doc_vocab_arrow(self) -> pa.Array:
         """Unique doc ids as a pyarrow string array (no Python objects built)."""
@@ -282,6 +296,14 @@ class Run:
         out[found[hit]] = hit
         return out
 
+    def entry_codes_in(self, vocab: np.ndarray) -> np.ndarray | None:
+        """For each entry (rank order), the code of its doc id in ``vocab`` (unique ids, a
+        numpy array of str), -1 where absent; None unless the ids are the compiled
+        reader's (:class:`CompiledDocs`): how the evaluator joins such a run."""
+        if self._doc_codes is not None or not isinstance(self._doc_ids, CompiledDocs):
+            return None
+        return self._doc_ids.codes_in(vocab.tolist())
+
     def doc_ids_arrow(self) -> pa.Array:
         """Doc id of every entry, in rank order, as a pyarrow string array.
 
@@ -289,6 +311,8 @@ class Run:
         """
         from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
 
+        if isinstance(self._doc_ids, CompiledDocs):
+            return self._doc_ids.arrow()
         if self._doc_ids is not None:
             return self._doc_ids
         codes, _ = self._codes_and_vocab()
@@ -388,7 +412,9 @@ class Run:
         offsets = np.zeros_like(self.offsets)
         np.cumsum(np.bincount(q_codes, minlength=self.n_queries), out=offsets[1:])
         new.query_ids, new.offsets, new._doc_vocab = self.query_ids, offsets, self._doc_vocab
-        if self._doc_ids is not None:  # read from a file, codes not built
+        if isinstance(self._doc_ids, CompiledDocs):
+            new._doc_codes, new._doc_ids = None, self._doc_ids.take(keep)
+        elif self._doc_ids is not None:  # read from a file, codes not built
             from ._arrow import from_numpy  # lazy: loads _arrow, pyarrow on first use
 
             new._doc_codes, new._doc_ids = None, self._doc_ids.take(from_numpy(keep))
@@ -450,13 +476,18 @@ def _file_order(query: np.ndarray, score: np.ndarray, ids: Any
         if order is None:
             return _rank_order(query, score, None, ids), True
         return order, False
-    shift, seg_len = segments
+    return _shifted_order(*segments, len(query)), False
+
+
+def _shifted_order(shift: np.ndarray, seg_len: np.ndarray, n: int) -> np.ndarray | None:
+    """The order putting segments of ``seg_len`` entries, each ``shift`` entries further on
+    in the file, one after the other (None: no segment moves); int32 where it suffices."""
     if not shift.any():
-        return None, False
-    kind = np.int32 if len(query) < 2**31 else np.int64
+        return None
+    kind = np.int32 if n < 2**31 else np.int64
     order = np.repeat(shift.astype(kind), seg_len)
-    order += np.arange(len(query), dtype=kind)
-    return order, False
+    order += np.arange(n, dtype=kind)
+    return order
 
 
 def _repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: np.ndarray,
@@ -514,7 +545,7 @@ def _doc_rank(vocab: np.ndarray | pa.Array, codes: np.ndarray | None) -> np.ndar
     Only the order within one query matters, where ids are unique (duplicates are refused),
     so a plain sort position is the rank.
     """
-    if is_compiled_vocab(vocab):
+    if is_compiled_vocab(vocab) or is_compiled_entries(vocab):
         order = np.frombuffer(cast(Any, vocab).order(None if codes is None else
                                           np.ascontiguousarray(codes, dtype=np.int32)),
                               dtype=np.int64)
@@ -547,8 +578,10 @@ def _segments(query: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndar
     change = np.flatnonzero(query[1:] != query[:-1]) + 1
     starts = np.concatenate(([0], change))
     seg_query = query[starts]
-    if len(np.unique(seg_query)) != len(seg_query):
+    by_id = np.sort(seg_query)  # not np.unique: its first call imports numpy.ma (30 ms)
+    if (by_id[1:] == by_id[:-1]).any():
         return None
+    del by_id
     descending = score[:-1] >= score[1:]
     descending[change - 1] = True
     if not descending.all():
@@ -611,13 +644,8 @@ def is_compiled_vocab(vocab: object) -> bool:
 
 
 def compiled_arrow(vocab: Any) -> pa.Array:
-    """The ids of the compiled reader's ``Vocab`` as an Arrow string array (by code)."""
-    import pyarrow as pa  # lazy: loads pyarrow on first use
+    """The ids of the compiled reader's ``Vocab`` (by code) or ``Entries`` (by entry) as an
+    Arrow string array."""
+    from ._entries import entries_arrow  # lazy: loads pyarrow on first use
 
-    offsets, data = vocab.buffers()
-    offsets = np.frombuffer(offsets, dtype=np.int64)
-    if len(data) < 2**31 - 1:
-        return pa.Array.from_buffers(pa.string(), len(vocab), [
-            None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
-    return pa.Array.from_buffers(pa.large_string(), len(vocab),
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return entries_arrow(vocab)

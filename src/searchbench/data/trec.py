@@ -26,6 +26,7 @@ from ._sniff import columnar_format
 from ._text import (
     has_data,
     iter_blocks,
+    iter_line_views,
     keep_first_fields,
     normalise,
     open_binary,
@@ -105,9 +106,9 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
     scan = None
     header = False
     with open_binary(source) as stream:
-        for block in iter_blocks(stream):
+        for block in iter_line_views(stream):
             if scan is None:
-                first = _first_fields(block)
+                first = _first_fields(bytes(block))
                 if first is None or (what == "run" and len(first) != 6) or \
                         (what == "qrels" and len(first) not in (3, 4)):
                     return None  # no data line in the first block, or an odd layout
@@ -116,6 +117,7 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
                 scan = module.Scanner(kind, skip_first=header)
             if not scan.feed(block):
                 return None
+            del block  # the view: the buffer is reused for the next block
     if scan is None:
         return None
     found: dict[str, Any] = scan.finish()
@@ -142,11 +144,17 @@ def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
     """Codes of a compiled scan (int32, ids in order of first appearance) as
     :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
     ``Vocab``)."""
-    order = np.frombuffer(vocab.order(None), dtype=np.int64)
-    ids = np.array(vocab.tolist(), dtype=object)[order]
+    order, ids = sorted_vocab(vocab)
     remap = np.empty(len(order), dtype=np.int32)
     remap[order] = np.arange(len(order), dtype=np.int32)
     return Interned(remap[np.frombuffer(codes, dtype=np.int32)], ids, valid=True)
+
+
+def sorted_vocab(vocab: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, ids)``: the codes of a compiled scan's ``Vocab`` in byte-wise order of
+    their ids, and those ids (a numpy array of str)."""
+    order = np.frombuffer(vocab.order(None), dtype=np.int64)
+    return order, np.array(vocab.tolist(), dtype=object)[order]
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,12 @@ class Evaluator:
         vocab = self.qrels.doc_vocab
         return run.vocab_codes_in(vocab if isinstance(vocab, np.ndarray) else self._doc_vocab)
 
+    def _entry_docs(self, run: Run) -> np.ndarray | None:
+        """Qrels doc code of each run entry, when the run's doc ids are the compiled
+        reader's (looked up in C, once); None otherwise."""
+        vocab = self.qrels.doc_vocab
+        return run.entry_codes_in(vocab) if isinstance(vocab, np.ndarray) else None
+
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
 
@@ -178,6 +184,7 @@ class Evaluator:
                 run.query_ids, qrels.query_ids)
         # a run read from a file has no doc codes: its entries' ids are looked up directly
         doc_map = self._doc_map(run)
+        entry_docs = self._entry_docs(run) if doc_map is None else None
         judged_query = run_to_qrels >= 0
         n_ret = np.zeros(qrels.n_queries)  # documents retrieved per qrels query
         n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
@@ -185,7 +192,7 @@ class Evaluator:
                              n_ret)
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret)
+            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
             for m in self.measures:
@@ -212,13 +219,14 @@ class Evaluator:
             self._query_vocab = as_arrow_strings(self.qrels.query_ids).combine_chunks()
         run_to_qrels = lookup(self._query_vocab, run.query_ids)
         doc_map = self._doc_map(run)
+        entry_docs = self._entry_docs(run) if doc_map is None else None
         judged_query = run_to_qrels >= 0
         n_ret = np.zeros(self.qrels.n_queries)
         n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
         queries: list[np.ndarray] = []
         values: dict[str, list[np.ndarray]] = {m.name: [] for m in self.measures}
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret)
+            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
             queries.append(touched)
@@ -231,17 +239,21 @@ class Evaluator:
             len(extra), extra[:3].tolist())
 
     def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
-              doc_map: np.ndarray | None, n_ret: np.ndarray) -> Judged:
+              doc_map: np.ndarray | None, n_ret: np.ndarray,
+              entry_docs: np.ndarray | None = None) -> Judged:
         """Entries of run queries ``lo:hi`` judged in the qrels for their query.
 
         Only those matter to any measure (the count retrieved comes from ``n_ret``), so
         the run is filtered to docs that appear in the qrels at all before anything else.
-        ``doc_map`` maps run doc codes to qrels doc codes; None looks the entries' ids up.
+        ``doc_map`` maps run doc codes to qrels doc codes, ``entry_docs`` gives each
+        entry's qrels doc code; both None look the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
-        if doc_map is None:
-            from ..data import IdIndex, from_numpy, lookup  # lazy: loads data, pyarrow on first use
-        if doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
+        if doc_map is None and entry_docs is None:
+            from ..data import IdIndex, from_numpy, lookup  # lazy: loads pyarrow on first use
+        if entry_docs is not None:
+            docs = entry_docs[a:b]
+        elif doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
             # a small qrels vocabulary: index_in's hash table is built at once and in cache
             docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))
         elif doc_map is None:  # (qrels query, doc id) of each entry found among the qrels'

@@ -256,3 +256,15 @@ def test_scores_parse_exactly_as_pyarrow() -> None:
                             convert_options=pacsv.ConvertOptions(
                                 column_types={"x": pa.float64()})).column(0).to_pylist()
     assert mine.tobytes() == np.array(theirs, dtype=np.float64).tobytes()
+
+
+@compiled
+def test_a_build_of_an_older_scanner_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An in-place extension built from an older ``_scan.c`` (another ``ABI``) leaves the
+    pure reader in charge until it is rebuilt."""
+    import importlib
+
+    module = importlib.import_module("searchbench.data._scan")
+    assert scanner() is module
+    monkeypatch.setattr(module, "ABI", 1)
+    assert scanner() is None

@@ -1,0 +1,78 @@
+"""The doc ids of a run read by the compiled reader, one per entry, held in C.
+
+The scanner (``data/_scan.c``) keeps a run's doc ids as it reads them - offsets and
+bytes, like an Arrow string column - instead of interning them into a run-wide table:
+that table outgrew the cache on large runs (a miss per line), and evaluation needs only
+each entry's id looked up among the qrels' ids (:meth:`CompiledDocs.codes_in`). A
+:class:`CompiledDocs` is that column in rank order: the scan's ids (file order) and the
+permutation ranking them (None: file order). Everything else a run offers (codes, a
+vocabulary, Arrow arrays) is built from :meth:`CompiledDocs.arrow` on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["CompiledDocs", "is_compiled_entries"]
+
+
+def is_compiled_entries(ids: object) -> bool:
+    """Whether ``ids`` is the scanner's ``Entries`` (a run's doc ids, file order, in C)."""
+    return type(ids).__name__ == "Entries" and hasattr(ids, "lookup")
+
+
+class CompiledDocs:
+    """Doc id of every run entry in rank order: ``entries`` (the scanner's ``Entries``,
+    file order) taken at ``order`` (entry positions; None: file order)."""
+
+    __slots__ = ("entries", "order")
+
+    def __init__(self, entries: Any, order: np.ndarray | None) -> None:
+        self.entries = entries
+        self.order = order
+
+    def __len__(self) -> int:
+        return len(self.entries) if self.order is None else len(self.order)
+
+    def take(self, index: np.ndarray) -> CompiledDocs:
+        """The ids at rank positions ``index``."""
+        return CompiledDocs(self.entries, index if self.order is None else self.order[index])
+
+    def codes_in(self, ids: np.ndarray | list[str]) -> np.ndarray:
+        """int32 per entry (rank order): the index of its id in ``ids`` (unique str), -1
+        where absent."""
+        found = np.frombuffer(self.entries.lookup(ids), dtype=np.int32)
+        return found if self.order is None else found[self.order]
+
+    def sample(self, limit: int) -> list[str]:
+        """At most ``limit`` ids, every step-th entry (for advice about ids)."""
+        n = len(self)
+        at = np.arange(0, n, max(n // max(limit, 1), 1))[:limit]
+        if self.order is not None:
+            at = self.order[at]
+        return [self.entries.get(int(i)) for i in at]
+
+    def arrow(self) -> pa.Array:
+        """The ids as an Arrow string array, in rank order."""
+        from ._arrow import from_numpy  # lazy: loads pyarrow on first use
+
+        column = entries_arrow(self.entries)
+        return column if self.order is None else column.take(from_numpy(self.order))
+
+
+def entries_arrow(entries: Any) -> pa.Array:
+    """The scanner's ``Entries`` (or ``Vocab``) as an Arrow string array, by position."""
+    import pyarrow as pa  # lazy: pyarrow only when ids become Arrow strings
+
+    offsets, data = entries.buffers()  # lent by ``entries``, not copied
+    offsets = np.frombuffer(offsets, dtype=np.int64)
+    if memoryview(data).nbytes < 2**31 - 1:
+        return pa.Array.from_buffers(pa.string(), len(entries), [
+            None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.large_string(), len(entries),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
