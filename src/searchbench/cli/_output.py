@@ -17,7 +17,6 @@ import click
 from click.core import ParameterSource
 
 from .._util import one_line, visible_name
-from .._util.secrets import redact
 from ..errors import ConfigError, OutputError
 from ..vocab import canonical, values
 from .main import quiet_third_party_progress
@@ -58,6 +57,8 @@ def reported_warnings(quiet: bool = False) -> Iterator[None]:
     seen: set[str] = set()
 
     def show(message: Any, *_args: Any, **_kw: Any) -> None:
+        from .._util.secrets import redact  # lazy: html and urllib, only once a warning comes
+
         text = redact(str(message))
         if not quiet and text not in seen:
             seen.add(text)

@@ -16,7 +16,6 @@ import click
 
 from .._util import one_line
 from .._util.progress import interrupted_message, reset_interruption
-from .._util.secrets import redact
 from ..errors import DataFormatError, SearchbenchError
 
 HELP = ("Does your search bring back the right documents? trec_eval-exact IR measures, "
@@ -217,6 +216,8 @@ def _fail(message: str) -> int:
     """Print ``message`` as one ``error:`` line, redacted for every secret the command
     holds (whatever an engine or a library put in it), then made visible: names in it
     cannot forge a line."""
+    from .._util.secrets import redact  # lazy: html and urllib (7 ms), only on an error
+
     click.echo("error: " + one_line(redact(message)), err=True)
     return 1
 
