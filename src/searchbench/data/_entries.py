@@ -76,3 +76,8 @@ def entries_arrow(entries: Any) -> pa.Array:
             None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
     return pa.Array.from_buffers(pa.large_string(), len(entries),
                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def is_compiled_vocab(vocab: object) -> bool:
+    """Whether ``vocab`` is the compiled reader's ``Vocab`` (ids held in C)."""
+    return type(vocab).__name__ == "Vocab" and hasattr(vocab, "codes_of")

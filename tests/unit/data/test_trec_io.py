@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import searchbench as sb
-import searchbench.data.run as run_module
+import searchbench.data._ranking as ranking
 from searchbench.data import _text
 from searchbench.errors import DataFormatError
 
@@ -510,10 +510,10 @@ def check_rank_order(query: list[str], doc: list[str], score: list[float]) -> No
         index = {d: i for i, d in enumerate(vocab.tolist() if isinstance(vocab, np.ndarray)
                                             else vocab.to_pylist())}
         codes = np.array([index[d] for d in doc], dtype=np.int32)
-        got = run_module._rank_order(q_codes.astype(np.int32), s, codes, vocab)
+        got = ranking.rank_order(q_codes.astype(np.int32), s, codes, vocab)
         assert got.tolist() == want
         perm = np.random.default_rng(len(doc)).permutation(len(doc))  # the sorting path
-        got = run_module._rank_order(q_codes[perm].astype(np.int32), s[perm], codes[perm], vocab)
+        got = ranking.rank_order(q_codes[perm].astype(np.int32), s[perm], codes[perm], vocab)
         assert perm[got].tolist() == want
 
 
@@ -553,5 +553,5 @@ class TestTieRepairFastPath:
             doc.append(rng.choice(["e", "é", "E", "d", "D", "01", "1"]) + str(i % 7) + "_" + str(i))
             score.append(rng.choice([0.0, -0.0, 1.0, 1.5, -2.0]))
         check_rank_order(query, doc, score)
-        monkeypatch.setattr(run_module, "_sorted_order", lambda q, s: None)  # lexsort fallback
+        monkeypatch.setattr(ranking, "_sorted_order", lambda q, s: None)  # lexsort fallback
         check_rank_order(query, doc, score)
