@@ -26,6 +26,7 @@ raises; sweeps then use searchbench's exact ground truth only.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -80,6 +81,9 @@ class ChromaStore(VectorStore):
         self._client: Any = None
         self._collection: Any = None
         self._gate = SettingGate()  # ef_search is the collection's: one value at a time
+        # opening and the reopen that applies ef_search: a search reading the record while
+        # another thread reopens would meet Chroma's client cache half cleared
+        self._opening = threading.RLock()
 
     # -- opening ----------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -119,9 +123,10 @@ class ChromaStore(VectorStore):
 
     def _open(self) -> Any:
         """The collection (opened once; None when it does not exist)."""
-        if self._collection is None and self.exists():
-            self._collection = self._get(self.name)
-        return self._collection
+        with self._opening:
+            if self._collection is None and self.exists():
+                self._collection = self._get(self.name)
+            return self._collection
 
     def _hnsw(self) -> dict[str, Any]:
         return dict(self._collection.configuration_json.get("hnsw") or {})
@@ -221,9 +226,10 @@ class ChromaStore(VectorStore):
         self._call("modify", self._collection.modify,
                    configuration={"hnsw": {"ef_search": ef}})
         shared = require("chromadb.api.shared_system_client", "chroma")
-        self._call("reopen", shared.SharedSystemClient.clear_system_cache)
-        self._client = self._collection = None
-        self._open()
+        with self._opening:
+            self._call("reopen", shared.SharedSystemClient.clear_system_cache)
+            self._client = self._collection = None
+            self._open()
         got = self._hnsw().get("ef_search")
         if got != ef:
             raise BackendError(f"{self.where}: ef_search={ef} was not applied (found {got})")
