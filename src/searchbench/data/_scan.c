@@ -24,6 +24,9 @@
 
 /* ---- growable arrays ------------------------------------------------------------------ */
 
+/* The helpers below (buf_*, table_*, seen_*) touch no Python object: out of memory they
+ * return -1 and set no exception; the function called from Python raises MemoryError. */
+
 typedef struct {
     char *p;
     size_t used, cap; /* bytes */
@@ -34,10 +37,7 @@ static int buf_reserve(Buf *b, size_t extra) {
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->used + extra) cap *= 2;
     char *p = realloc(b->p, cap);
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (!p) return -1;
     b->p = p;
     b->cap = cap;
     return 0;
@@ -162,10 +162,7 @@ static int table_init(Table *t) {
     memset(t, 0, sizeof(*t));
     size_t n_slots = 1 << 12;
     t->slots = alloc_slots(n_slots);
-    if (!t->slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (!t->slots) return -1;
     t->mask = n_slots - 1;
     if (buf_reserve(&t->offsets, sizeof(int64_t)) < 0) return -1;
     ((int64_t *)t->offsets.p)[0] = 0;
@@ -190,10 +187,7 @@ static inline const char *table_id(const Table *t, int64_t code, size_t *len) {
 static int table_grow(Table *t) {
     size_t n_slots = (t->mask + 1) * 2;
     uint64_t *slots = alloc_slots(n_slots);
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (!slots) return -1;
     const uint64_t *hashes = (const uint64_t *)t->hashes.p;
     size_t mask = n_slots - 1;
     for (int64_t code = 0; code < t->n; code++) {
@@ -463,14 +457,16 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
     if (!seq) return NULL;
     Table known;
     if (table_init(&known) < 0) {
+        table_free(&known);
         Py_DECREF(seq);
-        return NULL;
+        return PyErr_NoMemory();
     }
     Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     /* slots at most a quarter full: most entries are absent, and an absent id's probe
      * ends at the first empty slot */
     int failed = table_presize(&known, 2 * (int64_t)n_ids) < 0;
+    if (failed) PyErr_NoMemory();
     for (Py_ssize_t i = 0; !failed && i < n_ids; i++) {
         Py_ssize_t len;
         const char *s = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len)
@@ -479,9 +475,11 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "lookup() takes a sequence of str");
             failed = 1;
-        } else if (table_intern(&known, s, (size_t)len) != (int64_t)i) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "lookup() ids repeat");
-            failed = 1;
+        } else {
+            int64_t code = table_intern(&known, s, (size_t)len);
+            if (code < 0) PyErr_NoMemory();
+            else if (code != (int64_t)i) PyErr_SetString(PyExc_ValueError, "lookup() ids repeat");
+            failed = code != (int64_t)i;
         }
     }
     Py_DECREF(seq);
@@ -701,6 +699,8 @@ typedef struct {
     double prev_score;
     int grouped, descending, duplicate, tied, finished;
     PyObject *first_tag;  /* field 6 of the first run line (bytes) */
+    const char *first_tag_at; /* that field in the block fed, until feed() makes it bytes */
+    size_t first_tag_len;
 } ScannerObject;
 
 static void scanner_dealloc(ScannerObject *self) {
@@ -733,7 +733,10 @@ static int scanner_init(ScannerObject *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     self->skip_first = skip_first;
-    if (table_init(&self->queries) < 0 || table_init(&self->docs) < 0) return -1;
+    if (table_init(&self->queries) < 0 || table_init(&self->docs) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
     self->prev_q = -1;
     self->grouped = self->descending = 1;
     if (self->kind == RUN) {
@@ -751,10 +754,7 @@ static int scanner_init(ScannerObject *self, PyObject *args, PyObject *kwds) {
  * table of n_slots (a power of two). */
 static int seen_resize(Seen *seen, const Table *docs, size_t n_slots) {
     SeenSlot *slots = calloc(n_slots, sizeof(SeenSlot));
-    if (!slots) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (!slots) return -1;
     free(seen->slots);
     seen->slots = slots;
     seen->mask = n_slots - 1;
@@ -846,9 +846,9 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
     const char *ds = field[self->d_field];
     size_t dlen = len[self->d_field];
     if (self->kind == RUN) {
-        if (self->rows == 0) {
-            self->first_tag = PyBytes_FromStringAndSize(field[5], (Py_ssize_t)len[5]);
-            if (!self->first_tag) return -1;
+        if (self->rows == 0) { /* made a bytes object by feed() */
+            self->first_tag_at = field[5];
+            self->first_tag_len = len[5];
         }
         if (table_append(&self->docs, ds, dlen) < 0) return -1;
         if (q == self->prev_q) {
@@ -897,31 +897,57 @@ static inline const char *field_end(const char *p, const char *end) {
     return p;
 }
 
-/* feed(block): parse whole lines; False when the block needs the pure reader. */
-static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
-        return NULL;
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define SIMPLE_LINE_BYTES 64
+/* The common line in one step: its fields separated by single spaces and ended by LF, all
+ * in the next 64 bytes (which must be readable). Four 16-byte compares give a bit per byte
+ * for "ends a field" (a signed byte < 0x21: the controls, the space, and every byte >=
+ * 0x80), for the space and for LF; the line is simple when, before its first LF, the
+ * field ends are exactly n_fields - 1 spaces, none first, none last and no two adjacent
+ * (a line of other fields goes to the general path, which names the line).
+ * Returns the byte after the LF with field/len set, or NULL for field_end's general path
+ * (which accepts the same simple lines, so both give the same fields). */
+static inline const char *split_simple(const char *p, int n_fields, const char **field,
+                                       size_t *len) {
+    const __m128i limit = _mm_set1_epi8(0x21), space = _mm_set1_epi8(' '),
+                  lf = _mm_set1_epi8('\n');
+    uint64_t ends = 0, spaces = 0, lfs = 0;
+    for (int i = 0; i < SIMPLE_LINE_BYTES / 16; i++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+        ends |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(x, limit)) << (16 * i);
+        spaces |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, space)) << (16 * i);
+        lfs |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << (16 * i);
     }
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    const char *p = view.buf, *end = p + view.len;
+    if (!lfs) return NULL;
+    int stop = __builtin_ctzll(lfs);
+    uint64_t before = (1ULL << stop) - 1;
+    ends &= before;
+    if (!stop || ends != (spaces & before)) return NULL;
+    if ((ends & 1) || (ends >> (stop - 1)) || (ends & (ends >> 1))) return NULL;
+    const char *start = p;
+    int n = 0;
+    for (; ends; ends &= ends - 1) {
+        if (n == n_fields - 1) return NULL; /* a field too many */
+        const char *at = p + __builtin_ctzll(ends);
+        field[n] = start;
+        len[n++] = (size_t)(at - start);
+        start = at + 1;
+    }
+    if (n != n_fields - 1) return NULL;
+    field[n] = start;
+    len[n] = (size_t)(p + stop - start);
+    return p + stop + 1;
+}
+#endif
+
+/* Parse the whole lines of [p, end): 1 when done, 0 when the block needs the pure reader,
+ * -1 out of memory (no exception set: feed() raises it). */
+static int scan_lines(ScannerObject *self, const char *p, const char *end) {
     const char *field[MAX_FIELDS + 1];
     size_t len[MAX_FIELDS + 1];
     int ok = 1;
-    if (!memchr(p, '\n', (size_t)view.len) && memchr(p, '\r', (size_t)view.len)) ok = 0;
-    if (self->kind != RUN && self->rows == 0 && view.len > (1 << 16)) {
-        /* size the doc table for the block's lines (counted in its first 64 KiB): growing
-         * it step by step would move every id again at each doubling */
-        int64_t lines = 0;
-        for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + (1 << 16) - q))); q++)
-            lines++;
-        int64_t expect = lines * (view.len >> 16);
-        if (table_presize(&self->docs, expect < (1 << 26) ? expect : (1 << 26)) < 0) {
-            PyBuffer_Release(&view);
-            return NULL;
-        }
-    }
+    if (!memchr(p, '\n', (size_t)(end - p)) && memchr(p, '\r', (size_t)(end - p))) ok = 0;
     while (ok > 0 && p < end) {
         while (p < end && (*p == ' ' || *p == '\t')) p++;
         if (p == end) break;
@@ -943,6 +969,16 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
             p = nl ? nl + 1 : end;
             continue;
         }
+#ifdef SIMPLE_LINE_BYTES
+        if (end - p >= SIMPLE_LINE_BYTES) {
+            const char *next = split_simple(p, self->n_fields, field, len);
+            if (next) {
+                p = next;
+                ok = add_line(self, field, len);
+                continue;
+            }
+        }
+#endif
         int n = 0;
         for (;;) {
             const char *start = p;
@@ -983,7 +1019,39 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
         }
         ok = add_line(self, field, len);
     }
+    return ok;
+}
+
+/* feed(block): parse whole lines; False when the block needs the pure reader. */
+static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const char *p = view.buf, *end = p + view.len;
+    if (self->kind != RUN && self->rows == 0 && view.len > (1 << 16)) {
+        /* size the doc table for the block's lines (counted in its first 64 KiB): growing
+         * it step by step would move every id again at each doubling */
+        int64_t lines = 0;
+        for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + (1 << 16) - q))); q++)
+            lines++;
+        int64_t expect = lines * (view.len >> 16);
+        if (table_presize(&self->docs, expect < (1 << 26) ? expect : (1 << 26)) < 0) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+    }
+    int64_t rows_before = self->rows;
+    int ok = scan_lines(self, p, end);
+    if (ok >= 0 && rows_before == 0 && self->rows > 0 && self->kind == RUN) {
+        self->first_tag = PyBytes_FromStringAndSize(self->first_tag_at,
+                                                    (Py_ssize_t)self->first_tag_len);
+        if (!self->first_tag) ok = -2;
+    }
     PyBuffer_Release(&view);
+    if (ok == -1) PyErr_NoMemory();
     if (ok < 0) return NULL;
     return PyBool_FromLong(ok);
 }
