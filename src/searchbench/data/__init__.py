@@ -5,8 +5,9 @@ The public surface is this ``__init__``: the data model (:class:`Qrels`, :class:
 format, and the id helpers the measures engine joins with (:func:`lookup`,
 :func:`as_arrow_strings`, :class:`IdIndex`, :func:`from_numpy`). Modules with a leading
 underscore (``_text``, ``_files``, ``_columns``, ``_strings``, ``_arrow``) are private to
-this package. The model loads with ``import searchbench.data``; the id helpers, readers and writers
-load on first use (pyarrow only with them: the compiled TREC reader needs none).
+this package. ``import searchbench.data`` loads :class:`Qrels` and :class:`Run`; the texts,
+the id helpers, readers and writers load on first use (pyarrow only with them: the compiled
+TREC reader needs none).
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from typing import TYPE_CHECKING
 
 from .._util.lazy import lazy_exports
 from .qrels import Qrels
-from .readers import read_qrels, read_run, run_from_table
 from .run import Run
-from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     from .beir import read_beir, write_beir
@@ -48,8 +47,10 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
         write_jsonl,
         write_queries_jsonl,
     )
+    from .readers import read_qrels, read_run, run_from_table
     from .smart import SmartRecord, iter_smart, read_smart_docs, read_smart_queries, write_smart
     from .stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
+    from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
     from .trec import write_qrels, write_run
     from .trec_text import (
         iter_trec_docs,
@@ -60,6 +61,9 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     )
 
 _LAZY = {
+    "read_qrels": ".readers", "read_run": ".readers", "run_from_table": ".readers",
+    "EMPTY": ".texts", "Corpus": ".texts", "Document": ".texts", "Issue": ".texts",
+    "Issues": ".texts", "Queries": ".texts", "Query": ".texts", "build_texts": ".texts",
     "from_numpy": "._arrow", "IdIndex": "._strings", "as_arrow_strings": ".ids",
     "intern": ".ids", "lookup": ".ids", "lookup_sorted": ".ids", "reader_path": "._native",
     "ARROW_STREAM_MAGIC": ".columnar", "check_run_file": ".columnar",

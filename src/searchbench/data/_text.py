@@ -8,14 +8,11 @@ passes, so pyarrow's CSV reader parses them without a Python loop per line.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any, cast
@@ -197,7 +194,10 @@ class _Gunzip(io.RawIOBase):
     def __init__(self, raw: IO[bytes], name: str) -> None:
         self._raw = raw
         self._name = name
+        import gzip  # lazy: a plain file does not need it
+
         self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._corrupt = (zlib.error, gzip.BadGzipFile)
 
     def readable(self) -> bool:
         return True
@@ -210,7 +210,7 @@ class _Gunzip(io.RawIOBase):
                                   "(the gzip data ends early; or the file starts with the "
                                   "gzip signature 1f 8b but is not gzip); expected a complete "
                                   ".gz file — copy or download it again") from None
-        except (zlib.error, gzip.BadGzipFile) as exc:
+        except self._corrupt as exc:
             raise DataFormatError(f"{self._name}: the compressed file is truncated or corrupt "
                                   f"(found the gzip signature 1f 8b, then: {exc}); expected a "
                                   "complete .gz file or plain text") from None
@@ -249,6 +249,9 @@ def _is_regular(path: str) -> bool:
 
 
 def _spool(source: str | os.PathLike[str] | IO[Any]) -> IO[bytes]:
+    import shutil  # lazy: only a pipe or standard input is copied
+    import tempfile  # lazy: only a pipe or standard input is copied
+
     name = source_name(source)
     raw = _Source(_raw_stream(source, name), name)  # may fail (e.g. a folder): before copy
     copy = tempfile.SpooledTemporaryFile(max_size=BLOCK_SIZE)  # noqa: SIM115 - returned

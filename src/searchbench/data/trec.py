@@ -18,7 +18,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._util import atomic_write
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
 from ._columns import Interned, Parsed, Strings
 from ._native import scanner
@@ -539,6 +538,8 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str = "tr
 def _atomic_write_lines(path: str | os.PathLike[str], lines: pa.Array,
                         header: str | None = None) -> None:
     """Write ``header`` and ``lines``, one per line, atomically (gzip if named ``.gz``)."""
+    from .._util import atomic_write  # lazy: reading (eval) does not load the writers
+
     with atomic_write(path, binary=True) as out:
         if header:
             out.write(header.encode() + b"\n")

@@ -5,6 +5,9 @@ Evaluator (ARCHITECTURE §4).
 parameters, formula); the docs' measures reference is generated from it.
 """
 
+from typing import TYPE_CHECKING
+
+from .._util.lazy import lazy_exports
 from ..errors import SearchbenchWarning
 from ._coverage import (
     MOSTLY_UNJUDGED_BELOW,
@@ -35,7 +38,12 @@ from .evaluator import (
 )
 from .registry import Family, Param, families
 from .spec import FAMILIES, Measure, parse_measure, parse_measures, trec_name, valid_names
-from .stream import StreamedRun, evaluate_stream, stream_run
+
+if TYPE_CHECKING:  # loaded on first use: ``eval`` without --stream does not read by groups
+    from .stream import StreamedRun, evaluate_stream, stream_run
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "StreamedRun": ".stream", "evaluate_stream": ".stream", "stream_run": ".stream"})
 
 __all__ = [
     "FAMILIES",
