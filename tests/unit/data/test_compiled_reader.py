@@ -282,3 +282,27 @@ def test_a_build_of_an_older_scanner_is_not_used(monkeypatch: pytest.MonkeyPatch
     assert scanner() is module
     monkeypatch.setattr(module, "ABI", 1)
     assert scanner() is None
+
+
+# Ids that stress the order's radix pass and its fix-up: a shared 8-byte prefix, lengths
+# either side of 8, one id the prefix of another.
+IDS = st.lists(st.text(alphabet="ab0~", min_size=1, max_size=12).map(lambda s: "d" + s),
+               min_size=1, max_size=60)
+
+
+@compiled
+@settings(max_examples=200, deadline=None)
+@given(IDS, st.lists(st.integers(0, 59), max_size=80))
+def test_vocab_order_is_bytewise_then_position(ids: list[str], picks: list[int]) -> None:
+    """``Vocab.order``: the ids in byte order (as Python sorts bytes); given codes, their
+    positions in the byte order of their ids, equal ids by position."""
+    data = "".join(f"q 0 {i} 1\n" for i in ids).encode()
+    scan = scanner().Scanner("trec")
+    assert scan.feed(data)
+    vocab = scan.finish()["docs"]
+    unique = list(dict.fromkeys(ids))
+    order = np.frombuffer(vocab.order(None), dtype=np.int64).tolist()
+    assert order == sorted(range(len(unique)), key=lambda c: unique[c].encode())
+    codes = np.array([p % len(unique) for p in picks], dtype=np.int32)
+    order = np.frombuffer(vocab.order(codes.tobytes()), dtype=np.int64).tolist()
+    assert order == sorted(range(len(codes)), key=lambda i: unique[codes[i]].encode())
