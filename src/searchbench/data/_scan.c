@@ -742,6 +742,7 @@ typedef struct {
     PyObject *first_tag;  /* field 6 of the first run line (bytes) */
     const char *first_tag_at; /* that field in the block fed, until feed() makes it bytes */
     size_t first_tag_len;
+    int busy; /* a feed() is parsing (without the GIL) */
 } ScannerObject;
 
 static void scanner_dealloc(ScannerObject *self) {
@@ -1063,11 +1064,14 @@ static int scan_lines(ScannerObject *self, const char *p, const char *end) {
     return ok;
 }
 
-/* feed(block): parse whole lines; False when the block needs the pure reader. */
+/* feed(block): parse whole lines; False when the block needs the pure reader. The lines are
+ * parsed without the GIL (other threads run Python meanwhile: eval reads the qrels while
+ * a run is scanned); one feed() at a time per scanner. */
 static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
     Py_buffer view;
-    if (self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
+    if (self->finished || self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, self->busy ? "the scanner is in use"
+                                                       : "the scanner is finished");
         return NULL;
     }
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -1085,7 +1089,12 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
         }
     }
     int64_t rows_before = self->rows;
-    int ok = scan_lines(self, p, end);
+    int ok;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    ok = scan_lines(self, p, end);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
     if (ok >= 0 && rows_before == 0 && self->rows > 0 && self->kind == RUN) {
         self->first_tag = PyBytes_FromStringAndSize(self->first_tag_at,
                                                     (Py_ssize_t)self->first_tag_len);
@@ -1107,8 +1116,9 @@ static PyObject *new_vocab(Table *t, PyTypeObject *type) {
 
 /* finish() -> dict of the columns (bytearrays), the vocabularies and the flags */
 static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored)) {
-    if (self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "the scanner is finished");
+    if (self->finished || self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, self->busy ? "the scanner is in use"
+                                                       : "the scanner is finished");
         return NULL;
     }
     self->finished = 1;

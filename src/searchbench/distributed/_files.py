@@ -63,18 +63,38 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     ``names`` name the runs (default: file names, or paths when two share a name);
     ``missing``/``depth`` go to the evaluator, ``keep`` to the readers; ``stream`` or
     ``engine="ray"`` (with ``address``, ``partitions``) choose how a large run is read
-    (see the module docstring; not both); ``no_answer``: ids of queries marked so."""
-    from ..data import Qrels  # lazy: loads data, numpy on first use
-    from ..measures import Scorer, parse_measures  # lazy: loads measures, numpy on first use
+    (see the module docstring; not both); ``no_answer``: ids of queries marked so.
 
+    In memory, the runs are read by a background thread while the qrels are read (see
+    :class:`_ReadAhead`)."""
     if engine not in ENGINES:
         raise ConfigError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if stream and engine == "ray":
         raise ConfigError("--stream and --engine ray are two ways to evaluate a large run; "
                           "choose one")
-    wanted = [m.name for m in parse_measures(list(measures or DEFAULT_MEASURES))]
     paths = list(runs)
     named = list(names) if names is not None else [_name(p, paths) for p in paths]
+    ahead = _ReadAhead(paths, named, keep) if not stream and engine == "local" else None
+    try:
+        return _evaluate(qrels, paths, named, measures, ahead, missing=missing, depth=depth,
+                         keep=keep, stream=stream, engine=engine, address=address,
+                         partitions=partitions, no_answer=no_answer,
+                         unanswerable=unanswerable, quiet=quiet)
+    finally:
+        if ahead is not None:
+            ahead.abandon()
+
+
+def _evaluate(qrels: Any, paths: list[PathLike], named: list[str],
+              measures: Sequence[str] | None, ahead: _ReadAhead | None, *, missing: str,
+              depth: int | None, keep: str | None, stream: bool, engine: str,
+              address: str | None, partitions: int | None, no_answer: Collection[str],
+              unanswerable: str, quiet: bool | None) -> EvaluatedFiles:
+    """:func:`evaluate_files` once its arguments are checked (``ahead`` reads the runs)."""
+    from ..data import Qrels  # lazy: loads data, numpy on first use
+    from ..measures import Scorer, parse_measures  # lazy: loads measures, numpy on first use
+
+    wanted = [m.name for m in parse_measures(list(measures or DEFAULT_MEASURES))]
     judgments = qrels if isinstance(qrels, Qrels) else Qrels.from_file(qrels, keep=keep)
     if stream:  # only read as Arrow strings then: no Python string per document
         from ..data import compact_qrels  # lazy: loads data, numpy on first use
@@ -89,7 +109,8 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     elif stream:
         loaded, raw = _streamed(scorer.evaluator, paths, named, keep, quiet)
     else:
-        loaded, raw = _in_memory(scorer, paths, named, keep, qrels_name)
+        assert ahead is not None
+        loaded, raw = _in_memory(scorer, ahead.runs(), paths, qrels_name)
     done = [scorer.finish(res, run) for run, res in zip(loaded, raw, strict=True)]
     return EvaluatedFiles([d.result for d in done], loaded, [d.coverage for d in done],
                           [d.scored for d in done], scorer)
@@ -102,14 +123,54 @@ def _name(path: PathLike, paths: Sequence[PathLike]) -> str:
     return base if len(same) == 1 else os.fspath(path)
 
 
-def _in_memory(scorer: Any, paths: list[PathLike], names: list[str], keep: str | None,
-               qrels_name: str) -> tuple[list[Any], list[Any]]:
-    """Each run read whole; a run sharing no query with the qrels names both files."""
-    from ..data import Run  # lazy: loads data, numpy on first use
+class _ReadAhead:
+    """The run files, each read whole, in order, by one background thread started before
+    the qrels are read: the compiled scanner parses without the GIL, so on two cores a run
+    is scanned while the measures load and the qrels are read. :meth:`runs` waits for them
+    and raises, in the caller's thread, what reading raised (the same errors and order as
+    reading them there); :meth:`abandon` stops after the file being read (a daemon thread:
+    an exiting process does not wait for it)."""
+
+    def __init__(self, paths: list[PathLike], names: list[str], keep: str | None) -> None:
+        import threading  # lazy: only evaluation in memory starts a thread
+
+        self._files = list(zip(paths, names, strict=True))
+        self._keep = keep
+        self._runs: list[Any] = []
+        self._error: BaseException | None = None
+        self._abandoned = False
+        self._thread = threading.Thread(target=self._read, name="searchbench-read-runs",
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            from ..data import Run  # lazy: loads data, numpy on first use
+
+            for path, name in self._files:
+                if self._abandoned:
+                    return
+                self._runs.append(Run.from_file(path, name=name, keep=self._keep))
+        except BaseException as exc:  # raised again by runs(), in the caller's thread
+            self._error = exc
+
+    def runs(self) -> list[Any]:
+        """The runs read, in order; what reading one raised is raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._runs
+
+    def abandon(self) -> None:
+        """Read no further file (done after :meth:`runs`, or when evaluation failed)."""
+        self._abandoned = True
+
+
+def _in_memory(scorer: Any, loaded: list[Any], paths: list[PathLike], qrels_name: str
+               ) -> tuple[list[Any], list[Any]]:
+    """Each run scored; a run sharing no query with the qrels names both files."""
     from ..measures import NoSharedQueriesError  # lazy: loads measures, numpy on first use
 
-    loaded = [Run.from_file(path, name=name, keep=keep)
-              for path, name in zip(paths, names, strict=True)]
     results = []
     for run, path in zip(loaded, paths, strict=True):
         try:

@@ -48,3 +48,24 @@ def test_an_unjudged_run_warns_and_two_engines_at_once_are_refused(tmp_path):
         evaluate_files(qrels, [other], stream=True, engine="ray")
     with pytest.raises(ConfigError, match="engine 'spark'"):
         evaluate_files(qrels, [other], engine="spark")
+
+
+def test_errors_come_in_the_order_of_a_reading_in_one_thread(tmp_path):
+    """The runs are read by a background thread while the qrels are read (the read-ahead);
+    what a user sees is what reading them one after the other gives: a bad measure before
+    any file, a bad qrels file before a bad run, the first bad run by its line."""
+    from searchbench.errors import DataFormatError, UnknownMeasureError
+
+    qrels, run = _files(tmp_path)
+    bad_run = tmp_path / "bad.trec"
+    bad_run.write_text("q1 Q0 a 1 3.0 t\nq1 Q0 b 2 two t\n")
+    bad_qrels = tmp_path / "bad_qrels.txt"
+    bad_qrels.write_text("q1 0 a 1\nq1 0 b\n")
+    with pytest.raises(UnknownMeasureError):
+        evaluate_files(qrels, [bad_run], ["nDCG@x"], quiet=True)
+    with pytest.raises(DataFormatError, match="bad_qrels.txt"):
+        evaluate_files(bad_qrels, [bad_run], ["nDCG@10"], quiet=True)
+    with pytest.raises(DataFormatError, match=r"bad\.trec:2"):
+        evaluate_files(qrels, [run, bad_run, run], ["nDCG@10"], quiet=True)
+    done = evaluate_files(qrels, [run, run], ["nDCG@10"], names=["a", "b"], quiet=True)
+    assert [r.run_name for r in done.results] == ["a", "b"]
