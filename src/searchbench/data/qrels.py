@@ -39,7 +39,11 @@ class Qrels:
     __slots__ = ("doc_codes", "doc_vocab", "grades", "offsets", "query_ids", "source")
 
     def __init__(self, grouped: Grouped, source: str | None = None) -> None:
-        order = np.lexsort((grouped.doc_codes, grouped.query_codes))
+        # by (query, doc) as one int64 key: a stable argsort of it is lexsort's order, ~10×
+        # faster (n_queries * n_docs < 2**63 for any qrels that fits in memory)
+        span = max(len(grouped.doc_vocab), 1)
+        order = np.argsort(grouped.query_codes.astype(np.int64) * span + grouped.doc_codes,
+                           kind="stable")
         self.query_ids: np.ndarray = grouped.query_ids
         self.offsets: np.ndarray = grouped.offsets
         self.doc_vocab: np.ndarray = grouped.doc_vocab
