@@ -120,7 +120,7 @@ typedef struct {
     int64_t n;
 } Table;
 
-static uint64_t hash_bytes(const char *s, size_t len) {
+static inline __attribute__((always_inline)) uint64_t hash_bytes(const char *s, size_t len) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (len * 0xBF58476D1CE4E5B9ULL);
     while (len >= 8) {
         uint64_t w;
