@@ -42,16 +42,23 @@ def no_relevant_ids(qrels: Qrels, query_ids: Iterable[str] | np.ndarray,
     """The ids among ``query_ids`` (in their order) that the qrels hold and whose
     judgments have no grade ≥ ``rel`` (ids the qrels do not hold are not scored at all and
     are not listed)."""
-    wanted = np.asarray(query_ids if isinstance(query_ids, np.ndarray)
-                        else list(query_ids)).astype(str)
-    known = np.asarray(qrels.query_ids).astype(str)  # sorted
+    wanted = _id_array(query_ids)
+    known = np.asarray(qrels.query_ids)  # sorted
     if not len(wanted) or not len(known):
         return []
     has = np.zeros(qrels.n_queries, dtype=bool)
     has[qrels.query_codes()[qrels.grades >= rel]] = True
+    if len(wanted) == len(known) and (wanted is known or np.array_equal(wanted, known)):
+        return known[~has].tolist()  # every qrels query scored (as with missing="zero")
+    wanted, known = wanted.astype(str), known.astype(str)
     at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
     held = known[at] == wanted
     return [str(q) for q in wanted[held & ~has[at]]]
+
+
+def _id_array(ids: Iterable[Any] | np.ndarray) -> np.ndarray:
+    """``ids`` as a numpy array (an array as given)."""
+    return ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=object)
 
 
 def no_answer_ids(queries: Any) -> list[str]:
@@ -141,20 +148,27 @@ def scored_queries(qrels: Qrels, query_ids: Iterable[str] | np.ndarray,
     that were scored (after :func:`apply_unanswerable`), ``kept`` those that would have been
     without the marks (default: ``query_ids`` and the marked ids the qrels hold)."""
     how = canonical_unanswerable(policy)
-    scored = [str(q) for q in (query_ids.tolist() if isinstance(query_ids, np.ndarray)
-                               else query_ids)]
-    marks = set(marked)
-    if kept is None:
-        held = set(np.asarray(qrels.query_ids).tolist())
-        candidates = scored + sorted(q for q in marks if q in held and q not in scored)
-    else:
-        candidates = [str(q) for q in kept]
-    unanswerable = tuple(q for q in candidates if q in marks)
+    scored = _id_array(query_ids)
     return ScoredQueries(
         n_scored=len(scored), no_relevant=tuple(no_relevant_ids(qrels, scored)),
-        unanswerable=unanswerable, policy=how,
+        unanswerable=_unanswerable(qrels, scored, set(marked), kept), policy=how,
         no_relevant_at={rel: tuple(no_relevant_ids(qrels, scored, rel))
                         for rel in _thresholds(measures)})
+
+
+def _unanswerable(qrels: Qrels, scored: np.ndarray, marks: set[str],
+                  kept: Iterable[str] | None) -> tuple[str, ...]:
+    """The marked ids among the queries kept (default: ``scored`` and the marked ids the
+    qrels hold), in that order."""
+    if not marks:
+        return ()
+    ids = [str(q) for q in scored.tolist()]
+    if kept is None:
+        held, seen = set(np.asarray(qrels.query_ids).tolist()), set(ids)
+        candidates = ids + sorted(q for q in marks if q in held and q not in seen)
+    else:
+        candidates = [str(q) for q in kept]
+    return tuple(q for q in candidates if q in marks)
 
 
 def apply_unanswerable(result: EvalResult, marked: Collection[str],
