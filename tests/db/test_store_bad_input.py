@@ -268,7 +268,7 @@ def test_redis_describe_of_a_mistyped_index_is_no_store(redis_url, capsys):
 
 
 def test_engine_messages_lose_the_url_secrets_before_they_are_cut():
-    from searchbench.db.base import parse_store_url, without_secrets
+    from searchbench.db import parse_store_url, without_secrets
 
     url = parse_store_url("qdrant://me:Pg5ecret@host:6333/x?api_key=KEY-123456&collection=c")
     text = "auth failed for me:Pg5ecret with api-key KEY-123456 at host"

@@ -7,11 +7,12 @@ Click options take one value per occurrence; :class:`GreedyOption` (used with
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
-__all__ = ["GreedyOption"]
+__all__ = ["GreedyOption", "runs_option"]
 
 
 class GreedyOption(click.Option):
@@ -31,3 +32,10 @@ class GreedyOption(click.Option):
                     process(state.rargs.pop(0), state)
 
             option.process = greedy
+
+
+def runs_option(help: str) -> Any:
+    """``--runs RUN...``: one or more existing run files after one flag."""
+    return click.option("--runs", "runs", multiple=True, cls=GreedyOption,
+                        type=click.Path(path_type=Path, exists=True), metavar="RUN...",
+                        help=help)

@@ -9,14 +9,14 @@ import os
 import sys
 import unicodedata
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from .._util import one_line, visible_name
+from .._util import one_line, visible_name, visible_text
 from ..errors import ConfigError, OutputError
 from ..vocab import canonical, values
 from .main import quiet_third_party_progress
@@ -76,6 +76,16 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
+def print_result(output_format: str, data: Any, text: str | Callable[[], str]) -> None:
+    """What a :data:`TEXT_OR_JSON` command prints: ``data`` as one JSON object, or ``text``
+    (a string, or a function making it, called only for text) with hidden characters shown
+    as ``\\uXXXX`` (ids, names and file names in it are untrusted)."""
+    if output_format == "json":
+        print_json(data)
+    else:
+        click.echo(visible_text(text if isinstance(text, str) else text()))
+
+
 def fmt(value: float, decimals: int, is_count: bool = False) -> str:
     """Render a value: counts as integers, others with ``decimals`` decimals."""
     return str(round(value)) if is_count else f"{value:.{decimals}f}"
@@ -117,6 +127,9 @@ def load_queries(path: Path | None) -> Any:
     return read_queries_jsonl(path)
 
 
+METRIC_OPTION = vocab_option("cosine", "--metric", concept="metric",
+                             help="cosine, ip or l2 (squared); aliases cos, dot, "
+                                  "inner_product, …")
 UNANSWERABLE_OPTION = vocab_option(
     None, "--unanswerable", concept="unanswerable policy",
     help="Queries marked \"no_answer\": true in --queries: 'skip' leaves them out of every "
@@ -413,3 +426,6 @@ def _flag_given(flag: str, value: str, documented: bool) -> Any:
         ctx.meta[_FLAG_GIVEN] = (flag, value)
 
     return callback
+
+
+TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or one JSON object.")

@@ -15,6 +15,7 @@ from click.core import ParameterSource
 
 from .._util import refuse_sources, write_text
 from ._output import (
+    METRIC_OPTION,
     QUIET_OPTION,
     UsageError,
     console,
@@ -24,7 +25,6 @@ from ._output import (
     paths,
     refuse_existing,
     reported_warnings,
-    vocab_option,
 )
 
 
@@ -47,8 +47,7 @@ def _say(quiet: bool) -> Callable[[str], None]:
               "ann-benchmarks .hdf5 (dataset 'train') or a searchbench embed folder.")
 @click.option("--queries", required=True, type=paths(), help="Query vectors: .npy, .fbin, "
               ".hdf5 (dataset 'test') or a searchbench embed folder (its queries).")
-@vocab_option("cosine", "--metric", concept="metric",
-              help="cosine, ip or l2 (squared); aliases cos, dot, …")
+@METRIC_OPTION
 @click.option("-k", "k", default=100, **_at_least(1), help="Neighbours per query.")
 @click.option("--extra", default=10, **_at_least(0),
               help="Neighbours kept beyond k, to resolve ties at position k.")
@@ -101,8 +100,7 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
 @click.option("--index", default="hnsw", help="hnsw, ivf, ivfpq (faiss) or hnswlib.")
 @click.option("--param", multiple=True, metavar="NAME=V1,V2,…", help="NAME=V1,V2,… repeated, "
               "e.g. M=16,32 efSearch=16,64 nlist=256 nprobe=1,4 m=16 nbits=8.")
-@vocab_option("cosine", "--metric", concept="metric", help="cosine, ip or l2; aliases cos, "
-              "dot, …")
+@METRIC_OPTION
 @click.option("-k", "k", default=10, **_at_least(1), help="knn_recall@k.")
 @click.option("--vectors", type=paths(), help="Raw corpus vectors instead of a set.")
 @click.option("--queries", type=paths(), help="Raw query vectors.")

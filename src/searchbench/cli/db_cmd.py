@@ -12,6 +12,7 @@ import click
 import searchbench as sb
 
 from ._output import (
+    METRIC_OPTION,
     QUIET_OPTION,
     EvalsetFirst,
     UsageError,
@@ -19,7 +20,6 @@ from ._output import (
     format_option,
     paths,
     reported_warnings,
-    vocab_option,
 )
 
 TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or JSON.")
@@ -49,7 +49,7 @@ def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
               "sentence-transformers:/path, model2vec:/path, openai:NAME.")
 @click.option("--chunk", help="tokens:SIZE[:OVERLAP], sentences:N[:OVERLAP] or "
               "recursive:MAX_TOKENS (model tokens); ids are doc#start-end.")
-@vocab_option("cosine", "--metric", concept="metric", help="cosine, ip or l2 (squared).")
+@METRIC_OPTION
 @click.option("--index", default="default", help="Index kind (pgvector: hnsw or ivfflat), "
               "'default' (the engine's first; none for sqlite-vec, which has no ANN "
               "index) or none.")

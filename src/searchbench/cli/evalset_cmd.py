@@ -8,15 +8,16 @@ from typing import Any
 
 import click
 
-from .._util import refuse_sources, safe_component, visible_text
+from .._util import refuse_sources, safe_component
 from ..errors import ConfigError
 from ._output import (
     QUIET_OPTION,
+    TEXT_OR_JSON,
     evalset_argument,
     format_option,
     output_option,
     paths,
-    print_json,
+    print_result,
     refuse_existing,
     reported_warnings,
 )
@@ -34,8 +35,6 @@ def datasets_app() -> None:
 
 SPEC_ARG = evalset_argument("spec")
 SPLIT_OPTION = click.option("--split", default="test", help="BEIR split (qrels/<split>.tsv).")
-TEXT_OR_JSON = format_option("text", "json", default="text",
-                             help="text, or one JSON object.")
 DATA_DIR_OPTION = click.option(
     "--data-dir", type=paths(),
     help="Offline copies for beir-download: a folder holding NAME.zip or NAME/ (also "
@@ -80,12 +79,10 @@ def check_command(spec: str, split: str, sd: float, output_format: str, data_dir
         es = _load(spec, split, data_dir, cache_dir, strict=False, quiet=quiet)
     report = check_evalset(es, sd=sd)
     judged = _judge_agreement(es)
-    if output_format == "json":
-        print_json({**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})})
-    else:
-        click.echo(visible_text(report.to_text()))  # ids from the set are untrusted
-        if judged is not None:
-            click.echo(f"judge agreement: {judged.summary()}")
+    print_result(output_format,
+                 {**report.to_dict(), **({"agreement": judged.to_dict()} if judged else {})},
+                 lambda: report.to_text() + (f"\njudge agreement: {judged.summary()}"
+                                             if judged is not None else ""))
     if not report.ok:
         raise SystemExit(1)
 
@@ -135,14 +132,12 @@ def init_command(folder: Path, docs: Path, pattern: str | None, prune: bool,
 
     report = init_evalset(folder, docs, glob=pattern, prune=prune,
                           max_file_bytes=parse_size(max_file_size, "--max-file-size"))
-    if output_format == "json":
-        print_json({"folder": str(folder), "documents": report.documents,
-                    "added": report.added, "updated": report.updated,
-                    "unchanged": report.unchanged, "removed": report.removed,
-                    "pruned": report.pruned,
-                    "skipped": [{"path": p, "reason": r} for p, r in report.skipped]})
-    else:
-        click.echo(visible_text(report.to_text()))
+    print_result(output_format,
+                 {"folder": str(folder), "documents": report.documents, "added": report.added,
+                  "updated": report.updated, "unchanged": report.unchanged,
+                  "removed": report.removed, "pruned": report.pruned,
+                  "skipped": [{"path": p, "reason": r} for p, r in report.skipped]},
+                 report.to_text)
 
 
 @evalset_app.command("add-queries")
@@ -168,11 +163,10 @@ def add_queries_command(folder: Path, file: Path, source: str, generator: str | 
     from ..judging import add_queries  # lazy: cli start-up (judging, numpy)
 
     report = add_queries(folder, file, source=source, generator=generator)
-    if output_format == "json":
-        print_json({"queries": str(report.path), "added": report.added,
-                    "duplicates": report.duplicates, "total": report.total})
-    else:
-        click.echo(visible_text(report.to_text()))
+    print_result(output_format,
+                 {"queries": str(report.path), "added": report.added,
+                  "duplicates": report.duplicates, "total": report.total},
+                 report.to_text)
 
 
 @evalset_app.command("convert")
@@ -295,9 +289,10 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
     with reported_warnings(quiet):
         es = _load(spec, split, data_dir, cache_dir, quiet=quiet)
     st = evalset_stats(es)
-    if output_format == "json":
-        print_json(st)
-        return
+    print_result(output_format, st, lambda: _stats_text(st))
+
+
+def _stats_text(st: dict[str, Any]) -> str:
     src = ", ".join(f"{k} {v}" for k, v in sorted(st["query_sources"].items()))
     grades = ", ".join(f"{g}: {n}" for g, n in st["grades"].items())
     rows = [
@@ -316,8 +311,7 @@ def stats_command(spec: str, split: str, output_format: str, data_dir: Path | No
     ]
     rows += [("note", n) for n in st["notes"]]
     width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        click.echo(f"{key:<{width}}  {value}")
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
 
 
 @datasets_app.command("list")
@@ -327,11 +321,12 @@ def list_command(output_format: str) -> None:
     from ..collections import list_datasets  # lazy: cli start-up (collections, numpy)
 
     rows = list_datasets()
-    if output_format == "json":
-        print_json({"datasets": rows})
-        return
+    print_result(output_format, {"datasets": rows}, lambda: _datasets_text(rows))
+
+
+def _datasets_text(rows: list[dict[str, Any]]) -> str:
     width = max(len(r["spec"]) for r in rows)
-    for r in rows:
-        mark = "ready" if r["available"] else ("cached: no" if r["kind"] == "download"
-                                               else "missing")
-        click.echo(f"{r['spec']:<{width}}  {r['kind']:<8}  {mark:<10}  {r['description']}")
+    marks = [("ready" if r["available"] else "cached: no" if r["kind"] == "download"
+              else "missing") for r in rows]
+    return "\n".join(f"{r['spec']:<{width}}  {r['kind']:<8}  {mark:<10}  {r['description']}"
+                     for r, mark in zip(rows, marks, strict=True))

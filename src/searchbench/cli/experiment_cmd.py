@@ -90,11 +90,9 @@ def means_table(group, decimals: int, systems=None, title_note: str = "",
     from rich.table import Table  # lazy: cli start-up (rich)
 
     from ..comparison import (  # lazy: cli start-up (comparison, numpy)
-        format_number,
-        judged_cells,
         judged_header,
         legend,
-        significance_mark,
+        means_rows,
     )
 
     cmp = group.comparison
@@ -103,13 +101,10 @@ def means_table(group, decimals: int, systems=None, title_note: str = "",
     table.add_column("system")
     for m in [*cmp.measures, *judged_header(cmp)]:
         table.add_column(escape(m), justify="right")
-    for s in (cmp.systems if systems is None else systems):
-        cells = [escape(f"{s} (baseline)" if s == cmp.baseline else s)]
-        for m in cmp.measures:
-            text = format_number(cmp.means[s][m], decimals)
-            text = f"[bold]{text}[/bold]" if s in cmp.best(m) else text
-            cells.append(text + (significance_mark(cmp, s, m) or " "))
-        table.add_row(*cells, *judged_cells(cmp, s, decimals))
+    for row in means_rows(cmp, decimals, systems):
+        table.add_row(escape(row.label),
+                      *((f"[bold]{c.text}[/bold]" if c.best else c.text) + (c.mark or " ")
+                        for c in row.cells), *row.judged)
     console = Console(highlight=False, emoji=False,
                       width=None if sys.stdout.isatty() else 120)
     console.print(table)

@@ -11,22 +11,20 @@ from typing import Any
 
 import click
 
-from .._util import visible_text
 from ..errors import DataFormatError
-from ._multi import GreedyOption
+from ._multi import runs_option
 from ._output import (
+    TEXT_OR_JSON,
     evalset_argument,
-    format_option,
     output_option,
     paths,
-    print_json,
+    print_result,
     refuse_existing,
     reported_warnings,
 )
 from .judge_llm_cmd import llm_command
 
 EVALSET_ARG = evalset_argument(folder=True)
-TEXT_OR_JSON = format_option("text", "json", default="text", help="text, or one JSON object.")
 
 
 def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -79,9 +77,7 @@ def serve_command(evalset: Path, pool_path: Path, **server: Any) -> None:
 
 @judge_app.command("agreement")
 @EVALSET_ARG
-@click.option("--runs", "runs", multiple=True, cls=GreedyOption, type=paths(must_exist=True),
-              metavar="RUN...",
-              help="Runs to rank under people's and each LLM judge's labels (Kendall's τ).")
+@runs_option("Runs to rank under people's and each LLM judge's labels (Kendall's τ).")
 @click.option("--measure", default="nDCG@10", show_default=True,
               help="The measure that orders the runs.")
 @click.option("--bootstrap", "n_boot", default=1000, show_default=True,
@@ -127,10 +123,7 @@ def agreement_command(evalset: Path, runs: tuple[Path, ...], measure: str, n_boo
         from ..judging import write_pool  # lazy: cli start-up (judging, numpy)
 
         write_pool(output, report.adjudication_pool())
-    if output_format == "json":
-        print_json(report.to_dict())
-    else:
-        click.echo(visible_text(report.to_text()))  # ids and names are untrusted
+    print_result(output_format, report.to_dict(), report.to_text)
 
 
 @judge_app.command("export")
@@ -156,10 +149,7 @@ def export_command(evalset: Path, policy: str, min_annotators: int,
 
     with reported_warnings():
         report = export(evalset, policy=policy, min_annotators=min_annotators)
-    if output_format == "json":
-        print_json(report.to_dict())
-    else:
-        click.echo(report.to_text())
+    print_result(output_format, report.to_dict(), report.to_text)
 
 
 def _register() -> None:

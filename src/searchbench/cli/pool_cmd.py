@@ -6,15 +6,13 @@ from pathlib import Path
 
 import click
 
-from .._util import visible_text
-from ._multi import GreedyOption
+from ._multi import runs_option
 from ._output import (
     QUIET_OPTION,
+    TEXT_OR_JSON,
     evalset_argument,
-    format_option,
     output_option,
-    paths,
-    print_json,
+    print_result,
     refuse_existing,
     reported_warnings,
 )
@@ -22,13 +20,11 @@ from ._output import (
 
 @click.command("pool")
 @evalset_argument(folder=True)
-@click.option("--runs", "runs", multiple=True, cls=GreedyOption, type=paths(must_exist=True),
-              metavar="RUN...", help="The runs to pool (TREC, Parquet or Arrow files): "
-                                     "--runs a.trec b.trec.")
+@runs_option("The runs to pool (TREC, Parquet or Arrow files): --runs a.trec b.trec.")
 @click.option("--depth", default=20, type=click.IntRange(min=1), metavar="N",
               help="How many of each run's top documents per query enter the pool.")
 @output_option("pool.jsonl to write (default EVALSET/pool.jsonl).")
-@format_option("text", "json", default="text", help="text, or one JSON object.")
+@TEXT_OR_JSON
 @QUIET_OPTION
 def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path | None,
                  force: bool, output_format: str, quiet: bool) -> None:
@@ -47,9 +43,5 @@ def pool_command(evalset: Path, runs: tuple[Path, ...], depth: int, output: Path
     refuse_existing(force, target)
     with reported_warnings(quiet):
         result = pool(evalset, list(runs), depth=depth, output=target, quiet=quiet or None)
-    if output_format == "json":
-        print_json({**result.to_dict(), "output": str(target)})
-        return
-
-    click.echo(visible_text(result.to_text()))
-    click.echo(visible_text(f"wrote {target} ({len(result.items)} pairs)"))
+    print_result(output_format, {**result.to_dict(), "output": str(target)},
+                 lambda: f"{result.to_text()}\nwrote {target} ({len(result.items)} pairs)")

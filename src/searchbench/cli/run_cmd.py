@@ -19,6 +19,7 @@ from searchbench.errors import ConfigError
 from searchbench.vocab import CALLABLE_TYPES, canonical_fusion, check_finite
 
 from ._output import (
+    METRIC_OPTION,
     QUIET_OPTION,
     UsageError,
     evalset_argument,
@@ -43,8 +44,7 @@ POSITIVE = click.IntRange(min=1)
               "by ONNX Runtime: onnx:minilm (float32: the same vectors as torch, nDCG@10 "
               "equal on pyref) or onnx-int8:minilm (int8: other vectors, nDCG@10 +0.005 "
               "on pyref; docs: Retrieval, Encoders).")
-@vocab_option("cosine", "--metric", concept="metric",
-              help="Dense similarity (aliases cos, dot, inner_product, …).")
+@METRIC_OPTION
 @vocab_option("auto", "--backend", concept="backend",
               help="Exact search (same results up to float32 rounding).")
 @vocab_option("rrf", "--fusion", concept="fusion", help="Hybrid fusion.")

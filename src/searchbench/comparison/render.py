@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._util import md_table, md_text
@@ -47,7 +49,11 @@ def significance_mark(cmp: Comparison, system: str, measure: str) -> str:
 
 
 def _label(cmp: Comparison, system: str) -> str:
-    return f"{system} (baseline)" if system == cmp.baseline else system
+    return _label_of(system, system == cmp.baseline)
+
+
+def _label_of(system: str, baseline: bool) -> str:
+    return f"{system} (baseline)" if baseline else system
 
 
 def judged_header(cmp: Comparison) -> list[str]:
@@ -60,6 +66,42 @@ def judged_cells(cmp: Comparison, system: str, decimals: int) -> list[str]:
     if not cmp.judged_label:
         return []
     return [format_number(cmp.judged.get(system, math.nan), decimals)]
+
+
+@dataclass(frozen=True)
+class MeanCell:
+    """One mean of the means table as every renderer shows it."""
+
+    text: str  # the mean, rounded (:func:`format_number`)
+    mark: str  # ▲, ▼ or "" (:func:`significance_mark`)
+    best: bool  # the best mean of its measure (shown in bold)
+
+
+@dataclass(frozen=True)
+class MeansRow:
+    """One system's row of the means table: its label, a cell per measure and its judged
+    coverage (empty when unknown) - the one reading of a :class:`Comparison` that the
+    Markdown, LaTeX, terminal and HTML tables draw each in their own way."""
+
+    system: str
+    baseline: bool
+    cells: list[MeanCell]
+    judged: list[str]
+
+    @property
+    def label(self) -> str:
+        return _label_of(self.system, self.baseline)
+
+
+def means_rows(cmp: Comparison, decimals: int,
+               systems: Sequence[str] | None = None) -> list[MeansRow]:
+    """The means table's rows of ``systems`` (default: every system, in order)."""
+    return [MeansRow(s, s == cmp.baseline,
+                     [MeanCell(format_number(cmp.means[s][m], decimals),
+                               significance_mark(cmp, s, m), s in cmp.best(m))
+                      for m in cmp.measures],
+                     judged_cells(cmp, s, decimals))
+            for s in (cmp.systems if systems is None else systems)]
 
 
 def legend(cmp: Comparison) -> str:
@@ -125,32 +167,52 @@ def provenance_table(cmp: Comparison, decimals: int) -> tuple[list[str], list[li
                     for r in rows]
 
 
+@dataclass(frozen=True)
+class Tables:
+    """A comparison read into what its renderers draw (unescaped text): the means table
+    (:class:`MeansRow`), the details table (:data:`DETAIL_HEADER`, a row per candidate and
+    measure), the legend, the main measure by query provenance (a sentence, a table with no
+    rows when it says nothing new) and the notes."""
+
+    measures: list[str]
+    judged_header: list[str]
+    means: list[MeansRow]
+    details: list[list[str]]
+    legend: str
+    provenance: str
+    split_header: list[str]
+    split_rows: list[list[str]]
+    notes: list[str]
+
+
+def tables(cmp: Comparison, decimals: int) -> Tables:
+    """:class:`Tables` of ``cmp``, values rounded to ``decimals``."""
+    split_header, split_rows = provenance_table(cmp, decimals)
+    return Tables(list(cmp.measures), judged_header(cmp), means_rows(cmp, decimals),
+                  _all_details(cmp, decimals), legend(cmp), provenance_sentence(cmp),
+                  split_header, split_rows, list(cmp.notes))
+
+
 # -- markdown -------------------------------------------------------------------------------
 def render_markdown(cmp: Comparison, decimals: int = 4) -> str:
     """GitHub Markdown: the means table, the details table, the legend and notes. Run and
     measure names and notes are inert text (:func:`~searchbench._util.md_text`)."""
-    means = []
-    for s in cmp.systems:
-        cells = [md_text(_label(cmp, s))]
-        for m in cmp.measures:
-            text = format_number(cmp.means[s][m], decimals)
-            cells.append((f"**{text}**" if s in cmp.best(m) else text)
-                         + significance_mark(cmp, s, m))
-        means.append(cells + judged_cells(cmp, s, decimals))
-    header = ["system", *(md_text(m) for m in cmp.measures), *judged_header(cmp)]
-    details = [[md_text(c) if i < 2 else c for i, c in enumerate(detail_cells(r, decimals))]
-               for r in cmp.stats]
-    align = "l" + "r" * (len(cmp.measures) + len(judged_header(cmp)))
+    t = tables(cmp, decimals)
+    means = [[md_text(row.label),
+              *((f"**{c.text}**" if c.best else c.text) + c.mark for c in row.cells),
+              *row.judged] for row in t.means]
+    header = ["system", *(md_text(m) for m in t.measures), *t.judged_header]
+    details = [[md_text(c) if i < 2 else c for i, c in enumerate(cells)] for cells in t.details]
+    align = "l" + "r" * (len(t.measures) + len(t.judged_header))
     lines = [md_table(header, means, align, escape=False), "",
              md_table(DETAIL_HEADER, details, "ll" + "r" * 8, escape=False), "",
-             md_text(legend(cmp))]
-    header, rows = provenance_table(cmp, decimals)
-    if provenance_sentence(cmp):
-        lines += ["", md_text(provenance_sentence(cmp))]
-    if rows:
-        lines += ["", md_table([md_text(h) for h in header], rows,
+             md_text(t.legend)]
+    if t.provenance:
+        lines += ["", md_text(t.provenance)]
+    if t.split_rows:
+        lines += ["", md_table([md_text(h) for h in t.split_header], t.split_rows,
                                "lr" + "r" * len(cmp.systems), escape=False)]
-    lines += [f"Note: {md_text(n)}" for n in cmp.notes]
+    lines += [f"Note: {md_text(n)}" for n in t.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -165,13 +227,10 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX.get(c, c) for c in text)
 
 
-def _tex_cell(cmp: Comparison, s: str, m: str, decimals: int) -> str:
-    text = format_number(cmp.means[s][m], decimals)
-    if s in cmp.best(m):
-        text = rf"\textbf{{{text}}}"
-    mark = significance_mark(cmp, s, m)
-    if mark:
-        text += r"$^{\uparrow}$" if mark == UP else r"$^{\downarrow}$"
+def _tex_cell(cell: MeanCell) -> str:
+    text = rf"\textbf{{{cell.text}}}" if cell.best else cell.text
+    if cell.mark:
+        text += r"$^{\uparrow}$" if cell.mark == UP else r"$^{\downarrow}$"
     return text
 
 
@@ -187,10 +246,8 @@ def render_latex(cmp: Comparison, decimals: int = 4) -> str:
              " & ".join(["System", *(tex_escape(m) for m in cmp.measures),
                          *(tex_escape(h) for h in judged_header(cmp))]) + r" \\",
              r"\midrule"]
-    for s in cmp.systems:
-        cells = [tex_escape(_label(cmp, s))]
-        cells += [_tex_cell(cmp, s, m, decimals) for m in cmp.measures]
-        cells += judged_cells(cmp, s, decimals)
+    for row in means_rows(cmp, decimals):
+        cells = [tex_escape(row.label), *(_tex_cell(c) for c in row.cells), *row.judged]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
@@ -271,16 +328,14 @@ def render_terminal(cmp: Comparison, console: Any = None, decimals: int = 4) -> 
         means.add_column(escape(m), justify="right")
     for h in judged_header(cmp):
         means.add_column(escape(h), justify="right")
-    for s in cmp.systems:
-        label = escape(_label(cmp, s))
-        cells = [f"[dim]{label}[/dim]" if s == cmp.baseline else label]
-        for m in cmp.measures:
-            text, mark = format_number(cmp.means[s][m], decimals), significance_mark(cmp, s, m)
-            if s in cmp.best(m):
-                text = f"[bold green]{text}[/bold green]"
-            colour = "green" if mark == UP else "red"
-            cells.append(text + (f"[{colour}]{mark}[/{colour}]" if mark else " "))
-        means.add_row(*cells, *judged_cells(cmp, s, decimals))
+    for system in means_rows(cmp, decimals):
+        label = escape(system.label)
+        cells = [f"[dim]{label}[/dim]" if system.baseline else label]
+        for c in system.cells:
+            text = f"[bold green]{c.text}[/bold green]" if c.best else c.text
+            colour = "green" if c.mark == UP else "red"
+            cells.append(text + (f"[{colour}]{c.mark}[/{colour}]" if c.mark else " "))
+        means.add_row(*cells, *system.judged)
     details = Table(title=f"vs {escape(cmp.baseline)}", title_justify="left")
     for i, h in enumerate(DETAIL_HEADER):
         details.add_column(h, justify="left" if i < 2 else "right")

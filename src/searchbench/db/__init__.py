@@ -12,21 +12,23 @@ from pathlib import Path
 
 from ..errors import BackendError, ConfigError, SearchbenchError
 from .base import (
-    ENGINES,
-    LOCAL_ENGINES,
     LoadReport,
     ParamSpec,
     StoreHits,
-    StoreURL,
     VectorStore,
     check_params,
     engine_failure,
     no_store,
+)
+from .ids import IdMap
+from .url import (
+    ENGINES,
+    LOCAL_ENGINES,
+    StoreURL,
     parse_store_url,
     register_engine,
     without_secrets,
 )
-from .ids import IdMap
 
 __all__ = [
     "ENGINES",

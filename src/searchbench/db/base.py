@@ -33,22 +33,14 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from .._util import utc_now
+from .._util import safe_component, utc_now
 from ..errors import BackendError, ConfigError, OutputError, SearchbenchError
 from ._validate import Rows, check_layout, check_name, check_queries, check_rows
-from .url import (
-    ENGINES,
-    LOCAL_ENGINES,
-    StoreURL,
-    parse_store_url,
-    register_engine,
-    without_secrets,
-)
+from .url import StoreURL, without_secrets
 
 __all__ = [
-    "ENGINES",
-    "LOCAL_ENGINES",
     "LoadReport",
+    "Local",
     "ParamSpec",
     "Rows",
     "StoreHits",
@@ -59,8 +51,6 @@ __all__ = [
     "check_params",
     "engine_failure",
     "no_store",
-    "parse_store_url",
-    "register_engine",
 ]
 
 ParamWhen = Literal["build", "search", "url"]
@@ -104,6 +94,29 @@ class ParamSpec:
                               f"found {value!r}")
         return got
 
+    # -- the knobs of an HNSW graph, which every engine names its own way ------------------
+    @classmethod
+    def graph_degree(cls, name: str, default: int, *, low: int = 2,
+                     high: int = 512) -> ParamSpec:
+        """HNSW's M: edges per node of each layer (build time)."""
+        return cls(name, int, default, "graph degree per layer", "build", low=low, high=high)
+
+    @classmethod
+    def build_candidates(cls, name: str, default: int) -> ParamSpec:
+        """HNSW's efConstruction: the candidate list while building (build time)."""
+        return cls(name, int, default, "candidates kept while building", "build",
+                   low=1, high=_MAX_CANDIDATES)
+
+    @classmethod
+    def search_candidates(cls, name: str, default: int, how: str = "") -> ParamSpec:
+        """HNSW's efSearch: the candidate list per search (search time); ``how`` says how
+        the engine is told (e.g. ``SET hnsw_ef_search``)."""
+        return cls(name, int, default, "candidates kept while searching"
+                   + (f" ({how})" if how else ""), "search", low=1, high=_MAX_CANDIDATES)
+
+
+_MAX_CANDIDATES = 100_000  # a candidate list beyond this is a typo, not a setting
+
 
 def _as_bool(value: Any) -> bool:
     if isinstance(value, bool):
@@ -129,6 +142,20 @@ def check_params(engine: str, specs: Sequence[ParamSpec], given: Mapping[str, An
                               f"valid: {valid} (see: searchbench db list-params {engine})")
         out[name] = known[name].coerce(value, engine)
     return out
+
+
+@dataclass(frozen=True)
+class Local:
+    """Where a local engine's store lives: the URL's path names a ``what`` ("folder",
+    "database file"; ``example`` is a URL that works). ``collection``, when the folder holds
+    several collections, is the URL option naming one (``?table=docs``) and ``noun`` what
+    the engine calls it ("LanceDB table"): the base checks that name is one safe path
+    component and sets ``name`` and ``where`` from it."""
+
+    what: str
+    example: str
+    collection: ParamSpec | None = None
+    noun: str = ""
 
 
 @dataclass
@@ -191,10 +218,10 @@ class VectorStore(ABC):
     passthrough: ClassVar[str | None] = None
     metrics: ClassVar[tuple[str, ...]] = ("cosine", "ip", "l2")  # distances it can store
     filters: ClassVar[bool] = True  # False: a filter is refused (no payload stored)
-    # an engine whose store is a local folder or file: what the URL's path names and an
-    # example URL, for the message when the path is missing
-    local: ClassVar[tuple[str, str] | None] = None
+    local: ClassVar[Local | None] = None  # an engine whose store is a local folder or file
     root: Path  # a local engine's folder or file (the URL's path)
+    name: str  # a local engine's collection in that folder (Local.collection)
+    where: str  # that collection, for messages
 
     def __init__(self, url: StoreURL) -> None:
         self.url = url
@@ -203,16 +230,27 @@ class VectorStore(ABC):
         self.passed: dict[str, str] = {}  # options for the client library (passthrough)
         self.options, self.passed = self._check_options()
         if self.local:
-            if not url.path:
-                what, example = self.local
-                raise ConfigError(f"{url.public}: no {what}; expected e.g. {example!r}")
-            self.root = Path(url.path)  # the folder or file the store lives in
+            self._place(self.local)
+
+    def _place(self, local: Local) -> None:
+        """A local engine's folder or file (``root``) and collection (``name``, ``where``)."""
+        if not self.url.path:
+            raise ConfigError(f"{self.url.public}: no {local.what}; expected e.g. "
+                              f"{local.example!r}")
+        self.root = Path(self.url.path)  # the folder or file the store lives in
+        if local.collection is not None:
+            self.name = safe_component(self.options[local.collection.name],
+                                       f"{local.noun} name")
+            self.where = f"{local.noun} {self.name!r} in {self.root}"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every public method of an adapter reports its engine's own exceptions as one
         :class:`SearchbenchError` naming the store (:func:`engine_failure`): a client
         library's traceback never reaches the user, whatever the engine."""
         super().__init_subclass__(**kwargs)
+        local = cls.__dict__.get("local")
+        if local is not None and local.collection is not None:  # one declaration
+            cls.url_options = (local.collection, *cls.__dict__.get("url_options", ()))
         if "engine" in cls.__dict__:
             if not hasattr(cls, "extra"):
                 cls.extra = cls.engine

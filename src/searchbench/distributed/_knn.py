@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BackendError, ConfigError, SearchbenchError
-from ..knn import GroundTruth, as_matrix, check_metric, check_pair, exact_knn, fingerprint
+from ..errors import BackendError, SearchbenchError
+from ..knn import GroundTruth, check_knn_inputs, exact_knn, fingerprint
 from ._cluster import gather, ray_cluster
 
 __all__ = ["merge_shards", "shard_bounds", "sharded_knn"]
@@ -51,13 +51,8 @@ def sharded_knn(base: np.ndarray | str | os.PathLike[str], queries: np.ndarray, 
     object store once) or the path of a ``.npy`` file each task memory-maps (a cluster's
     workers must see that path). ``engine``: the candidate engine of each shard."""
 
-    metric = check_metric(metric)
     matrix = np.load(base, mmap_mode="r") if isinstance(base, (str, os.PathLike)) else base
-    matrix = as_matrix(matrix, "corpus vectors")
-    queries = as_matrix(queries, "query vectors")
-    check_pair(matrix, queries, k)
-    if extra < 0:
-        raise ConfigError(f"extra={extra}; expected extra ≥ 0")
+    matrix, queries, metric = check_knn_inputs(matrix, queries, k, metric, extra)
     depth = min(k + extra, len(matrix))
     bounds = shard_bounds(len(matrix), shards)
     with ray_cluster(address) as ray:

@@ -62,6 +62,19 @@ def check_pair(base: np.ndarray, queries: np.ndarray, k: int) -> None:
         raise DataFormatError("no query vectors")
 
 
+def check_knn_inputs(base: object, queries: object, k: int, metric: str,
+                     extra: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """``(base, queries, metric)`` of an exact k-NN search, checked before any work: a
+    known metric (canonical name), two 2-D arrays (:func:`as_matrix`) of one dimension,
+    1 ≤ k ≤ corpus size (:func:`check_pair`), ``extra`` ≥ 0."""
+    metric = check_metric(metric)
+    base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
+    check_pair(base, queries, k)
+    if extra < 0:
+        raise ConfigError(f"extra={extra}; expected extra ≥ 0")
+    return base, queries, metric
+
+
 def normalize_rows(x: np.ndarray, what: str, offset: int = 0) -> np.ndarray:
     """Rows scaled to unit L2 norm; a zero row raises (cosine is undefined for it)."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)

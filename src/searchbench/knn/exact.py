@@ -46,10 +46,9 @@ from .._util import atomic_write, package_version
 from ..errors import ConfigError, DataFormatError
 from ._metric import (
     TIE_POLICY,
-    as_matrix,
     check_finite,
+    check_knn_inputs,
     check_metric,
-    check_pair,
     exact_distances,
     max_norm,
 )
@@ -160,11 +159,7 @@ def exact_knn(
     blocks (with threadpoolctl, which limits BLAS to one thread process-wide meanwhile).
     The faiss engine sets FAISS's process-wide sgemm tile size for the call (restored after).
     """
-    metric = check_metric(metric)
-    base, queries = as_matrix(base, "corpus vectors"), as_matrix(queries, "query vectors")
-    check_pair(base, queries, k)
-    if extra < 0:
-        raise ConfigError(f"extra={extra}; expected extra ≥ 0")
+    base, queries, metric = check_knn_inputs(base, queries, k, metric, extra)
     faiss = _engine(engine)
     radius = max_norm(base, "corpus vectors", check)
     if check:

@@ -14,17 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..comparison import (
-    DETAIL_HEADER,
-    detail_cells,
-    format_number,
-    judged_cells,
-    judged_header,
-    legend,
-    provenance_sentence,
-    provenance_table,
-    significance_mark,
-)
+from ..comparison import DETAIL_HEADER, DOWN, UP, format_number, tables
 from ..errors import require
 from . import plots
 from .experiment_md import TIMING_HEADER, timing_rows, truncation_notes
@@ -37,23 +27,15 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def _means_table(group: Any, decimals: int) -> dict[str, Any]:
-    cmp = group.comparison
-    rows = []
-    for s in cmp.systems:
-        cells = []
-        for m in cmp.measures:
-            mark = significance_mark(cmp, s, m)
-            cells.append({"text": format_number(cmp.means[s][m], decimals), "mark": mark,
-                          "best": s in cmp.best(m),
-                          "cls": {"▲": "up", "▼": "down"}.get(mark, "")})
-        rows.append({"system": s, "baseline": s == cmp.baseline, "cells": cells,
-                     "judged": judged_cells(cmp, s, decimals)})
-    details = [detail_cells(r, decimals) for r in cmp.stats]
-    return {"measures": cmp.measures, "judged_header": judged_header(cmp), "rows": rows,
-            "detail_header": DETAIL_HEADER,
-            "details": details, "legend": legend(cmp), "notes": cmp.notes,
-            "provenance": provenance_sentence(cmp),
-            "split": dict(zip(("header", "rows"), provenance_table(cmp, decimals), strict=True))}
+    t = tables(group.comparison, decimals)
+    rows = [{"system": row.system, "baseline": row.baseline, "judged": row.judged,
+             "cells": [{"text": c.text, "mark": c.mark, "best": c.best,
+                        "cls": {UP: "up", DOWN: "down"}.get(c.mark, "")} for c in row.cells]}
+            for row in t.means]
+    return {"measures": t.measures, "judged_header": t.judged_header, "rows": rows,
+            "detail_header": DETAIL_HEADER, "details": t.details, "legend": t.legend,
+            "notes": t.notes, "provenance": t.provenance,
+            "split": {"header": t.split_header, "rows": t.split_rows}}
 
 
 def _group_view(group: Any, decimals: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from ..errors import require
 from .cache import EmbeddingCache, check_vectors, default_cache_dir
 from .chunking import whitespace_offsets
 
-__all__ = ["Encoder", "minilm_path", "untruncated", "weights_hash"]
+__all__ = ["Encoder", "LocalEncoder", "minilm_path", "untruncated", "weights_hash"]
 
 
 class Encoder(ABC):
@@ -78,6 +78,18 @@ class Encoder(ABC):
         return {"model": self.name, "identity": self.identity,
                 "query_prefix": self.query_prefix, "doc_prefix": self.doc_prefix,
                 "max_seq_length": self.max_seq_length}
+
+
+class LocalEncoder(Encoder):
+    """An encoder of local weights (sentence-transformers, model2vec, ONNX): its identity
+    (name, :func:`weights_hash`, what changes the vectors) is fixed once the weights are
+    loaded, as ``_identity``."""
+
+    _identity: str
+
+    @property
+    def identity(self) -> str:
+        return self._identity
 
 
 def weights_hash(folder: Path) -> str:

@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Corpus, Queries, Run
+from ..data import Queries, Run
 from ..errors import ConfigError
 from .base import Retriever
-from .chunking import Chunker
 
 __all__ = ["RunRetriever"]
 
@@ -31,12 +30,10 @@ class RunRetriever(Retriever):
     def config(self) -> dict[str, Any]:
         return {"retriever": "run", "name": self.name, "entries": len(self.run)}
 
-    def index(self, corpus: Corpus, chunker: Chunker | None = None) -> RunRetriever:
-        """Remember the corpus (for context sizes); a chunker is not supported."""
-        self._index_elsewhere(corpus, chunker,
-                              f"{self.name}: a replayed run has fixed documents; it cannot "
-                              "be chunked (use level='doc' without a chunker)")
-        return self
+    def _indexed_elsewhere(self) -> str:
+        """The corpus is remembered (for context sizes); a chunker is not supported."""
+        return (f"{self.name}: a replayed run has fixed documents; it cannot be chunked "
+                "(use level='doc' without a chunker)")
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         if level != "doc" or k <= 0:

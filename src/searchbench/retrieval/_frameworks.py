@@ -30,7 +30,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,14 @@ class _Adapter:
     def all_chunks(self, known: Mapping[str, Any]) -> list[Chunk] | None:
         """Every chunk the system indexed, where it can list them (None otherwise)."""
         return None
+
+    def _listed(self, hits: Iterable[Hit], known: Mapping[str, Any], source: str
+                ) -> list[Chunk]:
+        """The chunks among ``hits`` (every one the system indexed) of the documents in
+        ``known`` with offsets; ``source`` says where they were listed from."""
+        out = [c for c in (_chunk(hit, known) for hit in hits) if c is not None]
+        self.chunk_source = source
+        return out
 
     def id_hint(self) -> str:
         return ("return the evaluation set's document ids, or pass --id-from naming where "
@@ -221,10 +229,7 @@ class LangChainAdapter(_Adapter):
         return [[self._hit(d, None) for d in ranking][:k] for ranking in docs]
 
     def _hit(self, doc: Any, score: float | None) -> Hit:
-        hit = _from_langchain(doc, self)
-        if hit is None:
-            raise BackendError(f"a result is a {type(doc).__name__}; expected a LangChain "
-                               "Document")
+        hit = _expected(_from_langchain(doc, self), doc, "LangChain Document")
         return Hit(hit.id, score if score is not None else hit.score, hit.doc_id, hit.start,
                    hit.end, hit.text)
 
@@ -234,15 +239,9 @@ class LangChainAdapter(_Adapter):
             return None
         from langchain_core.documents import Document  # lazy: the langchain extra
 
-        out = []
-        for row in rows.values():
-            hit = self._hit(Document(page_content=row["text"], id=row.get("id"),
-                                     metadata=row.get("metadata") or {}), None)
-            chunk = _chunk(hit, known)
-            if chunk is not None:
-                out.append(chunk)
-        self.chunk_source = "every chunk in the vector store"
-        return out
+        return self._listed((self._hit(Document(page_content=row["text"], id=row.get("id"),
+                                                metadata=row.get("metadata") or {}), None)
+                             for row in rows.values()), known, "every chunk in the vector store")
 
     def id_hint(self) -> str:
         return ("give each LangChain Document the evaluation set's id (Document(id=…)), or "
@@ -282,11 +281,7 @@ class LlamaIndexAdapter(_Adapter):
         return self._retrievers[k]
 
     def _hit(self, item: Any) -> Hit:
-        hit = _from_llamaindex(item, self)
-        if hit is None:
-            raise BackendError(f"a result is a {type(item).__name__}; expected a LlamaIndex "
-                               "NodeWithScore")
-        return hit
+        return _expected(_from_llamaindex(item, self), item, "LlamaIndex NodeWithScore")
 
     def all_chunks(self, known: Mapping[str, Any]) -> list[Chunk] | None:
         index = self.system if hasattr(self.system, "docstore") else \
@@ -294,13 +289,8 @@ class LlamaIndexAdapter(_Adapter):
         docs = getattr(getattr(index, "docstore", None), "docs", None)
         if not isinstance(docs, Mapping) or not docs:
             return None
-        out = []
-        for node in docs.values():
-            chunk = _chunk(self._hit(_Scored(node)), known)
-            if chunk is not None:
-                out.append(chunk)
-        self.chunk_source = "every node in the index's docstore"
-        return out
+        return self._listed((self._hit(_Scored(node)) for node in docs.values()), known,
+                            "every node in the index's docstore")
 
     def id_hint(self) -> str:
         return ("LlamaIndex node ids are random per build: searchbench reads each node's "
@@ -368,11 +358,7 @@ class HaystackAdapter(_Adapter):
         return list(found[0])
 
     def _hit(self, doc: Any) -> Hit:
-        hit = _from_haystack(doc, self)
-        if hit is None:
-            raise BackendError(f"a result is a {type(doc).__name__}; expected a Haystack "
-                               "Document")
-        return hit
+        return _expected(_from_haystack(doc, self), doc, "Haystack Document")
 
     def all_chunks(self, known: Mapping[str, Any]) -> list[Chunk] | None:
         stores = [getattr(self.system, "document_store", None)]
@@ -382,10 +368,8 @@ class HaystackAdapter(_Adapter):
         store = next((s for s in stores if s is not None), None)
         if store is None:
             return None
-        out = [c for c in (_chunk(self._hit(d), known) for d in store.filter_documents())
-               if c is not None]
-        self.chunk_source = "every document in the document store"
-        return out
+        return self._listed((self._hit(d) for d in store.filter_documents()), known,
+                            "every document in the document store")
 
     def id_hint(self) -> str:
         return ("write the Haystack Documents with id=<the evaluation set's id>, or pass "
@@ -394,6 +378,14 @@ class HaystackAdapter(_Adapter):
 
 
 # -- recognising each framework's result objects (duck-typed: no framework import) -------
+def _expected(hit: Hit | None, item: Any, kind: str) -> Hit:
+    """The hit a framework's converter made of ``item``: None (``item`` is not a ``kind``,
+    the framework's result type) is the adapter's one error for a foreign result."""
+    if hit is None:
+        raise BackendError(f"a result is a {type(item).__name__}; expected a {kind}")
+    return hit
+
+
 def _from_langchain(doc: Any, adapter: _Adapter) -> Hit | None:
     if not (hasattr(doc, "page_content") and hasattr(doc, "metadata")):
         return None

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._util import atomic_path, file_lock
 from ..errors import BackendError, ConfigError, SearchbenchError, require
-from ._encoder import Encoder, minilm_path, untruncated, weights_hash
+from ._encoder import LocalEncoder, minilm_path, untruncated, weights_hash
 from .cache import default_cache_dir
 
 __all__ = ["OnnxEncoder", "export_onnx", "onnx_encoder"]
@@ -116,7 +116,7 @@ def _export(src: Path, target: Path) -> None:
         chatter.setLevel(level)
 
 
-class OnnxEncoder(Encoder):
+class OnnxEncoder(LocalEncoder):
     """A sentence-transformers model run by ONNX Runtime (float32 or int8)."""
 
     def __init__(self, src: Path, name: str, quantized: bool = False, batch_size: int = 64,
@@ -141,10 +141,6 @@ class OnnxEncoder(Encoder):
                                   if self.tokenizer.post_processor else 0)
         self._identity = f"onnx:{name}:{weights_hash(src)}:{'int8' if quantized else 'fp32'}:" \
                          f"msl{self.max_seq_length}"
-
-    @property
-    def identity(self) -> str:
-        return self._identity
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts`` in their order, computed longest first in batches of

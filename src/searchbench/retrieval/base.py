@@ -13,7 +13,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -146,8 +146,14 @@ class Retriever:
         self.quiet: bool | None = None  # progress bars: None = only on a terminal
 
     # -- public API -------------------------------------------------------------------
-    def index(self, corpus: Corpus, chunker: Chunker | None = None) -> Retriever:
-        """Index ``corpus`` (split by ``chunker`` if given); returns ``self``."""
+    def index(self, corpus: Corpus, chunker: Chunker | None = None) -> Self:
+        """Index ``corpus`` (split by ``chunker`` if given); returns ``self``. A retriever
+        whose system holds its own index (:meth:`_indexed_elsewhere`) only remembers the
+        corpus."""
+        refusal = self._indexed_elsewhere()
+        if refusal is not None:
+            self._index_elsewhere(corpus, chunker, refusal)
+            return self
         t0 = time.perf_counter()
         self.chunker = self._bind_chunker(chunker)
         self.corpus = corpus
@@ -160,12 +166,16 @@ class Retriever:
         self.timings["index_s"] = time.perf_counter() - t0
         return self
 
+    def _indexed_elsewhere(self) -> str | None:
+        """Why a chunker is refused, for a retriever whose system holds its own index (a
+        search service, a framework's store, a replayed run); None: searchbench indexes."""
+        return None
+
     def _index_elsewhere(self, corpus: Corpus, chunker: Chunker | None,
                          refusal: str) -> None:
-        """``index()`` of a retriever whose system holds its own index (a search service,
-        a framework's store, a replayed run): refuse a chunker with ``refusal`` (why it
-        cannot be chunked here), remember the corpus (returned ids must come from it;
-        context texts) and its whole documents as the units."""
+        """``index()`` of a retriever whose system holds its own index: refuse a chunker
+        with ``refusal``, remember the corpus (returned ids must come from it; context
+        texts) and its whole documents as the units."""
         if chunker is not None:
             raise ConfigError(refusal)
         t0 = time.perf_counter()

@@ -48,11 +48,11 @@ from typing import Any
 import numpy as np
 
 from .._util import package_version
-from ..data import Corpus, Queries, Run
+from ..data import Queries, Run
 from ..errors import BackendError, ConfigError, SearchbenchWarning, user_stacklevel
 from ._frameworks import Hit, adapter_for
 from .base import Retriever, Units, check_level
-from .chunking import Chunk, Chunker, parse_chunk_id
+from .chunking import Chunk, parse_chunk_id
 
 __all__ = ["CallableRetriever", "Hit", "from_callable", "from_haystack", "from_langchain",
            "from_llamaindex", "load_target", "target_provenance"]
@@ -165,14 +165,11 @@ class CallableRetriever(Retriever):
             out.update(target_provenance(self.target))
         return out
 
-    def index(self, corpus: Corpus, chunker: Chunker | None = None) -> CallableRetriever:
-        """Remember the corpus (ids must come from it) and, where the framework can list
-        them, its chunks (chunk level); the system holds its own index, so a searchbench
-        chunker is refused."""
-        self._index_elsewhere(corpus, chunker,
-                              f"{self.name}: your system chunks and indexes the documents "
-                              "itself; drop --chunk (use --level chunk to score its chunks)")
-        return self
+    def _indexed_elsewhere(self) -> str:
+        """The system holds its own index (its chunks, where the framework can list them,
+        serve the chunk level), so a searchbench chunker is refused."""
+        return (f"{self.name}: your system chunks and indexes the documents itself; drop "
+                "--chunk (use --level chunk to score its chunks)")
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()

@@ -109,6 +109,19 @@ def _check_window(chunker: str, unit: str, n: int, overlap: int) -> None:
                           f"and 0 <= overlap < {unit}")
 
 
+def _windows(doc_id: str, text: str, spans: list[tuple[int, int]], size: int,
+             overlap: int) -> list[Chunk]:
+    """Chunks of ``size`` consecutive spans (tokens, sentences), consecutive chunks sharing
+    ``overlap`` of them (checked by :func:`_check_window`): the one window rule of the
+    token and sentence chunkers."""
+    out: list[Chunk] = []
+    for i in range(0, max(len(spans) - overlap, 1), size - overlap):
+        window = spans[i:i + size]
+        if window and (c := _make(doc_id, text, window[0][0], window[-1][1])):
+            out.append(c)
+    return out
+
+
 @dataclass(frozen=True)
 class TokenChunker(_CountsTokens):
     """Windows of ``size`` tokens, consecutive windows sharing ``overlap`` tokens."""
@@ -120,14 +133,7 @@ class TokenChunker(_CountsTokens):
         _check_window("TokenChunker", "size", self.size, self.overlap)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
-        toks = _tokens(self.tokenizer, text)
-        out: list[Chunk] = []
-        step = self.size - self.overlap
-        for i in range(0, max(len(toks) - self.overlap, 1), step):
-            window = toks[i:i + self.size]
-            if window and (c := _make(doc_id, text, window[0][0], window[-1][1])):
-                out.append(c)
-        return out
+        return _windows(doc_id, text, _tokens(self.tokenizer, text), self.size, self.overlap)
 
     def describe(self) -> dict[str, Any]:
         return {"chunker": "tokens", "size": self.size, "overlap": self.overlap,
@@ -155,13 +161,7 @@ class SentenceChunker(_CountsTokens):
         _check_window("SentenceChunker", "n", self.n, self.overlap)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
-        sents = sentence_spans(text)
-        out: list[Chunk] = []
-        for i in range(0, max(len(sents) - self.overlap, 1), self.n - self.overlap):
-            group = sents[i:i + self.n]
-            if group and (c := _make(doc_id, text, group[0][0], group[-1][1])):
-                out.append(c)
-        return out
+        return _windows(doc_id, text, sentence_spans(text), self.n, self.overlap)
 
     def describe(self) -> dict[str, Any]:
         return {"chunker": "sentences", "n": self.n, "overlap": self.overlap}

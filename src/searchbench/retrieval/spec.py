@@ -231,30 +231,36 @@ def _check_keys(kind: str, settings: Mapping[str, Any], key: Callable[[str], str
     return out
 
 
+def _reader(s: dict[str, Any], default: Any, key: Callable[[str], str]) -> Callable[..., Any]:
+    """``read(name, check, *args, **kw)``: the table's ``name`` (``default``'s when absent)
+    checked by ``check(value, key(name), *args, **kw)`` - each key named once."""
+    def read(name: str, check: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        return check(s.get(name, getattr(default, name)), key(name), *args, **kw)
+
+    return read
+
+
 def _bm25(s: dict[str, Any], key: Callable[[str], str]) -> BM25Spec:
-    d = BM25Spec()
-    return BM25Spec(
-        k1=check_finite(s.get("k1", d.k1), key("k1"), minimum=0),
-        b=check_finite(s.get("b", d.b), key("b"), minimum=0, maximum=1),
-        method=canonical_bm25_method(s.get("method", d.method), key("method")),
-        stopwords=canonical_stopwords(s.get("stopwords", d.stopwords), key("stopwords")),
-        stemmer=canonical_stemmer(s.get("stemmer", d.stemmer), key("stemmer")),
-        with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
+    read = _reader(s, BM25Spec(), key)
+    return BM25Spec(k1=read("k1", check_finite, minimum=0),
+                    b=read("b", check_finite, minimum=0, maximum=1),
+                    method=read("method", canonical_bm25_method),
+                    stopwords=read("stopwords", canonical_stopwords),
+                    stemmer=read("stemmer", canonical_stemmer),
+                    with_title=read("with_title", _bool))
 
 
 def _dense(s: dict[str, Any], key: Callable[[str], str]) -> DenseSpec:
-    d = DenseSpec()
-    return DenseSpec(
-        model=_text(s.get("model", d.model), key("model"), empty=False),
-        metric=canonical_metric(s.get("metric", d.metric), key("metric")),
-        backend=canonical_backend(s.get("backend", d.backend), key("backend")),
-        query_prefix=_text(s.get("query_prefix", d.query_prefix), key("query_prefix")),
-        doc_prefix=_text(s.get("doc_prefix", d.doc_prefix), key("doc_prefix")),
-        with_title=_bool(s.get("with_title", d.with_title), key("with_title")))
+    read = _reader(s, DenseSpec(), key)
+    return DenseSpec(model=read("model", _text, empty=False),
+                     metric=read("metric", canonical_metric),
+                     backend=read("backend", canonical_backend),
+                     query_prefix=read("query_prefix", _text),
+                     doc_prefix=read("doc_prefix", _text),
+                     with_title=read("with_title", _bool))
 
 
 def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
-    d = HttpSpec()
     headers = s.get("headers", {})
     if isinstance(headers, dict):
         hold(*(v for v in headers.values() if isinstance(v, str)))  # values are secrets
@@ -263,23 +269,24 @@ def _http(s: dict[str, Any], key: Callable[[str], str]) -> HttpSpec:
                           "of header names to string values")
     scores, env = s.get("scores"), s.get("auth_env")
     hold_url(s.get("endpoint") if isinstance(s.get("endpoint"), str) else None)
+    read = _reader(s, HttpSpec(), key)
     return HttpSpec(
-        endpoint=_text(s.get("endpoint", d.endpoint), key("endpoint"), empty=False),
-        request=_text(s.get("request", d.request), key("request"), empty=False),
-        ids=_text(s.get("ids", d.ids), key("ids"), empty=False),
+        endpoint=read("endpoint", _text, empty=False),
+        request=read("request", _text, empty=False),
+        ids=read("ids", _text, empty=False),
         scores=None if scores is None else _text(scores, key("scores"), empty=False),
         headers=tuple(sorted(headers.items())),
         auth_env=None if env is None else _text(env, key("auth_env"), empty=False),
-        auth_header=_text(s.get("auth_header", d.auth_header), key("auth_header"), False),
-        auth_scheme=_text(s.get("auth_scheme", d.auth_scheme), key("auth_scheme")),
-        concurrency=check_positive_int(s.get("concurrency", d.concurrency), key("concurrency")),
-        retries=check_positive_int(s.get("retries", d.retries), key("retries"), minimum=0),
-        timeout=check_finite(s.get("timeout", d.timeout), key("timeout"), minimum=0,
-                             strict_min=True))
+        auth_header=read("auth_header", _text, False),
+        auth_scheme=read("auth_scheme", _text),
+        concurrency=read("concurrency", check_positive_int),
+        retries=read("retries", check_positive_int, minimum=0),
+        timeout=read("timeout", check_finite, minimum=0, strict_min=True))
 
 
 def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> CallableSpec:
     d = CallableSpec()
+    read = _reader(s, d, key)
     kwargs = s.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise ConfigError(f"{key('kwargs')} is {kwargs!r}; expected a table of the factory's "
@@ -293,10 +300,9 @@ def _callable(kind: str, s: dict[str, Any], key: Callable[[str], str]) -> Callab
         kind=kind, target=_text(s.get("target", ""), key("target"), empty=False),
         kwargs=tuple(sorted(kwargs.items())),
         id_from=None if id_from is None else _text(id_from, key("id_from"), empty=False),
-        batch_size=check_positive_int(s.get("batch_size", d.batch_size), key("batch_size")),
-        concurrency=check_positive_int(s.get("concurrency", d.concurrency), key("concurrency")),
-        timeout=check_finite(s.get("timeout", d.timeout), key("timeout"), minimum=0,
-                             strict_min=True),
+        batch_size=read("batch_size", check_positive_int),
+        concurrency=read("concurrency", check_positive_int),
+        timeout=read("timeout", check_finite, minimum=0, strict_min=True),
         on_error=s.get("on_error", d.on_error), call=s.get("call", d.call),
         query_input=None if query_input is None else _text(query_input, key("query_input"),
                                                            empty=False))
@@ -339,8 +345,8 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
     if len(parts) < 2 or len(leaves) < len(parts):
         raise ConfigError(f"{key('of')}: a hybrid fuses at least 2 retrievers (not hybrids), "
                           f"got {len(parts)}")
-    d = HybridSpec(parts=leaves)
-    fusion = canonical_fusion(s.get("fusion", d.fusion), key("fusion"))
+    read = _reader(s, HybridSpec(parts=leaves), key)
+    fusion = read("fusion", canonical_fusion)
     weights = s.get("weights")
     if weights is not None:
         if not isinstance(weights, list | tuple) or len(weights) != len(parts):
@@ -353,9 +359,9 @@ def _hybrid(s: dict[str, Any], parts: Sequence[RetrieverSpec],
     return HybridSpec(
         parts=leaves,
         fusion=fusion,
-        rrf_k=check_finite(s.get("rrf_k", d.rrf_k), key("rrf_k"), minimum=0),
+        rrf_k=read("rrf_k", check_finite, minimum=0),
         weights=weights if fusion == "weighted" else None,
-        norm=canonical_norm(s.get("norm", d.norm), key("norm")))
+        norm=read("norm", canonical_norm))
 
 
 def retriever_spec(kind: str, settings: Mapping[str, Any], *,

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..._util import package_version
 from ...errors import BackendError, ConfigError, SearchbenchError, require
-from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
+from ..base import Local, ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
 from ._common import (
     SIDECAR_FORMAT,
     SettingGate,
@@ -59,7 +59,7 @@ class ChromaStore(VectorStore):
     One Chroma collection in a local folder."""
 
     engine: ClassVar[str] = "chroma"
-    local: ClassVar[tuple[str, str] | None] = ("folder", "chroma://./chroma?collection=docs")
+    local: ClassVar[Local | None] = Local("folder", "chroma://./chroma?collection=docs")
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("max_neighbors", int, 16, "HNSW M: edges per node (fixed at creation: "
                   "another value rebuilds the collection)", when="build", low=2),

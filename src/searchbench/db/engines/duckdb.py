@@ -75,13 +75,11 @@ class DuckDBStore(VectorStore):
     engine: ClassVar[str] = "duckdb"
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     params: ClassVar[tuple[ParamSpec, ...]] = (
-        ParamSpec("M", int, 16, "graph degree per layer", "build", low=2, high=512),
+        ParamSpec.graph_degree("M", 16),
         ParamSpec("M0", int, 32, "graph degree of the bottom layer (default 2·M)", "build",
                   low=2, high=1024),
-        ParamSpec("ef_construction", int, 128, "candidate list while building", "build",
-                  low=1, high=100_000),
-        ParamSpec("hnsw_ef_search", int, 64, "candidate list per search (SET hnsw_ef_search)",
-                  "search", low=1, high=100_000),
+        ParamSpec.build_candidates("ef_construction", 128),
+        ParamSpec.search_candidates("hnsw_ef_search", 64, "SET hnsw_ef_search"),
     )
 
     url_options: ClassVar[tuple[ParamSpec, ...]] = (

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, safe_component, utc_now
+from ..._util import package_version, utc_now
 from ...errors import (
     BackendError,
     ConfigError,
@@ -46,7 +46,16 @@ from ...errors import (
     require,
     user_stacklevel,
 )
-from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_params
+from ..base import (
+    Local,
+    ParamSpec,
+    Rows,
+    StoreHits,
+    StoreURL,
+    VectorStore,
+    advice,
+    check_params,
+)
 from ._common import SIDECAR_FORMAT, first_line, metadata_value, parse_record, size_on_disk
 
 _RESERVED = ("id", "vector", "text")
@@ -62,7 +71,10 @@ class LanceDBStore(VectorStore):
     One LanceDB table in a local folder."""
 
     engine: ClassVar[str] = "lancedb"
-    local: ClassVar[tuple[str, str] | None] = ("folder", "lancedb://./lance?table=docs")
+    local: ClassVar[Local | None] = Local(
+        "folder", "lancedb://./lance?table=docs",
+        ParamSpec("table", str, "docs", "the table (a folder <table>.lance)", "url"),
+        "LanceDB table")
     params: ClassVar[tuple[ParamSpec, ...]] = (
         ParamSpec("num_partitions", int, None, "IVF partitions (default: LanceDB's, from "
                   "the row count)", when="build", low=1),
@@ -86,13 +98,9 @@ class LanceDBStore(VectorStore):
                   "the build)"),
     )
     index_kinds: ClassVar[tuple[str, ...]] = ("ivf_hnsw_sq", "ivf_pq")
-    url_options: ClassVar[tuple[ParamSpec, ...]] = (
-        ParamSpec("table", str, "docs", "the table (a folder <table>.lance)", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        self.name = safe_component(self.options["table"], "LanceDB table name")
-        self.where = f"LanceDB table {self.name!r} in {self.root}"
         self._lancedb: Any = require("lancedb", "lancedb")
         self._pa: Any = require("pyarrow", "lancedb")
         self._db: Any = None

@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._util import package_version, safe_component
+from ..._util import package_version
 from ...errors import BackendError, ConfigError, require
-from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
+from ..base import Local, ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice
 from ..ids import IdMap
 from . import _qdrant as qm
 from ._common import SIDECAR_FORMAT, Sidecar, parse_record, size_on_disk
@@ -55,17 +55,16 @@ class QdrantEdgeStore(VectorStore):
     One Qdrant edge shard in a local folder."""
 
     engine: ClassVar[str] = "qdrant-edge"
-    local: ClassVar[tuple[str, str] | None] = ("folder", "qdrant-edge://./qdrant?shard=docs")
+    local: ClassVar[Local | None] = Local(
+        "folder", "qdrant-edge://./qdrant?shard=docs",
+        ParamSpec("shard", str, "docs", "the shard (a folder under the URL's path)", "url"),
+        "Qdrant shard")
     params: ClassVar[tuple[ParamSpec, ...]] = qm.params(
         1, 1, "Qdrant's server default, 10000, leaves small collections unindexed")
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
-    url_options: ClassVar[tuple[ParamSpec, ...]] = (
-        ParamSpec("shard", str, "docs", "the shard (a folder under the URL's path)", "url"),)
 
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
-        self.name = safe_component(self.options["shard"], "Qdrant shard name")
-        self.where = f"Qdrant shard {self.name!r} in {self.root}"
         self._qe: Any = require("qdrant_edge", "qdrant-edge")
         self._sidecar = Sidecar(self.root / f"{self.name}.searchbench.json")
         self._ids = IdMap(self.root / f"{self.name}.ids.json")

@@ -50,11 +50,9 @@ class RedisStore(VectorStore):
     engine: ClassVar[str] = "redis"
     index_kinds: ClassVar[tuple[str, ...]] = ("hnsw",)
     params: ClassVar[tuple[ParamSpec, ...]] = (
-        ParamSpec("M", int, 16, "graph degree per layer", "build", low=1, high=512),
-        ParamSpec("EF_CONSTRUCTION", int, 200, "candidate list while building", "build",
-                  low=1, high=100_000),
-        ParamSpec("EF_RUNTIME", int, 10, "candidate list per KNN search", "search",
-                  low=1, high=100_000),
+        ParamSpec.graph_degree("M", 16, low=1),
+        ParamSpec.build_candidates("EF_CONSTRUCTION", 200),
+        ParamSpec.search_candidates("EF_RUNTIME", 10),
         ParamSpec("HYBRID_POLICY", str, "auto", "with a filter: ADHOC_BF (brute force) or "
                   "BATCHES (HNSW in batches); auto lets RediSearch choose silently", "search",
                   choices=("auto", "ADHOC_BF", "BATCHES")),

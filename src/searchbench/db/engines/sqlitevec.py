@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...errors import ConfigError, DataFormatError, MissingDependencyError, OutputError, require
-from ..base import ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_name
+from ..base import Local, ParamSpec, Rows, StoreHits, StoreURL, VectorStore, advice, check_name
 
 __all__ = ["SqliteVecStore"]
 
@@ -64,7 +64,8 @@ class SqliteVecStore(VectorStore):
     One ``vec0`` table in a SQLite file; exact only."""
 
     engine: ClassVar[str] = "sqlite-vec"
-    local: ClassVar[tuple[str, str] | None] = ("database file", "sqlite-vec://./vec.db?table=docs")
+    local: ClassVar[Local | None] = Local("database file",
+                                          "sqlite-vec://./vec.db?table=docs")
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     index_kinds: ClassVar[tuple[str, ...]] = ()
     metrics: ClassVar[tuple[str, ...]] = tuple(_METRICS)
