@@ -62,6 +62,7 @@ class Result:
 
     contender: Contender
     walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)  # user + system seconds, per run
     peak_kb: int = 0
     means: dict[str, float] | None = None
     error: str | None = None
@@ -130,8 +131,9 @@ def _tree_rss_kb(pid: int) -> int:
 
 
 def run_process(script: str, files: list[Path], env: dict[str, str], limits: Limits
-                ) -> tuple[float, int, str, str, int]:
-    """Run one runner; return wall seconds, peak RSS (KiB), stdout, stderr, exit code."""
+                ) -> tuple[float, float, int, str, str, int]:
+    """Run one runner; return wall seconds, CPU seconds (user + system, the process and the
+    children it waited for), peak RSS (KiB), stdout, stderr, exit code."""
     command = [sys.executable, str(PEERS / script), *map(str, files)]
     with tempfile.TemporaryDirectory() as tmp:
         rss_file = Path(tmp) / "rss"
@@ -153,7 +155,7 @@ def run_process(script: str, files: list[Path], env: dict[str, str], limits: Lim
         if watchdog.reason:
             stderr += f"\n{watchdog.reason}"
         peak_kb = max(_read_peak(rss_file, usage.ru_maxrss), watchdog.seen_kb)
-    return wall, peak_kb, stdout, stderr, code
+    return wall, usage.ru_utime + usage.ru_stime, peak_kb, stdout, stderr, code
 
 
 def _read_peak(rss_file: Path, fallback_kb: int) -> int:
@@ -166,7 +168,8 @@ def _read_peak(rss_file: Path, fallback_kb: int) -> int:
 
 def record(result: Result, files: list[Path], env: dict[str, str], limits: Limits) -> None:
     """Run the contender once and fold the outcome into ``result``."""
-    wall, peak_kb, out, err, code = run_process(result.contender.script, files, env, limits)
+    wall, cpu, peak_kb, out, err, code = run_process(result.contender.script, files, env,
+                                                     limits)
     result.peak_kb = max(result.peak_kb, peak_kb)
     if code != 0:
         last = err.strip().splitlines()[-1:] or [f"exit code {code}"]
@@ -179,6 +182,7 @@ def record(result: Result, files: list[Path], env: dict[str, str], limits: Limit
             result.phases = phases
         result.means = output
     result.walls.append(wall)
+    result.cpus.append(cpu)
 
 
 def run_all(contenders: list[Contender], files: list[Path], repeat: int, limits: Limits
@@ -272,25 +276,34 @@ def agreement(res: Result, ref: Result | None) -> str:
 
 
 def table(results: list[Result]) -> list[str]:
-    """Markdown table: wall times, ratio to searchbench, peak memory, agreement."""
+    """Markdown table: wall and CPU times, ratios to searchbench and to the floor, peak
+    memory, agreement. CPU time (user + system) is what a machine shared with other work
+    disturbs least: on a virtual machine whose host is busy, wall time also counts the
+    time the process waited for a core."""
     ref = reference(results)
     base = next((statistics.median(r.walls) for r in results
                  if r.contender.label.startswith("searchbench") and r.walls), None)
     floor = next((statistics.median(r.walls) for r in results
                   if r.contender.label.startswith("floor") and r.walls), None)
+    cpu_floor = next((statistics.median(r.cpus) for r in results
+                      if r.contender.label.startswith("floor") and r.cpus), None)
     lines = ["| contender | best wall (s) | median wall (s) | median / searchbench "
-             "| median / floor | peak RSS (MiB) | max abs diff of means |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+             "| median / floor | median CPU (s) | CPU / floor | peak RSS (MiB) "
+             "| max abs diff of means |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if not r.walls:
-            lines.append(f"| {r.contender.label} | failed: {r.error} | | | | "
+            lines.append(f"| {r.contender.label} | failed: {r.error} | | | | | | "
                          f"{r.peak_kb / 1024:.0f} | |")
             continue
         best, median = min(r.walls), statistics.median(r.walls)
         ratio = f"{median / base:.2f}" if base else "—"
         to_floor = f"{median / floor:.2f}" if floor else "—"
+        cpu = statistics.median(r.cpus)
+        cpu_ratio = f"{cpu / cpu_floor:.2f}" if cpu_floor else "—"
         lines.append(f"| {r.contender.label} | {best:.3f} | {median:.3f} | {ratio} | "
-                     f"{to_floor} | {r.peak_kb / 1024:.0f} | {agreement(r, ref)} |")
+                     f"{to_floor} | {cpu:.3f} | {cpu_ratio} | {r.peak_kb / 1024:.0f} | "
+                     f"{agreement(r, ref)} |")
     if ref is not None and ref.means is not None:
         values = ", ".join(f"{m} {ref.means[m]:.6f}" for m in MEASURES)
         lines += ["", f"means ({ref.contender.label}): {values}"]
