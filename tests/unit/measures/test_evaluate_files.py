@@ -63,7 +63,7 @@ def test_errors_come_in_the_order_of_a_reading_in_one_thread(tmp_path):
     bad_qrels.write_text("q1 0 a 1\nq1 0 b\n")
     with pytest.raises(UnknownMeasureError):
         evaluate_files(qrels, [bad_run], ["nDCG@x"], quiet=True)
-    with pytest.raises(DataFormatError, match="bad_qrels.txt"):
+    with pytest.raises(DataFormatError, match=r"bad_qrels\.txt"):
         evaluate_files(bad_qrels, [bad_run], ["nDCG@10"], quiet=True)
     with pytest.raises(DataFormatError, match=r"bad\.trec:2"):
         evaluate_files(qrels, [run, bad_run, run], ["nDCG@10"], quiet=True)
