@@ -742,7 +742,8 @@ typedef struct {
     PyObject *first_tag;  /* field 6 of the first run line (bytes) */
     const char *first_tag_at; /* that field in the block fed, until feed() makes it bytes */
     size_t first_tag_len;
-    int busy; /* a feed() is parsing (without the GIL) */
+    int busy;   /* a feed() is parsing (without the GIL) */
+    int sealed; /* absorb() appended another scanner's rows: only finish() is left */
 } ScannerObject;
 
 static void scanner_dealloc(ScannerObject *self) {
@@ -1069,9 +1070,11 @@ static int scan_lines(ScannerObject *self, const char *p, const char *end) {
  * a run is scanned); one feed() at a time per scanner. */
 static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
     Py_buffer view;
-    if (self->finished || self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, self->busy ? "the scanner is in use"
-                                                       : "the scanner is finished");
+    if (self->finished || self->busy || self->sealed) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        self->busy     ? "the scanner is in use"
+                        : self->sealed ? "the scanner has absorbed another: finish() is left"
+                                       : "the scanner is finished");
         return NULL;
     }
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -1151,7 +1154,87 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
     return NULL;
 }
 
+/* Append the rows of b (a run scanner fed the lines that follow this one's in the file)
+ * to self's: b's query ids interned into self's table and its query codes remapped, its
+ * doc ids, scores and flags appended; b is emptied. A query both hold means the run is not
+ * grouped. -1 out of memory (no exception set). */
+static int absorb_rows(ScannerObject *self, ScannerObject *b) {
+    int64_t known = self->queries.n;
+    Buf remap = {0};
+    if (buf_reserve(&remap, (size_t)(b->queries.n ? b->queries.n : 1) * 4) < 0) return -1;
+    int32_t *to = (int32_t *)remap.p;
+    int shared = 0;
+    for (int64_t code = 0; code < b->queries.n; code++) {
+        size_t len;
+        const char *id = table_id(&b->queries, code, &len);
+        int64_t q = table_intern(&self->queries, id, len);
+        if (q < 0) {
+            buf_free(&remap);
+            return -1;
+        }
+        shared |= q < known;
+        to[code] = (int32_t)q;
+    }
+    size_t rows = (size_t)b->rows;
+    if (buf_reserve(&self->q_codes, rows * 4) < 0 || buf_reserve(&self->values, rows * 8) < 0 ||
+        buf_reserve(&self->docs.data, b->docs.data.used) < 0 ||
+        buf_reserve(&self->docs.offsets, rows * 8) < 0) {
+        buf_free(&remap);
+        return -1;
+    }
+    int32_t *q_out = (int32_t *)(self->q_codes.p + self->q_codes.used);
+    const int32_t *q_in = (const int32_t *)b->q_codes.p;
+    for (size_t i = 0; i < rows; i++) q_out[i] = to[q_in[i]];
+    self->q_codes.used += rows * 4;
+    buf_free(&remap);
+    buf_free(&b->q_codes);
+    memcpy(self->values.p + self->values.used, b->values.p, rows * 8);
+    self->values.used += rows * 8;
+    buf_free(&b->values);
+    int64_t shift = (int64_t)self->docs.data.used;
+    memcpy(self->docs.data.p + self->docs.data.used, b->docs.data.p, b->docs.data.used);
+    self->docs.data.used += b->docs.data.used;
+    int64_t *off_out = (int64_t *)(self->docs.offsets.p + self->docs.offsets.used);
+    const int64_t *off_in = (const int64_t *)b->docs.offsets.p;
+    for (size_t i = 0; i < rows; i++) off_out[i] = off_in[i + 1] + shift;
+    self->docs.offsets.used += rows * 8;
+    self->docs.n += (int64_t)rows;
+    table_free(&b->docs);
+    self->grouped = self->grouped && b->grouped && !shared;
+    self->descending = self->descending && b->descending;
+    self->duplicate = self->duplicate || b->duplicate;
+    self->tied = self->tied || b->tied;
+    if (!self->rows && b->rows) { /* this part held no data line: the tag is b's */
+        Py_XSETREF(self->first_tag, b->first_tag);
+        b->first_tag = NULL;
+    }
+    self->rows += b->rows;
+    b->rows = 0;
+    b->finished = 1;
+    return 0;
+}
+
+/* absorb(other): see absorb_rows; both are run scanners, neither finished nor in use. */
+static PyObject *scanner_absorb(ScannerObject *self, PyObject *arg) {
+    if (!PyObject_TypeCheck(arg, Py_TYPE(self))) {
+        PyErr_SetString(PyExc_TypeError, "absorb() takes a Scanner");
+        return NULL;
+    }
+    ScannerObject *b = (ScannerObject *)arg;
+    if (b == self || self->kind != RUN || b->kind != RUN || self->finished || b->finished ||
+        self->busy || b->busy) {
+        PyErr_SetString(PyExc_ValueError,
+                        "absorb() takes another run scanner; neither finished nor in use");
+        return NULL;
+    }
+    if (absorb_rows(self, b) < 0) return PyErr_NoMemory();
+    self->sealed = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef scanner_methods[] = {
+    {"absorb", (PyCFunction)scanner_absorb, METH_O,
+     "Append the rows of another run scanner (fed the lines after this one's)."},
     {"feed", (PyCFunction)scanner_feed, METH_O,
      "Parse a block of whole lines; False: the block needs the pure reader."},
     {"finish", (PyCFunction)scanner_finish, METH_NOARGS,
@@ -1183,7 +1266,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&VocabType);
     Py_INCREF(&ScannerType);
     Py_INCREF(&EntriesType);
-    if (PyModule_AddIntConstant(m, "ABI", 2) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 3) < 0 ||
         PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
         PyModule_AddObject(m, "Entries", (PyObject *)&EntriesType) < 0 ||
         PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searchbench as sb
+from searchbench.data import trec
 from searchbench.data._native import FORCE_PURE, scanner
 from searchbench.errors import SearchbenchError
 
@@ -142,9 +143,10 @@ def runs_and_qrels(draw: Any) -> tuple[bytes, bytes]:
 @compiled
 @settings(max_examples=150, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(runs_and_qrels(), st.sampled_from(["zero", "skip"]))
+@given(runs_and_qrels(), st.sampled_from(["zero", "skip"]), st.booleans())
 def test_generated_runs_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                              files: tuple[bytes, bytes], missing: str) -> None:
+                              files: tuple[bytes, bytes], missing: str, in_two: bool) -> None:
+    monkeypatch.setattr(trec, "SPLIT_BYTES", 1 if in_two else trec.SPLIT_BYTES)
     run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
     run_path.write_bytes(files[0])
     qrels_path.write_bytes(files[1])
@@ -196,10 +198,13 @@ QRELS_PADDING = b"".join(b"q9 0 p%d %d\n" % (i, i % 3) for i in range(12))
 
 
 @compiled
-@pytest.mark.parametrize("padded", [False, True], ids=["alone", "padded"])
+@pytest.mark.parametrize("padded", [False, True, "in two"], ids=["alone", "padded", "in-two"])
 @pytest.mark.parametrize("data", BAD_RUNS)
 def test_odd_runs_read_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                             data: bytes, padded: bool) -> None:
+                             data: bytes, padded: bool | str) -> None:
+    if padded == "in two":  # the odd line in the second part of a file read in two
+        monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
+        data = RUN * 3 + PADDING + data
     data = RUN + data + PADDING if padded else data
     path = tmp_path / "run.trec"
     path.write_bytes(data)
@@ -307,3 +312,38 @@ def test_vocab_order_is_bytewise_then_position(ids: list[str], picks: list[int])
     codes = np.array([p % len(unique) for p in picks], dtype=np.int32)
     order = np.frombuffer(vocab.order(codes.tobytes()), dtype=np.int64).tolist()
     assert order == sorted(range(len(codes)), key=lambda i: unique[codes[i]].encode())
+
+
+@compiled
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, grouped: bool) -> None:
+    """A run file of at least ``SPLIT_BYTES`` is cut at a query boundary near its middle
+    and its parts scanned at once; the run is the one-part scan's and the pure reader's,
+    also when a query comes back after the cut (the run is then not grouped)."""
+    lines = [f"q{q} Q0 d{(q * 7 + r) % 23} {r + 1} {1 - r / 50:.3f} tag\n"
+             for q in range(40) for r in range(12)]
+    if not grouped:
+        lines += [f"q0 Q0 late{r} {r + 1} {-r:.1f} tag\n" for r in range(3)]
+    path = tmp_path / "run.trec"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
+    cut = trec._split_point(path)
+    data = path.read_bytes()
+    assert cut is not None and data[cut - 1:cut] == b"\n"
+    assert data[:cut].splitlines()[-1].split()[0] != data[cut:].split()[0]
+    in_two = trec.scan_compiled(path, "run")
+    assert in_two is not None and in_two["grouped"] is grouped
+    monkeypatch.setattr(trec, "SPLIT_BYTES", len(data) + 1)
+    assert trec._split_point(path) is None
+    in_one = trec.scan_compiled(path, "run")
+    assert in_one is not None
+    for key in ("rows", "grouped", "descending", "duplicate", "tied", "tag"):
+        assert in_two[key] == in_one[key]
+    assert in_two["queries"].tolist() == in_one["queries"].tolist()
+    for key in ("query_codes", "values"):
+        assert bytes(in_two[key]) == bytes(in_one[key])
+    assert [bytes(b) for b in in_two["docs"].buffers()] == \
+        [bytes(b) for b in in_one["docs"].buffers()]
+    monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
+    same(read_both(monkeypatch, read_run, path), run_view)
