@@ -26,7 +26,7 @@ class Parsed:
 
     ``columns`` holds query ids, doc ids and scores or grades; the model takes them out of
     the list, so each is freed once used. ``scan`` is the compiled reader's scan of a run
-    (``trec.scan_compiled``; ``columns`` is then empty). ``name`` is a run's default name
+    (``_compiled.scan_compiled``; ``columns`` is then empty). ``name`` is a run's default name
     (its tag, else the file's name) and ``tag`` the tag of its first row.
     """
 

@@ -123,7 +123,7 @@ class Run:
     @classmethod
     def from_scan(cls, scanned: dict[str, Any], *, name: str, keep: str | None, source: str,
                   describe_line: Callable[[int], str]) -> Run:
-        """A run from the compiled reader's scan (``trec.scan_compiled``): doc ids stay in
+        """A run from the compiled reader's scan (``_compiled.scan_compiled``): doc ids stay in
         C, one per entry (:class:`CompiledDocs`), so no string object is built per entry.
 
         Runs grouped by query with falling scores and no repeated (query, doc) pair - what
@@ -131,7 +131,7 @@ class Run:
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
-        from .trec import sorted_codes, sorted_vocab  # lazy: keeps trec out of import data
+        from ._compiled import sorted_codes, sorted_vocab  # lazy: not loaded by import data
 
         # the scan's columns are taken out of it: each is freed once used
         scores = np.frombuffer(scanned.pop("values"), dtype=np.float64)

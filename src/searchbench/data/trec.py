@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
 from ._columns import Interned, Parsed, Strings
-from ._native import scanner
+from ._compiled import NUMBER_LIKE, scan_compiled, sorted_codes
 from ._sniff import columnar_format
 from ._text import (
-    GZIP_MAGIC,
     has_data,
     iter_blocks,
-    iter_line_views,
     keep_first_fields,
     normalise,
     open_binary,
@@ -95,167 +92,6 @@ def parse_qrels(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
     return Parsed(table.columns, src, line_finder(source, src, table.header))
 
 
-# A run file at least this large is scanned in two parts at once, one per core.
-SPLIT_BYTES = 8 << 20
-_SIMPLE_RUN_LINE = re.compile(rb"[!-~]+(?: [!-~]+){5}")
-
-
-def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
-                  ) -> dict[str, Any] | None:
-    """The file read by the compiled scanner (``data/_scan.c``): its columns, vocabularies
-    and flags; None when the scanner is not built or is switched off, or when the file
-    holds anything it does not take (then the pure reader reads it, and accepts it or names
-    the bad line: both paths accept the same files and give the same values).
-
-    A large run file (:data:`SPLIT_BYTES`) is cut at a query boundary near its middle
-    (:func:`_split_point`): a second thread scans the second part with its own scanner,
-    which the first then absorbs (the scanner parses without the GIL)."""
-    module = scanner()
-    if module is None:
-        return None
-    split = _split_point(source) if what == "run" else None
-    with open_binary(source) as stream:
-        if split is None:
-            fed = _feed_all(module, stream, what)
-        else:
-            fed = _feed_in_two(module, stream, cast("str | os.PathLike[str]", source), split)
-    if fed is None:
-        return None
-    scan, header = fed
-    found: dict[str, Any] = scan.finish()
-    if not found["rows"]:
-        return None
-    found["header"] = header
-    return found
-
-
-def _feed_all(module: Any, stream: Any, what: str) -> tuple[Any, bool] | None:
-    """A scanner fed every block of ``stream`` and whether it skips a header line; None
-    when the stream holds no data line, an odd layout or a line the scanner does not
-    take."""
-    scan = None
-    header = False
-    for block in iter_line_views(stream):
-        if scan is None:
-            first = _first_fields(bytes(block))
-            if first is None or (what == "run" and len(first) != 6) or \
-                    (what == "qrels" and len(first) not in (3, 4)):
-                return None  # no data line in the first block, or an odd layout
-            kind = "run" if what == "run" else "trec" if len(first) == 4 else "beir"
-            header = kind == "beir" and _NUMBER_LIKE.fullmatch(first[-1]) is None
-            scan = module.Scanner(kind, skip_first=header)
-        if not scan.feed(block):
-            return None
-        del block  # the view: the buffer is reused for the next block
-    return None if scan is None else (scan, header)
-
-
-def _feed_in_two(module: Any, stream: IO[bytes], path: str | os.PathLike[str], split: int
-                 ) -> tuple[Any, bool] | None:
-    """The first ``split`` bytes of ``stream`` fed here, the rest of the file at ``path``
-    by a second thread, and its rows appended to the first part's scanner."""
-    import threading  # lazy: only a large run file starts a thread
-
-    rest: dict[str, Any] = {}
-
-    def scan_rest() -> None:
-        try:
-            with open(path, "rb") as tail:
-                tail.seek(split)
-                rest["fed"] = _feed_all(module, tail, "run")
-        except BaseException as exc:  # raised again below, in the reading thread
-            rest["error"] = exc
-
-    worker = threading.Thread(target=scan_rest, name="searchbench-scan", daemon=True)
-    worker.start()
-    try:
-        first = _feed_all(module, _Prefix(stream, split), "run")
-    finally:
-        worker.join()
-    if "error" in rest:
-        raise rest["error"]
-    second = rest.get("fed")
-    if first is None or second is None:
-        return None
-    first[0].absorb(second[0])
-    return first
-
-
-class _Prefix:
-    """The first ``size`` bytes of a binary stream (what :func:`iter_line_views` reads)."""
-
-    def __init__(self, stream: IO[bytes], size: int) -> None:
-        self._stream, self._left = stream, size
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer)[:self._left]
-        got = self._stream.readinto(view) if len(view) else 0  # type: ignore[attr-defined]
-        self._left -= got or 0
-        return got or 0
-
-
-def _split_point(source: Any) -> int | None:
-    """Where a run file can be cut in two: the start of the first line after its middle
-    whose query differs from the line before. None for a source that is not a regular,
-    uncompressed file of at least :data:`SPLIT_BYTES`, or when a line near the middle is
-    not six fields separated by single spaces (the one-thread scan then decides)."""
-    if not isinstance(source, (str, os.PathLike)):
-        return None
-    try:
-        info = os.stat(source)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < SPLIT_BYTES:
-            return None
-        with open(source, "rb") as file:
-            if file.read(2) == GZIP_MAGIC:
-                return None
-            middle = info.st_size // 2
-            file.seek(middle)
-            window = file.read(1 << 20)
-    except OSError:
-        return None
-    at = window.find(b"\n") + 1
-    previous = None
-    while at:
-        end = window.find(b"\n", at)
-        if end < 0 or not _SIMPLE_RUN_LINE.fullmatch(window, at, end):
-            return None
-        query = window[at:window.index(b" ", at)]
-        if previous is not None and query != previous:
-            return middle + at
-        previous, at = query, end + 1
-    return None
-
-
-def _first_fields(block: bytes) -> list[bytes] | None:
-    """The fields of the block's first data line (not blank, not a ``#`` comment)."""
-    start = 0
-    while start < len(block):
-        end = block.find(b"\n", start)
-        end = len(block) if end < 0 else end
-        fields = block[start:end].split()
-        if fields and not fields[0].startswith(b"#"):
-            return fields
-        start = end + 1
-    return None
-
-
-def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
-    """Codes of a compiled scan (int32, ids in order of first appearance) as
-    :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
-    ``Vocab``)."""
-    order, ids = sorted_vocab(vocab)
-    remap = np.empty(len(order), dtype=np.int32)
-    remap[order] = np.arange(len(order), dtype=np.int32)
-    return Interned(remap[np.frombuffer(codes, dtype=np.int32)], ids, valid=True)
-
-
-def sorted_vocab(vocab: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, ids)``: the codes of a compiled scan's ``Vocab`` in byte-wise order of
-    their ids, and those ids (a numpy array of str)."""
-    order = np.frombuffer(vocab.order(None), dtype=np.int64)
-    return order, np.array(vocab.tolist(), dtype=object)[order]
-
-
 @dataclass(frozen=True)
 class _Spec:
     src: str
@@ -314,14 +150,13 @@ def _qrels_spec(first: list[bytes], src: str, line: int) -> tuple[_Spec, bool]:
             f"{src}:{line}: found {len(first)} fields, expected 4 (TREC: qid iter docid "
             "grade) or 3 (BEIR: query-id corpus-id score)")
     columns = TREC_QRELS_COLUMNS if len(first) == 4 else BEIR_QRELS_COLUMNS
-    header = len(first) == 3 and _NUMBER_LIKE.fullmatch(first[-1]) is None
+    header = len(first) == 3 and NUMBER_LIKE.fullmatch(first[-1]) is None
     types = {"qid": pa.string(), "docid": pa.string(), "grade": pa.string()}
     spec = _Spec(src, columns, types, ["qid", "docid", "grade"], len(first), "qrels",
                  integers=("grade",))
     return spec, header
 
 
-_NUMBER_LIKE = re.compile(rb"[-+]?[0-9._eExX]+")
 _INTEGER = r"^-?[0-9]{1,18}$"  # at most 18 digits: always fits int64
 DATA_LINE = re.compile(rb"[^\n]+")
 

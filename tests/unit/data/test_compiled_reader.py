@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searchbench as sb
-from searchbench.data import trec
+from searchbench.data import _compiled
 from searchbench.data._native import FORCE_PURE, scanner
 from searchbench.errors import SearchbenchError
 
@@ -146,7 +146,7 @@ def runs_and_qrels(draw: Any) -> tuple[bytes, bytes]:
 @given(runs_and_qrels(), st.sampled_from(["zero", "skip"]), st.booleans())
 def test_generated_runs_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                               files: tuple[bytes, bytes], missing: str, in_two: bool) -> None:
-    monkeypatch.setattr(trec, "SPLIT_BYTES", 1 if in_two else trec.SPLIT_BYTES)
+    monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1 if in_two else _compiled.SPLIT_BYTES)
     run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
     run_path.write_bytes(files[0])
     qrels_path.write_bytes(files[1])
@@ -203,7 +203,7 @@ QRELS_PADDING = b"".join(b"q9 0 p%d %d\n" % (i, i % 3) for i in range(12))
 def test_odd_runs_read_alike(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                              data: bytes, padded: bool | str) -> None:
     if padded == "in two":  # the odd line in the second part of a file read in two
-        monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
+        monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
         data = RUN * 3 + PADDING + data
     data = RUN + data + PADDING if padded else data
     path = tmp_path / "run.trec"
@@ -327,16 +327,16 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
         lines += [f"q0 Q0 late{r} {r + 1} {-r:.1f} tag\n" for r in range(3)]
     path = tmp_path / "run.trec"
     path.write_text("".join(lines))
-    monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
-    cut = trec._split_point(path)
+    monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
+    cut = _compiled._split_point(path)
     data = path.read_bytes()
     assert cut is not None and data[cut - 1:cut] == b"\n"
     assert data[:cut].splitlines()[-1].split()[0] != data[cut:].split()[0]
-    in_two = trec.scan_compiled(path, "run")
+    in_two = _compiled.scan_compiled(path, "run")
     assert in_two is not None and in_two["grouped"] is grouped
-    monkeypatch.setattr(trec, "SPLIT_BYTES", len(data) + 1)
-    assert trec._split_point(path) is None
-    in_one = trec.scan_compiled(path, "run")
+    monkeypatch.setattr(_compiled, "SPLIT_BYTES", len(data) + 1)
+    assert _compiled._split_point(path) is None
+    in_one = _compiled.scan_compiled(path, "run")
     assert in_one is not None
     for key in ("rows", "grouped", "descending", "duplicate", "tied", "tag"):
         assert in_two[key] == in_one[key]
@@ -345,5 +345,5 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
         assert bytes(in_two[key]) == bytes(in_one[key])
     assert [bytes(b) for b in in_two["docs"].buffers()] == \
         [bytes(b) for b in in_one["docs"].buffers()]
-    monkeypatch.setattr(trec, "SPLIT_BYTES", 1)
+    monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
     same(read_both(monkeypatch, read_run, path), run_view)
