@@ -197,11 +197,13 @@ class Evaluator:
                              n_ret)
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
+            if not len(touched):
+                continue
+            judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             for m in self.measures:
-                values[m.name][touched] = compute(judged, m)[touched]
+                values[m.name][touched] = compute(judged, m)[touched - first]
         n_missing, n_extra = int((~present).sum()), int((run_to_qrels < 0).sum())
         _warn(run.name, n_missing, n_extra, self.missing)
         keep = present if self.missing == "skip" else np.ones_like(present)
@@ -231,12 +233,14 @@ class Evaluator:
         queries: list[np.ndarray] = []
         values: dict[str, list[np.ndarray]] = {m.name: [] for m in self.measures}
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            judged = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
+            if not len(touched):
+                continue
+            judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
             queries.append(touched)
             for m in self.measures:
-                values[m.name].append(compute(judged, m)[touched])
+                values[m.name].append(compute(judged, m)[touched - first])
         extra = run.query_ids[~judged_query]
         return PartialResult(
             np.concatenate(queries) if queries else np.zeros(0, np.int64),
@@ -245,13 +249,16 @@ class Evaluator:
 
     def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
               doc_map: np.ndarray | None, n_ret: np.ndarray,
-              entry_docs: np.ndarray | None = None) -> Judged:
-        """Entries of run queries ``lo:hi`` judged in the qrels for their query.
+              entry_docs: np.ndarray | None = None) -> tuple[Judged, int]:
+        """Entries of run queries ``lo:hi`` judged in the qrels for their query, as a
+        :class:`Judged` over the qrels queries those run queries hold (``first`` to
+        ``last``), and ``first``: its query ``i`` is qrels query ``first + i``. (A chunk's
+        kernels then cost what its queries hold, not what the whole qrels hold.)
 
-        Only those matter to any measure (the count retrieved comes from ``n_ret``), so
-        the run is filtered to docs that appear in the qrels at all before anything else.
-        ``doc_map`` maps run doc codes to qrels doc codes, ``entry_docs`` gives each
-        entry's qrels doc code; both None look the entries' ids up.
+        Only judged entries matter to any measure (the count retrieved comes from
+        ``n_ret``), so the run is filtered to docs that appear in the qrels at all before
+        anything else. ``doc_map`` maps run doc codes to qrels doc codes, ``entry_docs``
+        gives each entry's qrels doc code; both None look the entries' ids up.
         """
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
         if doc_map is None and entry_docs is None:
@@ -270,32 +277,45 @@ class Evaluator:
             docs = np.where(at >= 0, self.qrels.doc_codes[at], -1)
         else:
             docs = doc_map[run.doc_codes[a:b]]
-        pos = np.flatnonzero(docs >= 0) + a
-        run_q = np.searchsorted(run.offsets, pos, side="right") - 1
-        entry_q = run_to_qrels[run_q]
+        pos = np.flatnonzero(docs >= 0)
+        starts = run.offsets[lo:hi + 1]
+        run_q = np.searchsorted(starts, pos + a, side="right") - 1  # within the chunk
+        entry_q = run_to_qrels[lo:hi][run_q]
         keep = entry_q >= 0
         pos, run_q, entry_q = pos[keep], run_q[keep], entry_q[keep]
-        return self._judged(entry_q, pos - run.offsets[run_q], docs[pos - a], n_ret)
+        mapped = run_to_qrels[lo:hi]
+        mapped = mapped[mapped >= 0]
+        first, last = int(mapped.min()), int(mapped.max())
+        judged = self._judged(entry_q, pos + a - starts[run_q], docs[pos], n_ret, first, last + 1)
+        return judged, first
 
     def _judged(self, entry_q: np.ndarray, rank: np.ndarray, docs: np.ndarray,
-                n_ret: np.ndarray) -> Judged:
-        grade, found = self._grades(entry_q, docs)
+                n_ret: np.ndarray, first: int = 0, end: int | None = None) -> Judged:
+        """The :class:`Judged` of entries of qrels queries ``first:end`` (default: all)."""
+        end = self.qrels.n_queries if end is None else end
+        rows = slice(int(self.qrels.offsets[first]), int(self.qrels.offsets[end]))
+        grade, found = self._grades(entry_q, docs, rows)
         return Judged(
-            query=entry_q[found], rank=rank[found], grade=grade[found],
-            judged=grade[found] >= 0, qrels_grades=self._ideal_grades,
-            qrels_query=self._ideal_query, qrels_rank=self._ideal_rank,
-            n_queries=self.qrels.n_queries, n_ret=n_ret,
+            query=entry_q[found] - first, rank=rank[found], grade=grade[found],
+            judged=grade[found] >= 0, qrels_grades=self._ideal_grades[rows],
+            qrels_query=self._ideal_query[rows] - first, qrels_rank=self._ideal_rank[rows],
+            n_queries=end - first, n_ret=n_ret[first:end],
         )
 
-    def _grades(self, entry_q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _grades(self, entry_q: np.ndarray, docs: np.ndarray, rows: slice
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Grade of each (query, doc) entry among the qrels ``rows`` and whether it is
+        there (the rows of the entries' queries: keys sorted by query, then doc)."""
         n_docs = max(len(self.qrels.doc_vocab), 1)
         keys = entry_q.astype(np.int64) * n_docs + docs
-        pos = np.searchsorted(self._keys, keys)
-        pos = np.minimum(pos, max(len(self._keys) - 1, 0))
-        found = (docs >= 0) & (len(self._keys) > 0)
-        if len(self._keys):
-            found &= self._keys[pos] == keys
-        grade = np.where(found, self.qrels.grades[pos] if len(self._keys) else 0, 0)
+        known = self._keys[rows]
+        pos = np.searchsorted(known, keys)
+        pos = np.minimum(pos, max(len(known) - 1, 0))
+        found = (docs >= 0) & (len(known) > 0)
+        if len(known):
+            found &= known[pos] == keys
+        grades = self.qrels.grades[rows]
+        grade = np.where(found, grades[pos] if len(known) else 0, 0)
         return grade.astype(np.int16), found
 
 
