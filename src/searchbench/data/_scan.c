@@ -21,6 +21,8 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include <pthread.h>
+#include <unistd.h>
 
 /* ---- growable arrays ------------------------------------------------------------------ */
 
@@ -491,9 +493,126 @@ static PyTypeObject VocabType = {
 
 static PyTypeObject EntriesType;
 
-/* lookup(ids): int32 bytearray, for each entry the index of its id in the sequence of
- * unique str ``ids``, -1 if absent */
-static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
+/* The probe of lookup(): the entries' ids in [lo, hi) looked up in ``known`` (a filter of
+ * 16 bits per known id first: most entries are absent, and their clear bit, in a table
+ * that stays in cache, settles them without a probe of the slots). Once the tables
+ * outgrow the cache, a found id costs three dependent memory reads (its slot, then the
+ * known id's offsets, then its bytes); a batch of entries goes through them stage by
+ * stage, each stage prefetching what the next one reads, so the reads of a batch
+ * overlap instead of following one another. */
+typedef struct {
+    const Table *known;
+    const uint64_t *filter;
+    int fbits;
+    const int64_t *off;   /* the entries' offsets and bytes */
+    const char *data;
+    int32_t *codes;       /* out: per entry */
+} Lookup;
+
+static inline uint64_t filter_bit(uint64_t h, int fbits) {
+    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - fbits);
+}
+
+static int32_t lookup_one(const Table *known, const char *s, size_t len, uint64_t h) {
+    size_t i = (size_t)h & known->mask;
+    for (;;) {
+        uint64_t slot = known->slots[i];
+        if (!slot) return -1;
+        if (SLOT_HASH(slot) == (uint32_t)(h >> 32)) {
+            size_t idlen;
+            const char *id = table_id(known, SLOT_CODE(slot), &idlen);
+            if (idlen == len && memcmp(id, s, len) == 0) return (int32_t)SLOT_CODE(slot);
+        }
+        i = (i + 1) & known->mask;
+    }
+}
+
+static void lookup_range(const Lookup *job, int64_t lo, int64_t hi) {
+    enum { AHEAD = 32 };
+    const Table *known = job->known;
+    const int64_t *kept = (const int64_t *)known->offsets.p;
+    uint64_t hash[AHEAD];
+    int maybe[AHEAD];
+    for (int64_t base = lo; base < hi; base += AHEAD) {
+        int m = hi - base < AHEAD ? (int)(hi - base) : AHEAD;
+        for (int k = 0; k < m; k++) { /* hashes; the filter words */
+            int64_t e = base + k;
+            hash[k] = hash_bytes(job->data + job->off[e], (size_t)(job->off[e + 1] - job->off[e]));
+            __builtin_prefetch(&job->filter[filter_bit(hash[k], job->fbits) >> 6]);
+        }
+        for (int k = 0; k < m; k++) { /* the slots of the entries the filter lets by */
+            uint64_t bit = filter_bit(hash[k], job->fbits);
+            maybe[k] = (int)((job->filter[bit >> 6] >> (bit & 63)) & 1);
+            if (maybe[k]) __builtin_prefetch(&known->slots[hash[k] & known->mask]);
+        }
+        for (int k = 0; k < m; k++) { /* the offsets of the id a slot names */
+            uint64_t slot = maybe[k] ? known->slots[hash[k] & known->mask] : 0;
+            if (slot && SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32))
+                __builtin_prefetch(&kept[SLOT_CODE(slot)]);
+        }
+        for (int k = 0; k < m; k++) { /* its bytes */
+            uint64_t slot = maybe[k] ? known->slots[hash[k] & known->mask] : 0;
+            if (slot && SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32))
+                __builtin_prefetch(known->data.p + kept[SLOT_CODE(slot)]);
+        }
+        for (int k = 0; k < m; k++) {
+            int64_t e = base + k;
+            job->codes[e] = maybe[k] ? lookup_one(known, job->data + job->off[e],
+                                                  (size_t)(job->off[e + 1] - job->off[e]),
+                                                  hash[k])
+                                     : -1;
+        }
+    }
+}
+
+typedef struct {
+    const Lookup *job;
+    int64_t lo, hi;
+} LookupPart;
+
+static void *lookup_part(void *arg) {
+    const LookupPart *part = (const LookupPart *)arg;
+    lookup_range(part->job, part->lo, part->hi);
+    return NULL;
+}
+
+/* lookup_range over all n entries in ``parts`` equal parts, each but the first on its own
+ * thread (0: one per core, at most LOOKUP_THREADS, none below LOOKUP_SPLIT entries);
+ * called without the GIL. A thread that cannot be started leaves its part to the calling
+ * thread. */
+enum { LOOKUP_THREADS = 8, LOOKUP_SPLIT = 1 << 20 };
+
+static void lookup_parallel(const Lookup *job, int64_t n, int64_t parts) {
+    if (parts <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        parts = cores < 1 ? 1 : cores;
+        if (parts > n / LOOKUP_SPLIT) parts = n / LOOKUP_SPLIT;
+    }
+    if (parts > LOOKUP_THREADS) parts = LOOKUP_THREADS;
+    if (parts > n) parts = n;
+    if (parts < 1) parts = 1;
+    LookupPart part[LOOKUP_THREADS];
+    pthread_t thread[LOOKUP_THREADS];
+    int started[LOOKUP_THREADS] = {0};
+    for (int64_t k = 0; k < parts; k++) {
+        part[k] = (LookupPart){job, n * k / parts, n * (k + 1) / parts};
+        if (k > 0) started[k] = pthread_create(&thread[k], NULL, lookup_part, &part[k]) == 0;
+    }
+    lookup_range(job, part[0].lo, part[0].hi);
+    for (int64_t k = 1; k < parts; k++) {
+        if (started[k]) pthread_join(thread[k], NULL);
+        else lookup_range(job, part[k].lo, part[k].hi);
+    }
+}
+
+/* lookup(ids, parts=0): int32 bytearray, for each entry the index of its id in the sequence
+ * of unique str ``ids``, -1 if absent; see lookup_parallel for ``parts`` */
+static PyObject *entries_lookup(VocabObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"ids", "parts", NULL};
+    PyObject *ids;
+    Py_ssize_t parts = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|n:lookup", keywords, &ids, &parts))
+        return NULL;
     PyObject *seq = PySequence_Fast(ids, "lookup() takes a sequence of str");
     if (!seq) return NULL;
     Table known;
@@ -541,58 +660,15 @@ static PyObject *entries_lookup(VocabObject *self, PyObject *ids) {
         Py_DECREF(out);
         return PyErr_NoMemory();
     }
-#define FILTER_BIT(h) (((h) * 0x9E3779B97F4A7C15ULL) >> (64 - fbits))
     for (int64_t code = 0; code < known.n; code++) {
-        uint64_t bit = FILTER_BIT(((const uint64_t *)known.hashes.p)[code]);
+        uint64_t bit = filter_bit(((const uint64_t *)known.hashes.p)[code], fbits);
         filter[bit >> 6] |= 1ULL << (bit & 63);
     }
-    int32_t *codes = (int32_t *)PyByteArray_AS_STRING(out);
-    const int64_t *off = (const int64_t *)self->t.offsets.p;
-    const char *data = self->t.data.p;
+    Lookup job = {&known, filter, fbits, (const int64_t *)self->t.offsets.p, self->t.data.p,
+                  (int32_t *)PyByteArray_AS_STRING(out)};
     Py_BEGIN_ALLOW_THREADS
-    enum { AHEAD = 32 };
-    uint64_t hash[AHEAD];
-    int maybe[AHEAD];
-    for (int64_t base = 0; base < n; base += AHEAD) {
-        int m = n - base < AHEAD ? (int)(n - base) : AHEAD;
-        for (int k = 0; k < m; k++) { /* the filter words, fetched for the next pass */
-            int64_t e = base + k;
-            hash[k] = hash_bytes(data + off[e], (size_t)(off[e + 1] - off[e]));
-            __builtin_prefetch(&filter[FILTER_BIT(hash[k]) >> 6]);
-        }
-        for (int k = 0; k < m; k++) { /* the slots of the entries the filter lets by */
-            uint64_t bit = FILTER_BIT(hash[k]);
-            maybe[k] = (int)((filter[bit >> 6] >> (bit & 63)) & 1);
-            if (maybe[k]) __builtin_prefetch(&known.slots[hash[k] & known.mask]);
-        }
-        for (int k = 0; k < m; k++) {
-            int64_t e = base + k;
-            if (!maybe[k]) {
-                codes[e] = -1;
-                continue;
-            }
-            const char *s = data + off[e];
-            size_t len = (size_t)(off[e + 1] - off[e]);
-            size_t i = (size_t)hash[k] & known.mask;
-            int32_t code = -1;
-            for (;;) {
-                uint64_t slot = known.slots[i];
-                if (!slot) break;
-                if (SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32)) {
-                    size_t idlen;
-                    const char *id = table_id(&known, SLOT_CODE(slot), &idlen);
-                    if (idlen == len && memcmp(id, s, len) == 0) {
-                        code = (int32_t)SLOT_CODE(slot);
-                        break;
-                    }
-                }
-                i = (i + 1) & known.mask;
-            }
-            codes[e] = code;
-        }
-    }
+    lookup_parallel(&job, n, (int64_t)parts);
     Py_END_ALLOW_THREADS
-#undef FILTER_BIT
     free(filter);
     table_free(&known);
     return out;
@@ -602,8 +678,10 @@ static PyMethodDef entries_methods[] = {
     {"get", (PyCFunction)vocab_get, METH_O, "The id of this entry, as str."},
     {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
      "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
-    {"lookup", (PyCFunction)entries_lookup, METH_O,
-     "int32 bytearray: per entry, the index of its id in a sequence of unique str, or -1."},
+    {"lookup", (PyCFunction)(void (*)(void))entries_lookup, METH_VARARGS | METH_KEYWORDS,
+     "lookup(ids, parts=0): int32 bytearray: per entry, the index of its id in a sequence "
+     "of unique str, or -1; looked up in ``parts`` parts at once (0: one per core for a "
+     "large run)."},
     {"order", (PyCFunction)vocab_order, METH_O,
      "int64 bytearray: positions of int32 entry indices (None: all) in byte-wise id order."},
     {NULL, NULL, 0, NULL}};

@@ -10,6 +10,7 @@ ways. Without the extension built (no compiler) the comparisons are skipped, and
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
 import warnings
@@ -347,3 +348,43 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
         [bytes(b) for b in in_one["docs"].buffers()]
     monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
     same(read_both(monkeypatch, read_run, path), run_view)
+
+
+@compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet="abc", max_size=4), min_size=1, max_size=120),
+       st.lists(st.text(alphabet="abc", max_size=4), unique=True, max_size=30),
+       st.integers(1, 8))
+def test_entries_lookup_in_parts_is_python_s(docs: list[str], known: list[str],
+                                             parts: int) -> None:
+    """``Entries.lookup(ids, parts)``: per entry the index of its doc id in ``ids`` or -1,
+    whatever the number of parts looked up at once (a large run's lookup is split over
+    the cores)."""
+    data = "".join(f"q0 Q0 d{d} {r + 1} {-r} t\n" for r, d in enumerate(docs)).encode()
+    scan = scanner().Scanner("run")
+    assert scan.feed(data)
+    entries = scan.finish()["docs"]
+    ids = [f"d{k}" for k in known]
+    found = np.frombuffer(entries.lookup(ids, parts=parts), dtype=np.int32).tolist()
+    assert found == [ids.index(f"d{d}") if f"d{d}" in ids else -1 for d in docs]
+    assert np.frombuffer(entries.lookup(ids), dtype=np.int32).tolist() == found
+
+
+def test_the_run_scan_starts_without_numpy(tmp_path: Path) -> None:
+    """``RunsReadAhead`` scans a run file before numpy is imported (``searchbench eval``
+    starts it first, and imports numpy meanwhile): importing it loads neither numpy nor
+    pyarrow, and the run it gives is :meth:`Run.from_file`'s."""
+    path = tmp_path / "run.trec"
+    path.write_text("".join(f"q{q} Q0 d{r} {r + 1} {1 - r / 9:.2f} t\n"
+                            for q in range(3) for r in range(4)))
+    code = ("import sys\nfrom searchbench.data import RunsReadAhead\n"
+            "assert 'numpy' not in sys.modules and 'pyarrow' not in sys.modules\n"
+            f"ahead = RunsReadAhead([{str(path)!r}], ['r'], None)\n"
+            "[run] = ahead.runs()\n"
+            "print(json.dumps([run.query_ids.tolist(), run.offsets.tolist(), "
+            "run.scores.tolist()]))\n")
+    done = subprocess.run([sys.executable, "-c", "import json\n" + code],
+                          capture_output=True, text=True, check=True)
+    run = sb.Run.from_file(path)
+    assert json.loads(done.stdout) == [run.query_ids.tolist(), run.offsets.tolist(),
+                                       run.scores.tolist()]
