@@ -140,12 +140,14 @@ UNANSWERABLE_OPTION = vocab_option(
 def unanswerable_marks(queries: Any, policy: str | None) -> tuple[list[str], str]:
     """``(ids marked no_answer, policy)`` of ``--queries`` and ``--unanswerable``; the
     policy without a queries file is an error (nothing would be marked)."""
+    if queries is None:
+        if policy is not None:
+            raise UsageError("--unanswerable needs --queries: the queries.jsonl (or native "
+                             "set folder) whose \"no_answer\": true marks say which queries "
+                             "have no answer")
+        return [], "skip"
     from ..measures import no_answer_ids  # lazy: cli start-up (measures, numpy)
 
-    if queries is None and policy is not None:
-        raise UsageError("--unanswerable needs --queries: the queries.jsonl (or native set "
-                          "folder) whose \"no_answer\": true marks say which queries have no "
-                          "answer")
     return no_answer_ids(queries), policy or "skip"
 
 

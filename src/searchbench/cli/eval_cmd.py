@@ -103,8 +103,8 @@ def eval_command(
 
     Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
-    from ..distributed import evaluate_files  # lazy: cli start-up (distributed, distributed._files)
-    from ..measures import trec_name  # lazy: cli start-up (measures, numpy)
+    # evaluate_files starts reading the runs before it imports numpy (and the measures)
+    from ..distributed import evaluate_files  # lazy: cli start-up (distributed._files)
 
     if stream and engine == "ray":
         raise UsageError("--stream and --engine ray are two ways to evaluate a large run; "
@@ -115,6 +115,8 @@ def eval_command(
                               depth=depth, keep=keep, stream=stream, engine=engine,
                               address=address, partitions=partitions, no_answer=marked,
                               unanswerable=policy, quiet=quiet)
+    from ..measures import trec_name  # lazy: cli start-up (measures, numpy)
+
     results, scored, evaluator = done.results, done.scored, done.evaluator
     wanted = done.scorer.wanted
     out = _Output(

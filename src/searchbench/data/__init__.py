@@ -5,9 +5,10 @@ The public surface is this ``__init__``: the data model (:class:`Qrels`, :class:
 format, and the id helpers the measures engine joins with (:func:`lookup`,
 :func:`as_arrow_strings`, :class:`IdIndex`, :func:`from_numpy`). Modules with a leading
 underscore (``_text``, ``_files``, ``_columns``, ``_strings``, ``_arrow``) are private to
-this package. ``import searchbench.data`` loads :class:`Qrels` and :class:`Run`; the texts,
-the id helpers, readers and writers load on first use (pyarrow only with them: the compiled
-TREC reader needs none).
+this package. Every name loads on first use: ``import searchbench.data`` loads neither numpy
+nor pyarrow, so :class:`RunsReadAhead` can start scanning run files with the compiled
+reader while the caller imports them (pyarrow loads only with the id helpers, readers and
+writers: the compiled TREC reader needs none).
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._util.lazy import lazy_exports
-from .qrels import Qrels
-from .run import Run
 
 if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
+    from ._ahead import RunsReadAhead
     from .beir import read_beir, write_beir
     from .columnar import (
         ARROW_STREAM_MAGIC,
@@ -47,7 +47,9 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
         write_jsonl,
         write_queries_jsonl,
     )
+    from .qrels import Qrels
     from .readers import read_qrels, read_run, run_from_table
+    from .run import Run
     from .smart import SmartRecord, iter_smart, read_smart_docs, read_smart_queries, write_smart
     from .stream import BATCH_ENTRIES, compact_qrels, iter_run_batches, release_free_memory
     from .texts import EMPTY, Corpus, Document, Issue, Issues, Queries, Query, build_texts
@@ -61,6 +63,7 @@ if TYPE_CHECKING:  # the names loaded on first use (_LAZY), for type checkers
     )
 
 _LAZY = {
+    "Qrels": ".qrels", "Run": ".run", "RunsReadAhead": "._ahead",
     "read_qrels": ".readers", "read_run": ".readers", "run_from_table": ".readers",
     "EMPTY": ".texts", "Corpus": ".texts", "Document": ".texts", "Issue": ".texts",
     "Issues": ".texts", "Queries": ".texts", "Query": ".texts", "build_texts": ".texts",
@@ -102,6 +105,7 @@ __all__ = [
     "Queries",
     "Query",
     "Run",
+    "RunsReadAhead",
     "SmartRecord",
     "as_arrow_strings",
     "build_texts",

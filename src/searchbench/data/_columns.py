@@ -227,3 +227,20 @@ def flatten_mapping(mapping: object, what: str, source: str
         raise DataFormatError(f"{source}: a {what} is too large for a 64-bit number; expected "
                               "ordinary numbers") from None
     return qs, ds, column
+
+
+def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
+    """Codes of a compiled scan (int32, ids in order of first appearance) as
+    :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
+    ``Vocab``)."""
+    order, ids = sorted_vocab(vocab)
+    remap = np.empty(len(order), dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    return Interned(remap[np.frombuffer(codes, dtype=np.int32)], ids, valid=True)
+
+
+def sorted_vocab(vocab: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, ids)``: the codes of a compiled scan's ``Vocab`` in byte-wise order of
+    their ids, and those ids (a numpy array of str)."""
+    order = np.frombuffer(vocab.order(None), dtype=np.int64)
+    return order, np.array(vocab.tolist(), dtype=object)[order]

@@ -1,7 +1,8 @@
 """The compiled TREC scanner (``data/_scan.c``) over a file (ARCHITECTURE §2.4): blocks of
-the file fed to one scanner, or a large run file cut in two parts scanned at once; the
-scan's vocabularies in byte order. ``trec.parse_run``/``parse_qrels`` try it first and
-fall back to the pure reader when it returns None.
+the file fed to one scanner, or a large run file cut in two parts scanned at once.
+``trec.parse_run``/``parse_qrels`` try it first and fall back to the pure reader when it
+returns None. Nothing here imports numpy (:class:`RunsReadAhead <._ahead.RunsReadAhead>`
+scans while the caller imports it); the scan's columns become arrays in ``_columns``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ import re
 import stat
 from typing import IO, Any, cast
 
-import numpy as np
-
-from ._columns import Interned
 from ._native import scanner
+from ._sniff import columnar_format
 from ._text import GZIP_MAGIC, iter_line_views, open_binary
 
 NUMBER_LIKE = re.compile(rb"[-+]?[0-9._eExX]+")  # a BEIR grade, not a header's name
@@ -51,6 +50,26 @@ def scan_compiled(source: str | os.PathLike[str] | IO[Any], what: str
         return None
     found["header"] = header
     return found
+
+
+class NotScanned:
+    """What :func:`scan_run_file` gives for a file it leaves to ``trec.parse_run``."""
+
+
+NOT_SCANNED = NotScanned()
+
+
+def scan_run_file(path: str | os.PathLike[str]) -> dict[str, Any] | NotScanned | None:
+    """:func:`scan_compiled` of the TREC run file at ``path``, as ``trec.parse_run`` would
+    take it; :data:`NOT_SCANNED` for a path that is not a regular file (a pipe, a missing
+    file: ``parse_run`` opens it and names the problem) or holds a Parquet or Arrow run."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return NOT_SCANNED
+    if not regular or columnar_format(path):
+        return NOT_SCANNED
+    return scan_compiled(path, "run")
 
 
 def _feed_all(module: Any, stream: Any, what: str) -> tuple[Any, bool] | None:
@@ -161,20 +180,3 @@ def _first_fields(block: bytes) -> list[bytes] | None:
             return fields
         start = end + 1
     return None
-
-
-def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
-    """Codes of a compiled scan (int32, ids in order of first appearance) as
-    :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
-    ``Vocab``)."""
-    order, ids = sorted_vocab(vocab)
-    remap = np.empty(len(order), dtype=np.int32)
-    remap[order] = np.arange(len(order), dtype=np.int32)
-    return Interned(remap[np.frombuffer(codes, dtype=np.int32)], ids, valid=True)
-
-
-def sorted_vocab(vocab: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, ids)``: the codes of a compiled scan's ``Vocab`` in byte-wise order of
-    their ids, and those ids (a numpy array of str)."""
-    order = np.frombuffer(vocab.order(None), dtype=np.int64)
-    return order, np.array(vocab.tolist(), dtype=object)[order]

@@ -17,8 +17,6 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any, cast
 
-import numpy as np
-
 from ..errors import DataFormatError
 from ._sniff import sniff
 
@@ -392,6 +390,8 @@ def is_clean(block: bytes, step: int = 1 << 20) -> bool:
     """
     if b"\t" in block or b"\r" in block:  # memchr: fast
         return False
+    import numpy as np  # lazy: the compiled reader's scan of a run imports no numpy
+
     a = np.frombuffer(block, dtype=np.uint8)
     if len(a) and (a[0] in (_SPACE, _HASH) or a[-1] == _SPACE):
         return False

@@ -22,6 +22,8 @@ from ._columns import (
     flatten_mapping,
     interned,
     resolve_duplicates,
+    sorted_codes,
+    sorted_vocab,
     subset,
 )
 from ._entries import CompiledDocs, is_compiled_vocab
@@ -131,8 +133,6 @@ class Run:
         sorted, by doc id); any other goes through :meth:`from_columns`' checks with the
         doc ids as Python strings, with the same results and messages.
         """
-        from ._compiled import sorted_codes, sorted_vocab  # lazy: not loaded by import data
-
         # the scan's columns are taken out of it: each is freed once used
         scores = np.frombuffer(scanned.pop("values"), dtype=np.float64)
         entries = scanned["docs"]

@@ -19,8 +19,8 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import DataFormatError, SearchbenchWarning, user_stacklevel
-from ._columns import Interned, Parsed, Strings
-from ._compiled import NUMBER_LIKE, scan_compiled, sorted_codes
+from ._columns import Interned, Parsed, Strings, sorted_codes
+from ._compiled import NOT_SCANNED, NUMBER_LIKE, NotScanned, scan_compiled
 from ._sniff import columnar_format
 from ._text import (
     has_data,
@@ -47,18 +47,22 @@ BEIR_QRELS_COLUMNS = ["qid", "docid", "grade"]
 
 
 # -- reading -------------------------------------------------------------------------
-def parse_run(path: str | os.PathLike[str] | IO[Any]) -> Parsed:
+def parse_run(path: str | os.PathLike[str] | IO[Any], *,
+              scanned: dict[str, Any] | NotScanned | None = NOT_SCANNED) -> Parsed:
     """The columns of a TREC run file, or of a Parquet or Arrow IPC run (recognised by its
     magic bytes), for :meth:`Run.from_file <searchbench.data.Run.from_file>` to wrap; the
-    input rules are :func:`searchbench.data.read_run`'s."""
-    if isinstance(path, (str, os.PathLike)) and columnar_format(path):
+    input rules are :func:`searchbench.data.read_run`'s. ``scanned``: what
+    ``_compiled.scan_run_file(path)`` gave, when it was called already."""
+    if isinstance(scanned, NotScanned) and isinstance(path, (str, os.PathLike)) and \
+            columnar_format(path):
         # lazy: loads columnar, pyarrow on first use
         from .columnar import parse_columnar_run  # in-function: columnar loads pyarrow
 
         return parse_columnar_run(path)
     source = rewindable(path)
     src = source_name(path)
-    scanned = scan_compiled(source, "run")
+    if isinstance(scanned, NotScanned):
+        scanned = scan_compiled(source, "run")
     if scanned is not None:
         tag = scanned["tag"].decode("ascii")
         return Parsed([], src, line_finder(source, src), name=tag or Path(src).name, tag=tag,

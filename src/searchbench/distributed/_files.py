@@ -23,6 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..data import RunsReadAhead
 from ..errors import ConfigError
 from ..vocab import DEFAULT_MEASURES
 
@@ -66,7 +67,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
     (see the module docstring; not both); ``no_answer``: ids of queries marked so.
 
     In memory, the runs are read by a background thread while the qrels are read (see
-    :class:`_ReadAhead`)."""
+    :class:`~searchbench.data.RunsReadAhead`, started before numpy is imported)."""
     if engine not in ENGINES:
         raise ConfigError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if stream and engine == "ray":
@@ -74,7 +75,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
                           "choose one")
     paths = list(runs)
     named = list(names) if names is not None else [_name(p, paths) for p in paths]
-    ahead = _ReadAhead(paths, named, keep) if not stream and engine == "local" else None
+    ahead = RunsReadAhead(paths, named, keep) if not stream and engine == "local" else None
     try:
         return _evaluate(qrels, paths, named, measures, ahead, missing=missing, depth=depth,
                          keep=keep, stream=stream, engine=engine, address=address,
@@ -86,7 +87,7 @@ def evaluate_files(qrels: Any, runs: Sequence[PathLike], measures: Sequence[str]
 
 
 def _evaluate(qrels: Any, paths: list[PathLike], named: list[str],
-              measures: Sequence[str] | None, ahead: _ReadAhead | None, *, missing: str,
+              measures: Sequence[str] | None, ahead: RunsReadAhead | None, *, missing: str,
               depth: int | None, keep: str | None, stream: bool, engine: str,
               address: str | None, partitions: int | None, no_answer: Collection[str],
               unanswerable: str, quiet: bool | None) -> EvaluatedFiles:
@@ -121,49 +122,6 @@ def _name(path: PathLike, paths: Sequence[PathLike]) -> str:
     base = os.path.basename(os.fspath(path))
     same = [p for p in paths if os.path.basename(os.fspath(p)) == base]
     return base if len(same) == 1 else os.fspath(path)
-
-
-class _ReadAhead:
-    """The run files, each read whole, in order, by one background thread started before
-    the qrels are read: the compiled scanner parses without the GIL, so on two cores a run
-    is scanned while the measures load and the qrels are read. :meth:`runs` waits for them
-    and raises, in the caller's thread, what reading raised (the same errors and order as
-    reading them there); :meth:`abandon` stops after the file being read (a daemon thread:
-    an exiting process does not wait for it)."""
-
-    def __init__(self, paths: list[PathLike], names: list[str], keep: str | None) -> None:
-        import threading  # lazy: only evaluation in memory starts a thread
-
-        self._files = list(zip(paths, names, strict=True))
-        self._keep = keep
-        self._runs: list[Any] = []
-        self._error: BaseException | None = None
-        self._abandoned = False
-        self._thread = threading.Thread(target=self._read, name="searchbench-read-runs",
-                                        daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            from ..data import Run  # lazy: loads data, numpy on first use
-
-            for path, name in self._files:
-                if self._abandoned:
-                    return
-                self._runs.append(Run.from_file(path, name=name, keep=self._keep))
-        except BaseException as exc:  # raised again by runs(), in the caller's thread
-            self._error = exc
-
-    def runs(self) -> list[Any]:
-        """The runs read, in order; what reading one raised is raised here."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._runs
-
-    def abandon(self) -> None:
-        """Read no further file (done after :meth:`runs`, or when evaluation failed)."""
-        self._abandoned = True
 
 
 def _in_memory(scorer: Any, loaded: list[Any], paths: list[PathLike], qrels_name: str
