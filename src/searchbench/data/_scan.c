@@ -1344,7 +1344,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&VocabType);
     Py_INCREF(&ScannerType);
     Py_INCREF(&EntriesType);
-    if (PyModule_AddIntConstant(m, "ABI", 3) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
         PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
         PyModule_AddObject(m, "Entries", (PyObject *)&EntriesType) < 0 ||
         PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
