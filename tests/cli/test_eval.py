@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,40 @@ def test_console_script_and_module_entry(files) -> None:
         bad = subprocess.run([*cmd, "eval", *files, "-m", "nope"], capture_output=True,
                              text=True)
         assert bad.returncode == 1 and "Traceback" not in bad.stderr
+
+
+def test_eval_asks_openblas_for_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """Before numpy loads, ``eval`` sets ``OPENBLAS_NUM_THREADS=1`` (its idle threads spin
+    on the core the run scan needs); a number the user set is kept, and once numpy is
+    loaded nothing is set (it would change nothing)."""
+    import numpy
+
+    from searchbench.cli import eval_cmd
+
+    monkeypatch.delenv(eval_cmd.BLAS_THREADS, raising=False)
+    eval_cmd.one_blas_thread()
+    assert eval_cmd.BLAS_THREADS not in os.environ  # numpy is loaded here
+    monkeypatch.delitem(sys.modules, "numpy")
+    eval_cmd.one_blas_thread()
+    assert os.environ[eval_cmd.BLAS_THREADS] == "1"
+    monkeypatch.setenv(eval_cmd.BLAS_THREADS, "4")
+    eval_cmd.one_blas_thread()
+    assert os.environ[eval_cmd.BLAS_THREADS] == "4"
+    monkeypatch.setitem(sys.modules, "numpy", numpy)
+
+
+def test_eval_process_runs_openblas_on_one_thread(tmp_path: Path) -> None:
+    """The whole command, in its own process, asks numpy's OpenBLAS for one thread."""
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    code = ("import sys\nfrom searchbench.cli.main import main\n"
+            f"sys.argv = ['searchbench', 'eval', '-q', {str(qrels)!r}, {str(run)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "import os\nprint('threads', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True)
+    assert done.stdout.splitlines()[-1] == "threads 1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,17 @@ from ._output import (
 )
 
 DEFAULT_MEASURES = list(_DEFAULTS)
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """Ask numpy's OpenBLAS for one thread, unless the user chose a number or numpy is
+    loaded already. Evaluation multiplies no matrices, and the threads OpenBLAS starts when
+    numpy is imported spin for a while on the core the run file is being scanned on (at
+    10⁶ run lines the scan took 245 ms with them, 136 ms without: ``benchmarks/README.md``,
+    issue 26, fourth round)."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_THREADS, "1")
 
 
 @click.command("eval")
@@ -103,6 +115,7 @@ def eval_command(
 
     Large runs: --stream (one process, bounded memory) or --engine ray (a Ray cluster).
     """
+    one_blas_thread()
     # evaluate_files starts reading the runs before it imports numpy (and the measures)
     from ..distributed import evaluate_files  # lazy: cli start-up (distributed._files)
 

@@ -18,8 +18,11 @@ from ._text import GZIP_MAGIC, iter_line_views, open_binary
 
 NUMBER_LIKE = re.compile(rb"[-+]?[0-9._eExX]+")  # a BEIR grade, not a header's name
 
-# A run file at least this large is scanned in two parts at once, one per core.
-SPLIT_BYTES = 8 << 20
+# A run file at least this large is scanned in two parts at once, one per core. Below it,
+# one thread scans while ``eval``'s main thread imports numpy and the measures and reads
+# the qrels; a second scanning thread there only took the main thread's core (at 32 MiB
+# the whole command was slower cut in two: benchmarks/README.md, issue 26, fourth round).
+SPLIT_BYTES = 64 << 20
 _SIMPLE_RUN_LINE = re.compile(rb"[!-~]+(?: [!-~]+){5}")
 
 

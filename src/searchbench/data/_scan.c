@@ -580,7 +580,7 @@ static void *lookup_part(void *arg) {
  * thread (0: one per core, at most LOOKUP_THREADS, none below LOOKUP_SPLIT entries);
  * called without the GIL. A thread that cannot be started leaves its part to the calling
  * thread. */
-enum { LOOKUP_THREADS = 8, LOOKUP_SPLIT = 1 << 20 };
+enum { LOOKUP_THREADS = 8, LOOKUP_SPLIT = 1 << 18 };
 
 static void lookup_parallel(const Lookup *job, int64_t n, int64_t parts) {
     if (parts <= 0) {
