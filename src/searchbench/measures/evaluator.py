@@ -279,7 +279,9 @@ class Evaluator:
             docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0)
         starts = run.offsets[lo:hi + 1]
-        run_q = np.searchsorted(starts, pos + a, side="right") - 1  # within the chunk
+        # each entry's run query within the chunk (a pass over the chunk's entries costs
+        # less than a binary search per found entry)
+        run_q = np.repeat(np.arange(hi - lo, dtype=np.int32), np.diff(starts))[pos]
         entry_q = run_to_qrels[lo:hi][run_q]
         keep = entry_q >= 0
         pos, run_q, entry_q = pos[keep], run_q[keep], entry_q[keep]
