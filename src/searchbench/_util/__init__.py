@@ -9,7 +9,8 @@ by name: ``from searchbench._util.plots import figure, save``), whole-folder rep
 characters refused or shown as escapes: :mod:`.escape`), the check of
 names that become path components (:mod:`.paths`), the secrets a command holds and their
 redaction from everything shown or written (:mod:`.secrets`: ``redact``, ``remote_text``)
-and safe URL parsing (:mod:`.urls`: ``split_url``, ``public_url``). Only
+safe URL parsing (:mod:`.urls`: ``split_url``, ``public_url``) and work spread over the
+cores by threads (:mod:`.threads`, imported by name: ``map_in_threads``). Only
 :mod:`searchbench.errors` lies beneath.
 """
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._util.threads import cores, map_in_threads
 from ..data import Qrels, Run, as_arrow_strings, lookup, lookup_sorted
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
@@ -196,14 +197,21 @@ class Evaluator:
         empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32),
                              n_ret)
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
-        for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
+
+        def chunk(bounds: tuple[int, int]) -> None:  # each chunk writes its own queries
+            lo, hi = bounds
             touched = run_to_qrels[lo:hi]
             touched = touched[touched >= 0]
-            if not len(touched):
-                continue
-            judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
-            for m in self.measures:
-                values[m.name][touched] = compute(judged, m)[touched - first]
+            if len(touched):
+                judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret,
+                                           entry_docs)
+                for m in self.measures:
+                    values[m.name][touched] = compute(judged, m)[touched - first]
+
+        # numpy releases the GIL in the heavy steps: chunks go to the cores (the ids of a
+        # run without codes are looked up through one IdIndex, built on first use: in turn)
+        threads = cores() if doc_map is not None or entry_docs is not None else 1
+        map_in_threads(chunk, _query_chunks(run.offsets, CHUNK_ENTRIES), threads)
         n_missing, n_extra = int((~present).sum()), int((run_to_qrels < 0).sum())
         _warn(run.name, n_missing, n_extra, self.missing)
         keep = present if self.missing == "skip" else np.ones_like(present)
