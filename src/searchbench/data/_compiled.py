@@ -100,27 +100,15 @@ def _feed_in_two(module: Any, stream: IO[bytes], path: str | os.PathLike[str], s
                  ) -> tuple[Any, bool] | None:
     """The first ``split`` bytes of ``stream`` fed here, the rest of the file at ``path``
     by a second thread, and its rows appended to the first part's scanner."""
-    import threading  # lazy: only a large run file starts a thread
+    from .._util.threads import map_in_threads  # lazy: only a large run file starts a thread
 
-    rest: dict[str, Any] = {}
+    def scan_rest() -> tuple[Any, bool] | None:
+        with open(path, "rb") as tail:
+            tail.seek(split)
+            return _feed_all(module, tail, "run")
 
-    def scan_rest() -> None:
-        try:
-            with open(path, "rb") as tail:
-                tail.seek(split)
-                rest["fed"] = _feed_all(module, tail, "run")
-        except BaseException as exc:  # raised again below, in the reading thread
-            rest["error"] = exc
-
-    worker = threading.Thread(target=scan_rest, name="searchbench-scan", daemon=True)
-    worker.start()
-    try:
-        first = _feed_all(module, _Prefix(stream, split), "run")
-    finally:
-        worker.join()
-    if "error" in rest:
-        raise rest["error"]
-    second = rest.get("fed")
+    first, second = map_in_threads(lambda part: part(), [
+        lambda: _feed_all(module, _Prefix(stream, split), "run"), scan_rest], 2)
     if first is None or second is None:
         return None
     first[0].absorb(second[0])
