@@ -42,8 +42,8 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--model", default="minilm", help="Encoder: minilm, static, "
               "sentence-transformers:/path, model2vec:/path, openai:NAME, or minilm run "
               "by ONNX Runtime: onnx:minilm (float32: the same vectors as torch, nDCG@10 "
-              "equal on pyref) or onnx-int8:minilm (int8: other vectors, nDCG@10 +0.005 "
-              "on pyref; docs: Retrieval, Encoders).")
+              "equal on pyref and SciFact) or onnx-int8:minilm (int8: other vectors, "
+              "nDCG@10 +0.005 on pyref, -0.005 on SciFact; docs: Retrieval, Encoders).")
 @METRIC_OPTION
 @vocab_option("auto", "--backend", concept="backend",
               help="Exact search (same results up to float32 rounding).")
