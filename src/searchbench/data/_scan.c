@@ -215,9 +215,8 @@ static int table_presize(Table *t, int64_t n) {
     return 0;
 }
 
-/* The code of an id, or -1 (only look). */
-static int64_t table_find(const Table *t, const char *s, size_t len) {
-    uint64_t h = hash_bytes(s, len);
+/* The code of an id with hash h, or -1 (only look). */
+static int64_t table_find_hashed(const Table *t, const char *s, size_t len, uint64_t h) {
     size_t i = (size_t)h & t->mask;
     for (;;) {
         uint64_t slot = t->slots[i];
@@ -229,6 +228,11 @@ static int64_t table_find(const Table *t, const char *s, size_t len) {
         }
         i = (i + 1) & t->mask;
     }
+}
+
+/* The code of an id, or -1 (only look). */
+static int64_t table_find(const Table *t, const char *s, size_t len) {
+    return table_find_hashed(t, s, len, hash_bytes(s, len));
 }
 
 /* The code of an id with hash h, added if new; -1 on memory error. */
@@ -513,20 +517,6 @@ static inline uint64_t filter_bit(uint64_t h, int fbits) {
     return (h * 0x9E3779B97F4A7C15ULL) >> (64 - fbits);
 }
 
-static int32_t lookup_one(const Table *known, const char *s, size_t len, uint64_t h) {
-    size_t i = (size_t)h & known->mask;
-    for (;;) {
-        uint64_t slot = known->slots[i];
-        if (!slot) return -1;
-        if (SLOT_HASH(slot) == (uint32_t)(h >> 32)) {
-            size_t idlen;
-            const char *id = table_id(known, SLOT_CODE(slot), &idlen);
-            if (idlen == len && memcmp(id, s, len) == 0) return (int32_t)SLOT_CODE(slot);
-        }
-        i = (i + 1) & known->mask;
-    }
-}
-
 static void lookup_range(const Lookup *job, int64_t lo, int64_t hi) {
     enum { AHEAD = 32 };
     const Table *known = job->known;
@@ -557,9 +547,9 @@ static void lookup_range(const Lookup *job, int64_t lo, int64_t hi) {
         }
         for (int k = 0; k < m; k++) {
             int64_t e = base + k;
-            job->codes[e] = maybe[k] ? lookup_one(known, job->data + job->off[e],
-                                                  (size_t)(job->off[e + 1] - job->off[e]),
-                                                  hash[k])
+            job->codes[e] = maybe[k] ? (int32_t)table_find_hashed(
+                                           known, job->data + job->off[e],
+                                           (size_t)(job->off[e + 1] - job->off[e]), hash[k])
                                      : -1;
         }
     }
