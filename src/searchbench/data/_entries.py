@@ -3,7 +3,7 @@
 The scanner (``data/_scan.c``) keeps a run's doc ids as it reads them - offsets and
 bytes, like an Arrow string column - instead of interning them into a run-wide table:
 that table outgrew the cache on large runs (a miss per line), and evaluation needs only
-each entry's id looked up among the qrels' ids (:meth:`CompiledDocs.codes_in`). A
+each entry's id looked up among the ids its query judges (:meth:`CompiledDocs.judge`). A
 :class:`CompiledDocs` is that column in rank order: the scan's ids (file order) and the
 permutation ranking them (None: file order). Everything else a run offers (codes, a
 vocabulary, Arrow arrays) is built from :meth:`CompiledDocs.arrow` on first use.
@@ -11,19 +11,28 @@ vocabulary, Arrow arrays) is built from :meth:`CompiledDocs.arrow` on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CompiledDocs", "is_compiled_entries"]
+__all__ = ["CompiledDocs", "JudgedEntries", "is_compiled_entries"]
+
+
+class JudgedEntries(NamedTuple):
+    """The run entries found among their own query's judged docs, by query then rank:
+    each one's run query (index), rank in that query (0-based) and qrels row."""
+
+    query: np.ndarray
+    rank: np.ndarray
+    row: np.ndarray
 
 
 def is_compiled_entries(ids: object) -> bool:
     """Whether ``ids`` is the scanner's ``Entries`` (a run's doc ids, file order, in C)."""
-    return type(ids).__name__ == "Entries" and hasattr(ids, "lookup")
+    return type(ids).__name__ == "Entries" and hasattr(ids, "judge")
 
 
 class CompiledDocs:
@@ -43,11 +52,21 @@ class CompiledDocs:
         """The ids at rank positions ``index``."""
         return CompiledDocs(self.entries, index if self.order is None else self.order[index])
 
-    def codes_in(self, ids: np.ndarray | list[str]) -> np.ndarray:
-        """int32 per entry (rank order): the index of its id in ``ids`` (unique str), -1
-        where absent."""
-        found = np.frombuffer(self.entries.lookup(ids), dtype=np.int32)
-        return found if self.order is None else found[self.order]
+    def judge(self, bounds: np.ndarray, first_row: np.ndarray, end_row: np.ndarray,
+              row_ids: tuple[np.ndarray, Any]) -> JudgedEntries:
+        """The entries whose doc id is among their own query's judged ids: query ``q``'s
+        entries are rank positions ``bounds[q]:bounds[q + 1]``, its judged ids the rows
+        ``first_row[q]:end_row[q]`` of ``row_ids`` (int64 offsets and UTF-8 bytes, as an
+        Arrow string column). Looked up in C, on every core for a large run."""
+        order = self.order
+        found = self.entries.judge(
+            order, np.ascontiguousarray(bounds, np.int64),
+            np.ascontiguousarray(first_row, np.int64), np.ascontiguousarray(end_row, np.int64),
+            np.ascontiguousarray(row_ids[0], np.int64), row_ids[1])
+        query, rank, row = found
+        return JudgedEntries(np.frombuffer(query, dtype=np.int32),
+                             np.frombuffer(rank, dtype=np.int64),
+                             np.frombuffer(row, dtype=np.int32))
 
     def sample(self, limit: int) -> list[str]:
         """At most ``limit`` ids, every step-th entry (for advice about ids)."""

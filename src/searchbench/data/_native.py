@@ -17,7 +17,7 @@ from types import ModuleType
 __all__ = ["FORCE_PURE", "reader_path", "scanner"]
 
 FORCE_PURE = "SEARCHBENCH_PURE_READER"
-ABI = 4  # the interface of data/_scan.c this code expects (its ABI constant)
+ABI = 5  # the interface of data/_scan.c this code expects (its ABI constant)
 
 
 def scanner() -> ModuleType | None:

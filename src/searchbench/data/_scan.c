@@ -492,175 +492,287 @@ static PyTypeObject VocabType = {
 
 /* A run's doc ids are kept as they come (offsets and bytes, as an Arrow string column):
  * interning them into one run-wide table cost a cache miss per line once the table
- * outgrew the cache (10^7 distinct ids: 256 MiB of slots), and evaluation needs only the
- * qrels' ids looked up (lookup()). The table's slots and hashes stay unused (NULL). */
+ * outgrew the cache (10^7 distinct ids: 256 MiB of slots), and evaluation needs only each
+ * entry's id looked up among the ids its own query judges (judge()). The table's slots
+ * and hashes stay unused (NULL). */
 
 static PyTypeObject EntriesType;
 
-/* The probe of lookup(): the entries' ids in [lo, hi) looked up in ``known`` (a filter of
- * 16 bits per known id first: most entries are absent, and their clear bit, in a table
- * that stays in cache, settles them without a probe of the slots). Once the tables
- * outgrow the cache, a found id costs three dependent memory reads (its slot, then the
- * known id's offsets, then its bytes); a batch of entries goes through them stage by
- * stage, each stage prefetching what the next one reads, so the reads of a batch
- * overlap instead of following one another. */
+/* judge(): the entries of each run query looked up among the qrels rows of that query.
+ * A query judges a few documents (3 on average in the benchmark's qrels, hundreds in
+ * TREC's), so each query's judged ids go into a small table that stays in cache: an
+ * entry costs the hash of its id and a probe there, never a miss in a table of every
+ * judged id (three dependent reads per found entry once 10^6 ids outgrow the cache). */
 typedef struct {
-    const Table *known;
-    const uint64_t *filter;
-    int fbits;
-    const int64_t *off;   /* the entries' offsets and bytes */
+    const int64_t *off;        /* the entries' offsets and bytes */
     const char *data;
-    int32_t *codes;       /* out: per entry */
-} Lookup;
+    const void *order;         /* rank position -> entry (NULL: the same) */
+    int64_t n_entries;         /* an entry order names outside 0..n_entries-1: refused */
+    int order_wide;            /* order is int64 (else int32) */
+    const int64_t *bounds;     /* n_queries + 1: the queries' rank positions */
+    const int64_t *first_row;  /* per query: its qrels rows [first_row, end_row) */
+    const int64_t *end_row;
+    const int64_t *row_off;    /* the qrels rows' doc ids: offsets and bytes */
+    const char *row_data;
+} Judge;
 
-static inline uint64_t filter_bit(uint64_t h, int fbits) {
-    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - fbits);
+typedef struct { /* a part's hits, growing */
+    Buf query, rank, row; /* int32, int64, int32 */
+    int failed;           /* 1: out of memory, 2: order names an entry out of range */
+} Hits;
+
+typedef struct {
+    uint32_t tag;
+    int32_t row; /* row + 1; 0: empty */
+} JudgeSlot;
+
+static int hits_add(Hits *hits, int64_t q, int64_t rank, int64_t row) {
+    if (buf_reserve(&hits->query, 4) < 0 || buf_reserve(&hits->rank, 8) < 0 ||
+        buf_reserve(&hits->row, 4) < 0)
+        return -1;
+    int32_t q32 = (int32_t)q, row32 = (int32_t)row;
+    memcpy(hits->query.p + hits->query.used, &q32, 4);
+    memcpy(hits->rank.p + hits->rank.used, &rank, 8);
+    memcpy(hits->row.p + hits->row.used, &row32, 4);
+    hits->query.used += 4, hits->rank.used += 8, hits->row.used += 4;
+    return 0;
 }
 
-static void lookup_range(const Lookup *job, int64_t lo, int64_t hi) {
-    enum { AHEAD = 32 };
-    const Table *known = job->known;
-    const int64_t *kept = (const int64_t *)known->offsets.p;
-    uint64_t hash[AHEAD];
-    int maybe[AHEAD];
-    for (int64_t base = lo; base < hi; base += AHEAD) {
-        int m = hi - base < AHEAD ? (int)(hi - base) : AHEAD;
-        for (int k = 0; k < m; k++) { /* hashes; the filter words */
-            int64_t e = base + k;
-            hash[k] = hash_bytes(job->data + job->off[e], (size_t)(job->off[e + 1] - job->off[e]));
-            __builtin_prefetch(&job->filter[filter_bit(hash[k], job->fbits) >> 6]);
+/* The entries of queries [q_lo, q_hi) judged for their query, appended to hits. */
+static void judge_range(const Judge *job, int64_t q_lo, int64_t q_hi, Hits *hits) {
+    JudgeSlot *slots = NULL;
+    size_t cap = 0;
+    for (int64_t q = q_lo; q < q_hi && !hits->failed; q++) {
+        int64_t a = job->first_row[q], b = job->end_row[q];
+        if (a >= b || job->bounds[q] == job->bounds[q + 1]) continue;
+        size_t size = 16; /* at most a quarter full */
+        while (size < 4 * (size_t)(b - a)) size *= 2;
+        if (size > cap) {
+            free(slots);
+            slots = malloc(size * sizeof(JudgeSlot));
+            cap = slots ? size : 0;
+            if (!slots) {
+                hits->failed = 1;
+                break;
+            }
         }
-        for (int k = 0; k < m; k++) { /* the slots of the entries the filter lets by */
-            uint64_t bit = filter_bit(hash[k], job->fbits);
-            maybe[k] = (int)((job->filter[bit >> 6] >> (bit & 63)) & 1);
-            if (maybe[k]) __builtin_prefetch(&known->slots[hash[k] & known->mask]);
+        size_t mask = size - 1;
+        memset(slots, 0, size * sizeof(JudgeSlot));
+        uint64_t some = 0; /* a bit per judged id (by its hash's top 6 bits): most entries
+                            * are not judged, and a clear bit settles them at once */
+        for (int64_t r = a; r < b; r++) { /* the query's judged ids (a repeated one: first) */
+            const char *s = job->row_data + job->row_off[r];
+            size_t len = (size_t)(job->row_off[r + 1] - job->row_off[r]);
+            uint64_t h = hash_bytes(s, len);
+            size_t i = (size_t)h & mask;
+            int again = 0;
+            for (; slots[i].row && !again; i = (i + 1) & mask) {
+                int64_t k = slots[i].row - 1;
+                again = slots[i].tag == (uint32_t)(h >> 32) &&
+                        (size_t)(job->row_off[k + 1] - job->row_off[k]) == len &&
+                        memcmp(job->row_data + job->row_off[k], s, len) == 0;
+            }
+            if (!again) slots[i] = (JudgeSlot){(uint32_t)(h >> 32), (int32_t)(r + 1)};
+            some |= 1ULL << (h >> 58);
         }
-        for (int k = 0; k < m; k++) { /* the offsets of the id a slot names */
-            uint64_t slot = maybe[k] ? known->slots[hash[k] & known->mask] : 0;
-            if (slot && SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32))
-                __builtin_prefetch(&kept[SLOT_CODE(slot)]);
-        }
-        for (int k = 0; k < m; k++) { /* its bytes */
-            uint64_t slot = maybe[k] ? known->slots[hash[k] & known->mask] : 0;
-            if (slot && SLOT_HASH(slot) == (uint32_t)(hash[k] >> 32))
-                __builtin_prefetch(known->data.p + kept[SLOT_CODE(slot)]);
-        }
-        for (int k = 0; k < m; k++) {
-            int64_t e = base + k;
-            job->codes[e] = maybe[k] ? (int32_t)table_find_hashed(
-                                           known, job->data + job->off[e],
-                                           (size_t)(job->off[e + 1] - job->off[e]), hash[k])
-                                     : -1;
+        for (int64_t pos = job->bounds[q]; pos < job->bounds[q + 1]; pos++) {
+            int64_t e = !job->order       ? pos
+                        : job->order_wide ? ((const int64_t *)job->order)[pos]
+                                          : ((const int32_t *)job->order)[pos];
+            if ((uint64_t)e >= (uint64_t)job->n_entries) {
+                hits->failed = 2;
+                break;
+            }
+            const char *s = job->data + job->off[e];
+            size_t len = (size_t)(job->off[e + 1] - job->off[e]);
+            uint64_t h = hash_bytes(s, len);
+            if (!((some >> (h >> 58)) & 1)) continue;
+            for (size_t i = (size_t)h & mask; slots[i].row; i = (i + 1) & mask) {
+                int64_t k = slots[i].row - 1;
+                if (slots[i].tag == (uint32_t)(h >> 32) &&
+                    (size_t)(job->row_off[k + 1] - job->row_off[k]) == len &&
+                    memcmp(job->row_data + job->row_off[k], s, len) == 0) {
+                    if (hits_add(hits, q, pos - job->bounds[q], k) < 0) hits->failed = 1;
+                    break;
+                }
+            }
         }
     }
+    free(slots);
 }
 
 typedef struct {
-    const Lookup *job;
-    int64_t lo, hi;
-} LookupPart;
+    const Judge *job;
+    int64_t lo, hi; /* queries */
+    Hits hits;
+} JudgePart;
 
-static void *lookup_part(void *arg) {
-    const LookupPart *part = (const LookupPart *)arg;
-    lookup_range(part->job, part->lo, part->hi);
+static void *judge_part(void *arg) {
+    JudgePart *part = (JudgePart *)arg;
+    judge_range(part->job, part->lo, part->hi, &part->hits);
     return NULL;
 }
 
-/* lookup_range over all n entries in ``parts`` equal parts, each but the first on its own
- * thread (0: one per core, at most LOOKUP_THREADS, none below LOOKUP_SPLIT entries);
- * called without the GIL. A thread that cannot be started leaves its part to the calling
- * thread. */
-enum { LOOKUP_THREADS = 8, LOOKUP_SPLIT = 1 << 18 };
+/* judge_range over the n_queries queries in ``parts`` parts of about as many entries, each
+ * but the first on its own thread (0: one per core, at most JUDGE_THREADS, none below
+ * JUDGE_SPLIT entries a part); called without the GIL. A thread that cannot be started
+ * leaves its part to the calling thread. */
+enum { JUDGE_THREADS = 8, JUDGE_SPLIT = 1 << 18 };
 
-static void lookup_parallel(const Lookup *job, int64_t n, int64_t parts) {
+static int64_t judge_parallel(const Judge *job, int64_t n_queries, int64_t parts,
+                              JudgePart *part) {
+    int64_t n = job->bounds[n_queries] - job->bounds[0];
     if (parts <= 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         parts = cores < 1 ? 1 : cores;
-        if (parts > n / LOOKUP_SPLIT) parts = n / LOOKUP_SPLIT;
+        if (parts > n / JUDGE_SPLIT) parts = n / JUDGE_SPLIT;
     }
-    if (parts > LOOKUP_THREADS) parts = LOOKUP_THREADS;
-    if (parts > n) parts = n;
+    if (parts > JUDGE_THREADS) parts = JUDGE_THREADS;
+    if (parts > n_queries) parts = n_queries;
     if (parts < 1) parts = 1;
-    LookupPart part[LOOKUP_THREADS];
-    pthread_t thread[LOOKUP_THREADS];
-    int started[LOOKUP_THREADS] = {0};
-    for (int64_t k = 0; k < parts; k++) {
-        part[k] = (LookupPart){job, n * k / parts, n * (k + 1) / parts};
-        if (k > 0) started[k] = pthread_create(&thread[k], NULL, lookup_part, &part[k]) == 0;
+    pthread_t thread[JUDGE_THREADS];
+    int started[JUDGE_THREADS] = {0};
+    int64_t q = 0;
+    for (int64_t k = 0; k < parts; k++) { /* part k ends at the first query past k+1 shares */
+        int64_t target = job->bounds[0] + n * (k + 1) / parts, end = q;
+        while (end < n_queries && (job->bounds[end] < target || end == q)) end++;
+        if (k == parts - 1) end = n_queries;
+        memset(&part[k], 0, sizeof(JudgePart));
+        part[k].job = job, part[k].lo = q, part[k].hi = end;
+        q = end;
     }
-    lookup_range(job, part[0].lo, part[0].hi);
+    for (int64_t k = 1; k < parts; k++)
+        started[k] = pthread_create(&thread[k], NULL, judge_part, &part[k]) == 0;
+    judge_part(&part[0]);
     for (int64_t k = 1; k < parts; k++) {
         if (started[k]) pthread_join(thread[k], NULL);
-        else lookup_range(job, part[k].lo, part[k].hi);
+        else judge_part(&part[k]);
     }
+    return parts;
 }
 
-/* lookup(ids, parts=0): int32 bytearray, for each entry the index of its id in the sequence
- * of unique str ``ids``, -1 if absent; see lookup_parallel for ``parts`` */
-static PyObject *entries_lookup(VocabObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"ids", "parts", NULL};
-    PyObject *ids;
-    Py_ssize_t parts = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|n:lookup", keywords, &ids, &parts))
-        return NULL;
-    PyObject *seq = PySequence_Fast(ids, "lookup() takes a sequence of str");
-    if (!seq) return NULL;
-    Table known;
-    if (table_init(&known) < 0) {
-        table_free(&known);
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
+/* A contiguous buffer argument of ``count`` items of ``itemsize`` bytes (a format other
+ * than 'q'/'i'/'l' or bytes is refused); 0 on success, -1 with an exception set. */
+static int get_array(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t count,
+                     const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize != itemsize || (count >= 0 && view->len != count * itemsize)) {
+        PyErr_Format(PyExc_ValueError, "judge(): %s: expected %zd items of %zd bytes", what,
+                     count, itemsize);
+        PyBuffer_Release(view);
+        return -1;
     }
-    Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    /* slots at most a quarter full: most entries are absent, and an absent id's probe
-     * ends at the first empty slot */
-    int failed = table_presize(&known, 2 * (int64_t)n_ids) < 0;
-    if (failed) PyErr_NoMemory();
-    for (Py_ssize_t i = 0; !failed && i < n_ids; i++) {
-        Py_ssize_t len;
-        const char *s = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len)
-                                                  : NULL;
-        if (!s) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "lookup() takes a sequence of str");
-            failed = 1;
-        } else {
-            int64_t code = table_intern(&known, s, (size_t)len);
-            if (code < 0) PyErr_NoMemory();
-            else if (code != (int64_t)i) PyErr_SetString(PyExc_ValueError, "lookup() ids repeat");
-            failed = code != (int64_t)i;
+    return 0;
+}
+
+/* The parts' hits one after the other, as one bytearray per column. */
+static PyObject *hits_joined(JudgePart *part, int64_t parts) {
+    size_t size[3] = {0, 0, 0};
+    for (int64_t k = 0; k < parts; k++) {
+        size[0] += part[k].hits.query.used;
+        size[1] += part[k].hits.rank.used;
+        size[2] += part[k].hits.row.used;
+    }
+    PyObject *out[3] = {NULL, NULL, NULL};
+    for (int c = 0; c < 3; c++) {
+        out[c] = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)size[c]);
+        if (!out[c]) {
+            Py_XDECREF(out[0]);
+            Py_XDECREF(out[1]);
+            return NULL;
+        }
+        char *at = PyByteArray_AS_STRING(out[c]);
+        for (int64_t k = 0; k < parts; k++) {
+            Buf *b = c == 0 ? &part[k].hits.query : c == 1 ? &part[k].hits.rank
+                                                           : &part[k].hits.row;
+            if (b->used) memcpy(at, b->p, b->used);
+            at += b->used;
         }
     }
-    Py_DECREF(seq);
-    int64_t n = self->t.n;
-    PyObject *out = failed ? NULL : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 4));
-    if (!out) {
-        table_free(&known);
+    return Py_BuildValue("(NNN)", out[0], out[1], out[2]);
+}
+/* judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0): the entries
+ * judged for their own query, as three bytearrays (int32 query, int64 rank, int32 row): run
+ * query q's entries are at rank positions bounds[q]..bounds[q+1] (entry order[pos]; order
+ * None: pos), its qrels rows are first_row[q]..end_row[q], row r's doc id is
+ * row_data[row_offsets[r]:row_offsets[r+1]]. Hits come in query order, then rank order;
+ * see judge_parallel for ``parts``. */
+static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"order", "bounds", "first_row", "end_row", "row_offsets",
+                               "row_data", "parts", NULL};
+    PyObject *order_obj, *bounds_obj, *first_obj, *end_obj, *roff_obj, *rdata_obj;
+    Py_ssize_t parts = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO|n:judge", keywords, &order_obj,
+                                     &bounds_obj, &first_obj, &end_obj, &roff_obj, &rdata_obj,
+                                     &parts))
         return NULL;
+    Py_buffer view[6];
+    int got = 0, ok = 1;
+    Py_buffer *order = NULL;
+    if (order_obj != Py_None) {
+        ok = PyObject_GetBuffer(order_obj, &view[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0;
+        if (ok) order = &view[got++];
+        if (ok && order->itemsize != 4 && order->itemsize != 8) {
+            PyErr_SetString(PyExc_ValueError, "judge(): order holds int32 or int64");
+            ok = 0;
+        }
     }
-    /* A filter of 16 bits per known id (one bit set per id): most entries are absent, and
-     * their clear bit, in a table that stays in cache, settles them without a probe of the
-     * slots (a cache miss each once the table outgrows the cache). */
-    int fbits = 12;
-    while (fbits < 40 && ((int64_t)1 << fbits) < 16 * (int64_t)n_ids) fbits++;
-    uint64_t *filter = calloc(((size_t)1 << fbits) / 64, sizeof(uint64_t));
-    if (!filter) {
-        table_free(&known);
-        Py_DECREF(out);
-        return PyErr_NoMemory();
+    Py_buffer *bounds = &view[got];
+    ok = ok && get_array(bounds_obj, bounds, 8, -1, "bounds") == 0;
+    got += ok;
+    Py_ssize_t n_queries = ok ? bounds->len / 8 - 1 : 0;
+    if (ok && n_queries < 0) {
+        PyErr_SetString(PyExc_ValueError, "judge(): bounds is empty");
+        ok = 0;
     }
-    for (int64_t code = 0; code < known.n; code++) {
-        uint64_t bit = filter_bit(((const uint64_t *)known.hashes.p)[code], fbits);
-        filter[bit >> 6] |= 1ULL << (bit & 63);
+    Py_buffer *first = &view[got];
+    ok = ok && get_array(first_obj, first, 8, n_queries, "first_row") == 0;
+    got += ok;
+    Py_buffer *end = &view[got];
+    ok = ok && get_array(end_obj, end, 8, n_queries, "end_row") == 0;
+    got += ok;
+    Py_buffer *roff = &view[got];
+    ok = ok && get_array(roff_obj, roff, 8, -1, "row_offsets") == 0;
+    got += ok;
+    Py_buffer *rdata = &view[got];
+    ok = ok && PyObject_GetBuffer(rdata_obj, rdata, PyBUF_SIMPLE) == 0;
+    got += ok;
+    if (ok) { /* every position and row named must exist (and entry: judge_range) */
+        const int64_t *b = bounds->buf, *fr = first->buf, *er = end->buf, *ro = roff->buf;
+        int64_t n_pos = order ? order->len / order->itemsize : self->t.n;
+        int64_t n_rows = roff->len / 8 - 1;
+        for (Py_ssize_t q = 0; ok && q < n_queries; q++)
+            ok = b[q] >= 0 && b[q] <= b[q + 1] && b[q + 1] <= n_pos &&
+                 (fr[q] >= er[q] || (fr[q] >= 0 && er[q] <= n_rows));
+        for (int64_t r = 0; ok && r < n_rows; r++)
+            ok = ro[r] >= 0 && ro[r] <= ro[r + 1] && ro[r + 1] <= rdata->len;
+        if (!ok) PyErr_SetString(PyExc_ValueError, "judge(): a bound, row or entry out of range");
     }
-    Lookup job = {&known, filter, fbits, (const int64_t *)self->t.offsets.p, self->t.data.p,
-                  (int32_t *)PyByteArray_AS_STRING(out)};
-    Py_BEGIN_ALLOW_THREADS
-    lookup_parallel(&job, n, (int64_t)parts);
-    Py_END_ALLOW_THREADS
-    free(filter);
-    table_free(&known);
+    PyObject *out = NULL;
+    if (ok) {
+        Judge job = {(const int64_t *)self->t.offsets.p, self->t.data.p,
+                     order ? order->buf : NULL, self->t.n, order && order->itemsize == 8,
+                     bounds->buf, first->buf, end->buf, roff->buf, rdata->buf};
+        JudgePart part[JUDGE_THREADS];
+        int64_t n_parts = 0;
+        Py_BEGIN_ALLOW_THREADS
+        n_parts = judge_parallel(&job, n_queries, (int64_t)parts, part);
+        Py_END_ALLOW_THREADS
+        int failed = 0;
+        for (int64_t k = 0; k < n_parts; k++) failed |= part[k].hits.failed;
+        if (failed & 2)
+            PyErr_SetString(PyExc_ValueError, "judge(): a bound, row or entry out of range");
+        else if (failed)
+            PyErr_NoMemory();
+        else
+            out = hits_joined(part, n_parts);
+        for (int64_t k = 0; k < n_parts; k++) {
+            buf_free(&part[k].hits.query);
+            buf_free(&part[k].hits.rank);
+            buf_free(&part[k].hits.row);
+        }
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&view[k]);
     return out;
 }
 
@@ -668,9 +780,10 @@ static PyMethodDef entries_methods[] = {
     {"get", (PyCFunction)vocab_get, METH_O, "The id of this entry, as str."},
     {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
      "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
-    {"lookup", (PyCFunction)(void (*)(void))entries_lookup, METH_VARARGS | METH_KEYWORDS,
-     "lookup(ids, parts=0): int32 bytearray: per entry, the index of its id in a sequence "
-     "of unique str, or -1; looked up in ``parts`` parts at once (0: one per core for a "
+    {"judge", (PyCFunction)(void (*)(void))entries_judge, METH_VARARGS | METH_KEYWORDS,
+     "judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0): (query, "
+     "rank, row) bytearrays (int32, int64, int32) of the entries whose doc id is among "
+     "their own query's qrels rows; in ``parts`` parts at once (0: one per core for a "
      "large run)."},
     {"order", (PyCFunction)vocab_order, METH_O,
      "int64 bytearray: positions of int32 entry indices (None: all) in byte-wise id order."},
@@ -1320,9 +1433,75 @@ static PyTypeObject ScannerType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ---- module functions ------------------------------------------------------------------ */
+
+/* utf8_column(ids, at=None): (offsets, data) bytearrays, the int64 offsets and UTF-8 bytes
+ * of ids[at[0]], ids[at[1]], ... (at: int32 indices into the sequence of str ``ids``;
+ * None: every id in turn), as an Arrow string column holds them. */
+static PyObject *utf8_column(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *ids, *at_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:utf8_column", &ids, &at_obj)) return NULL;
+    PyObject *seq = PySequence_Fast(ids, "utf8_column() takes a sequence of str");
+    if (!seq) return NULL;
+    Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_buffer at = {0};
+    int has_at = at_obj != Py_None;
+    if (has_at && get_array(at_obj, &at, 4, -1, "at") < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n = has_at ? at.len / 4 : n_ids;
+    const int32_t *index = has_at ? at.buf : NULL;
+    PyObject *offsets = PyByteArray_FromStringAndSize(NULL, (n + 1) * 8);
+    Buf data = {0};
+    int ok = offsets != NULL;
+    int64_t *off = ok ? (int64_t *)PyByteArray_AS_STRING(offsets) : NULL;
+    if (ok) off[0] = 0;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        Py_ssize_t k = index ? index[i] : i, len = 0;
+        if (k < 0 || k >= n_ids) {
+            PyErr_SetString(PyExc_IndexError, "utf8_column(): an index out of range");
+            ok = 0;
+            break;
+        }
+        const char *s = PyUnicode_Check(items[k]) ? PyUnicode_AsUTF8AndSize(items[k], &len)
+                                                  : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "utf8_column() takes a sequence of str");
+            ok = 0;
+        } else if (buf_reserve(&data, (size_t)len) < 0) {
+            PyErr_NoMemory();
+            ok = 0;
+        } else {
+            memcpy(data.p + data.used, s, (size_t)len);
+            data.used += (size_t)len;
+            off[i + 1] = (int64_t)data.used;
+        }
+    }
+    PyObject *bytes = ok ? PyByteArray_FromStringAndSize(data.p ? data.p : "", (Py_ssize_t)data.used)
+                         : NULL;
+    buf_free(&data);
+    if (has_at) PyBuffer_Release(&at);
+    Py_DECREF(seq);
+    if (!bytes) {
+        Py_XDECREF(offsets);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", offsets, bytes);
+}
+
+static PyMethodDef module_methods[] = {
+    {"utf8_column", utf8_column, METH_VARARGS,
+     "utf8_column(ids, at=None): (offsets, data) bytearrays: int64 offsets and UTF-8 bytes of "
+     "ids[at[i]] (every id: at None), as an Arrow string column."},
+    {NULL, NULL, 0, NULL}};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, .m_name = "searchbench.data._scan",
-    .m_doc = "One-pass TREC run and qrels scanner (see searchbench.data.trec).", .m_size = -1};
+    .m_doc = "One-pass TREC run and qrels scanner (see searchbench.data.trec).", .m_size = -1,
+    .m_methods = module_methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
     if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&VocabType) < 0 ||
@@ -1334,7 +1513,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&VocabType);
     Py_INCREF(&ScannerType);
     Py_INCREF(&EntriesType);
-    if (PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 5) < 0 ||
         PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0 ||
         PyModule_AddObject(m, "Entries", (PyObject *)&EntriesType) < 0 ||
         PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {

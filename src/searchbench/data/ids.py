@@ -15,7 +15,7 @@ from ..errors import DataFormatError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["as_arrow_strings", "intern", "lookup", "lookup_sorted"]
+__all__ = ["as_arrow_strings", "intern", "lookup", "lookup_sorted", "utf8_column"]
 
 
 def as_arrow_strings(values: Iterable[Any]) -> pa.ChunkedArray:
@@ -173,6 +173,32 @@ def lookup_sorted(vocab: np.ndarray, ids: np.ndarray) -> np.ndarray:
     -1 where absent: a binary search, no pyarrow (query ids: few, both sides sorted)."""
     if len(vocab) == 0 or len(ids) == 0:
         return np.full(len(ids), -1, dtype=np.int32)
+    if len(vocab) == len(ids) and bool((np.asarray(vocab) == np.asarray(ids)).all()):
+        return np.arange(len(ids), dtype=np.int32)  # the same ids: a run of every qrels query
     keys, values = np.asarray(vocab).astype(str), np.asarray(ids).astype(str)
     at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     return np.where(keys[at] == values, at, -1).astype(np.int32)
+
+
+def utf8_column(ids: np.ndarray, at: np.ndarray | None = None) -> tuple[np.ndarray, bytes]:
+    """The str ids ``ids[at]`` (``at`` None: all) as an Arrow-like string column: int64
+    offsets (``len + 1``) and the ids' UTF-8 bytes back to back. Built in C when the
+    compiled reader is there (no Python object per id), else by one join and encode."""
+    from ._native import scanner  # lazy: the compiled module, if built
+
+    module = scanner()
+    if module is not None:
+        where = None if at is None else np.ascontiguousarray(at, dtype=np.int32)
+        offsets, data = module.utf8_column(ids.tolist(), where)
+        return np.frombuffer(offsets, dtype=np.int64), bytes(data)
+    values = (ids if at is None else ids[at]).tolist()
+    text = "".join(values)
+    data = text.encode("utf-8")
+    if len(data) == len(text):  # ASCII: a character per byte
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    else:
+        lengths = np.fromiter((len(v.encode("utf-8")) for v in values), dtype=np.int64,
+                              count=len(values))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, data

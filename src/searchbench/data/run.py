@@ -26,7 +26,7 @@ from ._columns import (
     sorted_vocab,
     subset,
 )
-from ._entries import CompiledDocs, is_compiled_vocab
+from ._entries import CompiledDocs, JudgedEntries, is_compiled_vocab
 from ._ranking import file_order, rank_order, repair_sorted_ties, shifted_order
 
 if TYPE_CHECKING:
@@ -297,13 +297,16 @@ class Run:
         out[found[hit]] = hit
         return out
 
-    def entry_codes_in(self, vocab: np.ndarray) -> np.ndarray | None:
-        """For each entry (rank order), the code of its doc id in ``vocab`` (unique ids, a
-        numpy array of str), -1 where absent; None unless the ids are the compiled
-        reader's (:class:`CompiledDocs`): how the evaluator joins such a run."""
+    def judged_entries(self, first_row: np.ndarray, end_row: np.ndarray,
+                       row_ids: tuple[np.ndarray, Any]) -> JudgedEntries | None:
+        """The entries whose doc id is among their own query's judged ids: query ``i``'s
+        judged ids are rows ``first_row[i]:end_row[i]`` of ``row_ids`` (int64 offsets and
+        UTF-8 bytes, as an Arrow string column); None unless the ids are the compiled
+        reader's (:class:`CompiledDocs`, looked up in C): how the evaluator joins such a run.
+        """
         if self._doc_codes is not None or not isinstance(self._doc_ids, CompiledDocs):
             return None
-        return self._doc_ids.codes_in(vocab.tolist())
+        return self._doc_ids.judge(self.offsets, first_row, end_row, row_ids)
 
     def doc_ids_arrow(self) -> pa.Array:
         """Doc id of every entry, in rank order, as a pyarrow string array.

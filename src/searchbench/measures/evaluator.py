@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._util.threads import cores, map_in_threads
-from ..data import Qrels, Run, as_arrow_strings, lookup, lookup_sorted
+from ..data import Qrels, Run, as_arrow_strings, lookup, lookup_sorted, utf8_column
 from ..errors import DataFormatError, SearchbenchWarning, require, user_stacklevel
 from ..vocab import canonical_missing
 from ._kernels import Judged, compute
@@ -19,7 +19,7 @@ from .spec import Measure, parse_measures
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..data import IdIndex
+    from ..data import IdIndex, JudgedEntries
 
 __all__ = ["Combiner", "EvalResult", "Evaluator", "NoSharedQueriesError", "PartialResult",
            "aggregate", "evaluate"]
@@ -147,6 +147,7 @@ class Evaluator:
         self._ideal_rank = np.arange(len(q)) - qrels.offsets[q[order]]
         self._arrow_vocab: pa.Array | None = None  # qrels doc ids as Arrow, on first use
         self._pairs: IdIndex | None = None  # built for the first run read from a file
+        self._row_ids: tuple[np.ndarray, bytes] | None = None  # each qrels row's doc id
         self._query_vocab: pa.Array | None = None  # qrels query ids as Arrow, for partial()
 
     @property
@@ -165,11 +166,40 @@ class Evaluator:
         vocab = self.qrels.doc_vocab
         return run.vocab_codes_in(vocab if isinstance(vocab, np.ndarray) else self._doc_vocab)
 
-    def _entry_docs(self, run: Run) -> np.ndarray | None:
-        """Qrels doc code of each run entry, when the run's doc ids are the compiled
-        reader's (looked up in C, once); None otherwise."""
-        vocab = self.qrels.doc_vocab
-        return run.entry_codes_in(vocab) if isinstance(vocab, np.ndarray) else None
+    def _judged_entries(self, run: Run, run_to_qrels: np.ndarray) -> JudgedEntries | None:
+        """The entries judged for their query, when the run's doc ids are the compiled
+        reader's (looked up in C, once: each query's among its own qrels rows); None
+        otherwise."""
+        if not isinstance(self.qrels.doc_vocab, np.ndarray):
+            return None
+        known = run_to_qrels >= 0
+        at = np.where(known, run_to_qrels, 0)
+        first_row = np.where(known, self.qrels.offsets[at], 0)
+        end_row = np.where(known, self.qrels.offsets[at + 1], 0)
+        if self._row_ids is None:  # the doc id of each qrels row, built once
+            self._row_ids = utf8_column(self.qrels.doc_vocab, self.qrels.doc_codes)
+        return run.judged_entries(first_row, end_row, self._row_ids)
+
+    def _prepare(self, run: Run, run_to_qrels: np.ndarray) -> _RunJoin:
+        """What every chunk of ``run`` shares: its queries' qrels queries, the count each
+        retrieved, and how its entries are found among the qrels."""
+        n_ret = np.zeros(self.qrels.n_queries)  # documents retrieved per qrels query
+        judged_query = run_to_qrels >= 0
+        n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
+        doc_map = self._doc_map(run)
+        hits = self._judged_entries(run, run_to_qrels) if doc_map is None else None
+        return _RunJoin(run, run_to_qrels, n_ret, doc_map, hits)
+
+    def _chunk_values(self, join: _RunJoin, lo: int, hi: int
+                      ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """The qrels queries of run queries ``lo:hi`` and each measure's values for them
+        (None: the qrels know none of them)."""
+        touched = join.run_to_qrels[lo:hi]
+        touched = touched[touched >= 0]
+        if not len(touched):
+            return None
+        judged, first = self._join(join, lo, hi)
+        return touched, {m.name: compute(judged, m)[touched - first] for m in self.measures}
 
     def evaluate(self, run: Run) -> EvalResult:
         """Evaluate one run: every measure, every query.
@@ -188,29 +218,20 @@ class Evaluator:
             raise NoSharedQueriesError.between(
                 f"run {run.name!r}", f"the qrels {qrels.source or '<qrels>'}",
                 run.query_ids, qrels.query_ids)
-        # a run read from a file has no doc codes: its entries' ids are looked up directly
-        doc_map = self._doc_map(run)
-        entry_docs = self._entry_docs(run) if doc_map is None else None
-        judged_query = run_to_qrels >= 0
-        n_ret = np.zeros(qrels.n_queries)  # documents retrieved per qrels query
-        n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
-        empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32),
-                             n_ret)
+        join = self._prepare(run, run_to_qrels)
+        empty = self._judged(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int16),
+                             join.n_ret)
         values = {m.name: compute(empty, m) for m in self.measures}  # queries not retrieved
 
         def chunk(bounds: tuple[int, int]) -> None:  # each chunk writes its own queries
-            lo, hi = bounds
-            touched = run_to_qrels[lo:hi]
-            touched = touched[touched >= 0]
-            if len(touched):
-                judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret,
-                                           entry_docs)
-                for m in self.measures:
-                    values[m.name][touched] = compute(judged, m)[touched - first]
+            found = self._chunk_values(join, *bounds)
+            if found is not None:
+                for name, v in found[1].items():
+                    values[name][found[0]] = v
 
         # numpy releases the GIL in the heavy steps: chunks go to the cores (the ids of a
         # run without codes are looked up through one IdIndex, built on first use: in turn)
-        threads = cores() if doc_map is not None or entry_docs is not None else 1
+        threads = cores() if join.doc_map is not None or join.hits is not None else 1
         map_in_threads(chunk, _query_chunks(run.offsets, CHUNK_ENTRIES), threads)
         n_missing, n_extra = int((~present).sum()), int((run_to_qrels < 0).sum())
         _warn(run.name, n_missing, n_extra, self.missing)
@@ -233,58 +254,68 @@ class Evaluator:
         if self._query_vocab is None:  # converted once, not once per part
             self._query_vocab = as_arrow_strings(self.qrels.query_ids).combine_chunks()
         run_to_qrels = lookup(self._query_vocab, run.query_ids)
-        doc_map = self._doc_map(run)
-        entry_docs = self._entry_docs(run) if doc_map is None else None
-        judged_query = run_to_qrels >= 0
-        n_ret = np.zeros(self.qrels.n_queries)
-        n_ret[run_to_qrels[judged_query]] = np.diff(run.offsets)[judged_query]
+        join = self._prepare(run, run_to_qrels)
         queries: list[np.ndarray] = []
         values: dict[str, list[np.ndarray]] = {m.name: [] for m in self.measures}
         for lo, hi in _query_chunks(run.offsets, CHUNK_ENTRIES):
-            touched = run_to_qrels[lo:hi]
-            touched = touched[touched >= 0]
-            if not len(touched):
-                continue
-            judged, first = self._join(run, lo, hi, run_to_qrels, doc_map, n_ret, entry_docs)
-            queries.append(touched)
-            for m in self.measures:
-                values[m.name].append(compute(judged, m)[touched - first])
-        extra = run.query_ids[~judged_query]
+            found = self._chunk_values(join, lo, hi)
+            if found is not None:
+                queries.append(found[0])
+                for name, v in found[1].items():
+                    values[name].append(v)
+        extra = run.query_ids[run_to_qrels < 0]
         return PartialResult(
             np.concatenate(queries) if queries else np.zeros(0, np.int64),
             {k: np.concatenate(v) if v else np.zeros(0) for k, v in values.items()},
             len(extra), extra[:3].tolist())
 
-    def _join(self, run: Run, lo: int, hi: int, run_to_qrels: np.ndarray,
-              doc_map: np.ndarray | None, n_ret: np.ndarray,
-              entry_docs: np.ndarray | None = None) -> tuple[Judged, int]:
+    def _join(self, join: _RunJoin, lo: int, hi: int) -> tuple[Judged, int]:
         """Entries of run queries ``lo:hi`` judged in the qrels for their query, as a
         :class:`Judged` over the qrels queries those run queries hold (``first`` to
         ``last``), and ``first``: its query ``i`` is qrels query ``first + i``. (A chunk's
         kernels then cost what its queries hold, not what the whole qrels hold.)
 
         Only judged entries matter to any measure (the count retrieved comes from
-        ``n_ret``), so the run is filtered to docs that appear in the qrels at all before
-        anything else. ``doc_map`` maps run doc codes to qrels doc codes, ``entry_docs``
-        gives each entry's qrels doc code; both None look the entries' ids up.
+        ``n_ret``): a compiled run's are found in C (``join.hits``); any other run is
+        filtered to docs that appear in the qrels at all before anything else.
         """
+        mapped = join.run_to_qrels[lo:hi]
+        mapped = mapped[mapped >= 0]
+        first, end = int(mapped.min()), int(mapped.max()) + 1
+        if join.hits is not None:
+            hits = join.hits
+            i, j = np.searchsorted(hits.query, [lo, hi])
+            entry_q = join.run_to_qrels[hits.query[i:j]]
+            rank, grade = hits.rank[i:j], self.qrels.grades[hits.row[i:j]].astype(np.int16)
+        else:
+            entry_q, rank, docs = self._found_docs(join, lo, hi)
+            rows = slice(int(self.qrels.offsets[first]), int(self.qrels.offsets[end]))
+            grade, found = self._grades(entry_q, docs, rows)
+            entry_q, rank, grade = entry_q[found], rank[found], grade[found]
+        return self._judged(entry_q, rank, grade, join.n_ret, first, end), first
+
+    def _found_docs(self, join: _RunJoin, lo: int, hi: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of run queries ``lo:hi`` whose query the qrels know and whose doc
+        they judge for some query: each one's qrels query, rank and qrels doc code.
+        ``join.doc_map`` maps run doc codes to qrels doc codes; without it the entries'
+        ids are looked up."""
+        run, run_to_qrels = join.run, join.run_to_qrels
         a, b = int(run.offsets[lo]), int(run.offsets[hi])
-        if doc_map is None and entry_docs is None:
+        if join.doc_map is None:
             from ..data import IdIndex, from_numpy, lookup  # lazy: loads pyarrow on first use
-        if entry_docs is not None:
-            docs = entry_docs[a:b]
-        elif doc_map is None and len(self._doc_vocab) < PAIR_INDEX_FROM:
+        if join.doc_map is not None:
+            docs = join.doc_map[run.doc_codes[a:b]]
+        elif len(self._doc_vocab) < PAIR_INDEX_FROM:
             # a small qrels vocabulary: index_in's hash table is built at once and in cache
             docs = lookup(self._doc_vocab, run.doc_ids_arrow().slice(a, b - a))
-        elif doc_map is None:  # (qrels query, doc id) of each entry found among the qrels'
+        else:  # (qrels query, doc id) of each entry found among the qrels'
             if self._pairs is None:
                 self._pairs = IdIndex(self._doc_vocab.take(from_numpy(self.qrels.doc_codes)),
                                       self.qrels.query_codes())
             query = np.repeat(run_to_qrels[lo:hi], np.diff(run.offsets[lo:hi + 1]))
             at = self._pairs.find(run.doc_ids_arrow().slice(a, b - a), query)
             docs = np.where(at >= 0, self.qrels.doc_codes[at], -1)
-        else:
-            docs = doc_map[run.doc_codes[a:b]]
         pos = np.flatnonzero(docs >= 0)
         starts = run.offsets[lo:hi + 1]
         # each entry's run query within the chunk (a pass over the chunk's entries costs
@@ -293,23 +324,18 @@ class Evaluator:
         entry_q = run_to_qrels[lo:hi][run_q]
         keep = entry_q >= 0
         pos, run_q, entry_q = pos[keep], run_q[keep], entry_q[keep]
-        mapped = run_to_qrels[lo:hi]
-        mapped = mapped[mapped >= 0]
-        first, last = int(mapped.min()), int(mapped.max())
-        judged = self._judged(entry_q, pos + a - starts[run_q], docs[pos], n_ret, first, last + 1)
-        return judged, first
+        return entry_q, pos + a - starts[run_q], docs[pos]
 
-    def _judged(self, entry_q: np.ndarray, rank: np.ndarray, docs: np.ndarray,
+    def _judged(self, entry_q: np.ndarray, rank: np.ndarray, grade: np.ndarray,
                 n_ret: np.ndarray, first: int = 0, end: int | None = None) -> Judged:
-        """The :class:`Judged` of entries of qrels queries ``first:end`` (default: all)."""
+        """The :class:`Judged` of qrels queries ``first:end`` (default: all), given their
+        run entries found in the qrels: each one's qrels query, rank and grade."""
         end = self.qrels.n_queries if end is None else end
         rows = slice(int(self.qrels.offsets[first]), int(self.qrels.offsets[end]))
-        grade, found = self._grades(entry_q, docs, rows)
         return Judged(
-            query=entry_q[found] - first, rank=rank[found], grade=grade[found],
-            judged=grade[found] >= 0, qrels_grades=self._ideal_grades[rows],
-            qrels_query=self._ideal_query[rows] - first, qrels_rank=self._ideal_rank[rows],
-            n_queries=end - first, n_ret=n_ret[first:end],
+            query=entry_q - first, rank=rank, grade=grade, judged=grade >= 0,
+            qrels_grades=self._ideal_grades[rows], qrels_query=self._ideal_query[rows] - first,
+            qrels_rank=self._ideal_rank[rows], n_queries=end - first, n_ret=n_ret[first:end],
         )
 
     def _grades(self, entry_q: np.ndarray, docs: np.ndarray, rows: slice
@@ -327,6 +353,20 @@ class Evaluator:
         grades = self.qrels.grades[rows]
         grade = np.where(found, grades[pos] if len(known) else 0, 0)
         return grade.astype(np.int16), found
+
+
+@dataclass
+class _RunJoin:
+    """One run as the evaluator joins it with the qrels (:meth:`Evaluator._prepare`):
+    each run query's qrels query (-1: unknown), the count retrieved per qrels query, and
+    either the run's doc codes mapped to qrels doc codes or (a compiled run) its entries
+    judged for their query; both None: the entries' ids are looked up chunk by chunk."""
+
+    run: Run
+    run_to_qrels: np.ndarray
+    n_ret: np.ndarray
+    doc_map: np.ndarray | None
+    hits: JudgedEntries | None
 
 
 @dataclass
@@ -356,7 +396,7 @@ class Combiner:
         self.name = name
         ev = evaluator
         nothing = ev._judged(np.zeros(0, np.int32), np.zeros(0, np.int64),
-                             np.zeros(0, np.int32), np.zeros(ev.qrels.n_queries))
+                             np.zeros(0, np.int16), np.zeros(ev.qrels.n_queries))
         self.values = {m.name: compute(nothing, m) for m in ev.measures}
         self.present = np.zeros(ev.qrels.n_queries, dtype=bool)
         self.n_extra = 0

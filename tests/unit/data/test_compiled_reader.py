@@ -350,24 +350,96 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
     same(read_both(monkeypatch, read_run, path), run_view)
 
 
+@st.composite
+def judge_cases(draw: Any) -> tuple[list[str], list[int] | None, list[int], list[list[str] | None]]:
+    """Entries' doc ids, an order of rank positions (None: file order), query bounds over
+    the positions, and each query's judged ids (None: a query the qrels lack; a repeated
+    id, a query judging more ids than a small table holds)."""
+    docs = draw(st.lists(st.text(alphabet="abc", max_size=4), min_size=1, max_size=120))
+    order = draw(st.none() | st.permutations(range(len(docs))).map(list))
+    n_pos = len(docs) if order is None else draw(st.integers(0, len(docs)))
+    order = None if order is None else order[:n_pos]
+    cuts = sorted(draw(st.lists(st.integers(0, n_pos), max_size=12)))
+    bounds = [0, *cuts, n_pos]
+    judged = draw(st.lists(st.none() | st.lists(st.text(alphabet="abc", max_size=4),
+                                                max_size=20),
+                           min_size=len(bounds) - 1, max_size=len(bounds) - 1))
+    return docs, order, bounds, judged
+
+
 @compiled
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.text(alphabet="abc", max_size=4), min_size=1, max_size=120),
-       st.lists(st.text(alphabet="abc", max_size=4), unique=True, max_size=30),
-       st.integers(1, 8))
-def test_entries_lookup_in_parts_is_python_s(docs: list[str], known: list[str],
-                                             parts: int) -> None:
-    """``Entries.lookup(ids, parts)``: per entry the index of its doc id in ``ids`` or -1,
-    whatever the number of parts looked up at once (a large run's lookup is split over
-    the cores)."""
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(judge_cases(), st.integers(1, 8))
+def test_entries_judge_is_python_s(case: tuple, parts: int) -> None:
+    """``Entries.judge``: the (query, rank, row) of every entry whose doc id is among its
+    own query's judged ids (the first row of a repeated id), in query then rank order,
+    whatever the order of positions and the number of parts judged at once (a large
+    run's are split over the cores)."""
+    docs, order, bounds, judged = case
     data = "".join(f"q0 Q0 d{d} {r + 1} {-r} t\n" for r, d in enumerate(docs)).encode()
     scan = scanner().Scanner("run")
     assert scan.feed(data)
     entries = scan.finish()["docs"]
-    ids = [f"d{k}" for k in known]
-    found = np.frombuffer(entries.lookup(ids, parts=parts), dtype=np.int32).tolist()
-    assert found == [ids.index(f"d{d}") if f"d{d}" in ids else -1 for d in docs]
-    assert np.frombuffer(entries.lookup(ids), dtype=np.int32).tolist() == found
+    rows: list[str] = []
+    first_row, end_row = [], []
+    for ids in judged:
+        first_row.append(len(rows))
+        rows += [f"d{i}" for i in ids or []]
+        end_row.append(len(rows) if ids is not None else first_row[-1])
+    offsets, row_data = sb.data.utf8_column(np.array(rows, dtype=str))
+    expected = []
+    for q in range(len(bounds) - 1):
+        mine = rows[first_row[q]:end_row[q]]
+        for pos in range(bounds[q], bounds[q + 1]):
+            doc = f"d{docs[pos if order is None else order[pos]]}"
+            if doc in mine:
+                expected.append((q, pos - bounds[q], first_row[q] + mine.index(doc)))
+    arrays = (None if order is None else np.array(order, dtype=np.int32),
+              np.array(bounds, dtype=np.int64), np.array(first_row, dtype=np.int64),
+              np.array(end_row, dtype=np.int64), offsets, row_data)
+    for kw in ({"parts": parts}, {}):
+        query, rank, row = entries.judge(*arrays, **kw)
+        got = zip(np.frombuffer(query, np.int32).tolist(), np.frombuffer(rank, np.int64).tolist(),
+                  np.frombuffer(row, np.int32).tolist(), strict=True)
+        assert list(got) == expected
+
+
+@compiled
+def test_entries_judge_refuses_what_is_out_of_range() -> None:
+    """A bound past the positions, a row past the judged ids or an order naming a missing
+    entry is a ValueError, never a read outside the arrays."""
+    scan = scanner().Scanner("run")
+    assert scan.feed(b"q0 Q0 d1 1 2 t\nq0 Q0 d2 2 1 t\n")
+    entries = scan.finish()["docs"]
+    offsets, data = sb.data.utf8_column(np.array(["d1"]))
+    one = np.array([0], dtype=np.int64)
+    good = (None, np.array([0, 2], dtype=np.int64), one, one + 1, offsets, data)
+    assert np.frombuffer(entries.judge(*good)[2], np.int32).tolist() == [0]
+    for at, bad in [(1, np.array([0, 3], dtype=np.int64)), (3, one + 2),
+                    (0, np.array([0, 5], dtype=np.int32)), (4, np.array([0, 9]))]:
+        with pytest.raises(ValueError, match="judge"):
+            entries.judge(*good[:at], bad, *good[at + 1:])
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("ids", [["d1", "", "dd22"], ["a\x00b", "c"], ["é", "a\x00b", "日本"], []])
+def test_utf8_column_is_an_arrow_string_column(ids: list[str], pure: bool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``utf8_column(ids, at)``: the int64 offsets and UTF-8 bytes of ``ids[at]``, as
+    Arrow's string column holds them, in C and in the pure fallback."""
+    import pyarrow as pa
+
+    if pure:
+        monkeypatch.setenv(FORCE_PURE, "1")
+    array = np.array(ids, dtype=object)
+    for at in (None, np.array([i % max(len(ids), 1) for i in range(2 * len(ids))][::-1],
+                              dtype=np.int32)):
+        chosen = ids if at is None else [ids[i] for i in at]
+        offsets, data = sb.data.utf8_column(array, at)
+        column = pa.array(chosen, type=pa.large_string())
+        assert offsets.tolist() == np.frombuffer(column.buffers()[1], np.int64).tolist()
+        held = column.buffers()[2]
+        assert data == (held.to_pybytes()[:int(offsets[-1])] if held is not None else b"")
 
 
 def test_the_run_scan_starts_without_numpy(tmp_path: Path) -> None:
