@@ -273,25 +273,60 @@ static inline int64_t table_intern(Table *t, const char *s, size_t len) {
 
 /* ---- Vocab: a finished table, seen from Python ----------------------------------------- */
 
+/* A Vocab holds its ids in t. An Entries (a run's ids, one per entry) may hold them in two
+ * parts, t then tail: the rows of a second part scanned at once (absorb()) stay where
+ * they were written, and are moved after t's only when buffers() lends them as one column
+ * (evaluation never asks: judge() reads both parts). */
 typedef struct {
     PyObject_HEAD Table t;
+    Table tail;
 } VocabObject;
 
 static PyTypeObject VocabType;
 
 static void vocab_dealloc(VocabObject *self) {
     table_free(&self->t);
+    table_free(&self->tail);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static Py_ssize_t vocab_len(VocabObject *self) { return (Py_ssize_t)self->t.n; }
+static Py_ssize_t vocab_len(VocabObject *self) {
+    return (Py_ssize_t)(self->t.n + self->tail.n);
+}
+
+/* The id at code (a Vocab) or entry (an Entries: t's, then tail's). */
+static inline const char *vocab_id(const VocabObject *self, int64_t code, size_t *len) {
+    return code < self->t.n ? table_id(&self->t, code, len)
+                            : table_id(&self->tail, code - self->t.n, len);
+}
+
+/* The tail's ids appended to t's (their offsets shifted), the tail freed; -1 out of memory
+ * (no exception set). */
+static int vocab_join_tail(VocabObject *self) {
+    Table *t = &self->t, *tail = &self->tail;
+    if (!tail->n) return 0;
+    if (buf_reserve(&t->data, tail->data.used) < 0 ||
+        buf_reserve(&t->offsets, (size_t)tail->n * 8) < 0)
+        return -1;
+    int64_t shift = (int64_t)t->data.used;
+    memcpy(t->data.p + t->data.used, tail->data.p, tail->data.used);
+    t->data.used += tail->data.used;
+    int64_t *out = (int64_t *)(t->offsets.p + t->offsets.used);
+    const int64_t *in = (const int64_t *)tail->offsets.p;
+    for (int64_t i = 0; i < tail->n; i++) out[i] = in[i + 1] + shift;
+    t->offsets.used += (size_t)tail->n * 8;
+    t->n += tail->n;
+    table_free(tail);
+    memset(tail, 0, sizeof(*tail));
+    return 0;
+}
 
 static PyObject *vocab_tolist(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
-    PyObject *out = PyList_New((Py_ssize_t)self->t.n);
+    PyObject *out = PyList_New(vocab_len(self));
     if (!out) return NULL;
-    for (int64_t code = 0; code < self->t.n; code++) {
+    for (int64_t code = 0; code < vocab_len(self); code++) {
         size_t len;
-        const char *s = table_id(&self->t, code, &len);
+        const char *s = vocab_id(self, code, &len);
         PyObject *item = PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
         if (!item) {
             Py_DECREF(out);
@@ -306,16 +341,17 @@ static PyObject *vocab_tolist(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
 static PyObject *vocab_get(VocabObject *self, PyObject *arg) {
     long long code = PyLong_AsLongLong(arg);
     if (code == -1 && PyErr_Occurred()) return NULL;
-    if (code < 0 || code >= self->t.n) {
+    if (code < 0 || code >= vocab_len(self)) {
         PyErr_SetString(PyExc_IndexError, "code out of range");
         return NULL;
     }
     size_t len;
-    const char *s = table_id(&self->t, code, &len);
+    const char *s = vocab_id(self, code, &len);
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "strict");
 }
 
 static PyObject *vocab_buffers(VocabObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (vocab_join_tail(self) < 0) return PyErr_NoMemory();
     return Py_BuildValue("(NN)",
                          block_lent(self->t.offsets.p, self->t.offsets.used, (PyObject *)self),
                          block_lent(self->t.data.p, self->t.data.used, (PyObject *)self));
@@ -415,7 +451,7 @@ static int sort_keys(Key *keys, int64_t n) {
  * ids (ties by position); codes None: all ids */
 static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
     Py_buffer view = {0};
-    int64_t n = self->t.n;
+    int64_t n = vocab_len(self);
     const int32_t *codes = NULL;
     if (arg != Py_None) {
         if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
@@ -436,7 +472,7 @@ static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
     }
     for (int64_t i = 0; i < n; i++) {
         int64_t code = codes ? codes[i] : i;
-        if (code < 0 || code >= self->t.n) {
+        if (code < 0 || code >= vocab_len(self)) {
             free(keys);
             Py_DECREF(out);
             PyBuffer_Release(&view);
@@ -444,7 +480,7 @@ static PyObject *vocab_order(VocabObject *self, PyObject *arg) {
             return NULL;
         }
         size_t len;
-        keys[i].s = table_id(&self->t, code, &len);
+        keys[i].s = vocab_id(self, code, &len);
         keys[i].len = (int64_t)len;
         keys[i].prefix = key_prefix(keys[i].s, len);
         keys[i].at = i;
@@ -504,8 +540,7 @@ static PyTypeObject EntriesType;
  * entry costs the hash of its id and a probe there, never a miss in a table of every
  * judged id (three dependent reads per found entry once 10^6 ids outgrow the cache). */
 typedef struct {
-    const int64_t *off;        /* the entries' offsets and bytes */
-    const char *data;
+    const Table *head, *tail;  /* the entries' ids (see VocabObject) */
     const void *order;         /* rank position -> entry (NULL: the same) */
     int64_t n_entries;         /* an entry order names outside 0..n_entries-1: refused */
     int order_wide;            /* order is int64 (else int32) */
@@ -583,8 +618,9 @@ static void judge_range(const Judge *job, int64_t q_lo, int64_t q_hi, Hits *hits
                 hits->failed = 2;
                 break;
             }
-            const char *s = job->data + job->off[e];
-            size_t len = (size_t)(job->off[e + 1] - job->off[e]);
+            size_t len;
+            const char *s = e < job->head->n ? table_id(job->head, e, &len)
+                                             : table_id(job->tail, e - job->head->n, &len);
             uint64_t h = hash_bytes(s, len);
             if (!((some >> (h >> 58)) & 1)) continue;
             for (size_t i = (size_t)h & mask; slots[i].row; i = (i + 1) & mask) {
@@ -739,7 +775,7 @@ static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwar
     got += ok;
     if (ok) { /* every position and row named must exist (and entry: judge_range) */
         const int64_t *b = bounds->buf, *fr = first->buf, *er = end->buf, *ro = roff->buf;
-        int64_t n_pos = order ? order->len / order->itemsize : self->t.n;
+        int64_t n_pos = order ? order->len / order->itemsize : vocab_len(self);
         int64_t n_rows = roff->len / 8 - 1;
         for (Py_ssize_t q = 0; ok && q < n_queries; q++)
             ok = b[q] >= 0 && b[q] <= b[q + 1] && b[q + 1] <= n_pos &&
@@ -750,8 +786,8 @@ static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwar
     }
     PyObject *out = NULL;
     if (ok) {
-        Judge job = {(const int64_t *)self->t.offsets.p, self->t.data.p,
-                     order ? order->buf : NULL, self->t.n, order && order->itemsize == 8,
+        Judge job = {&self->t, &self->tail, order ? order->buf : NULL, vocab_len(self),
+                     order && order->itemsize == 8,
                      bounds->buf, first->buf, end->buf, roff->buf, rdata->buf};
         JudgePart part[JUDGE_THREADS];
         int64_t n_parts = 0;
@@ -861,9 +897,11 @@ static int parse_score(const char *s, size_t len, double *out) {
     long e10 = exp - frac;
     double value;
     if (!dropped && m <= (1ULL << 53) && e10 >= -22 && e10 <= 22) {
+        /* finite (at most 2^53 * 10^22): nothing waits on the division's result here */
         value = (double)m;
         value = e10 >= 0 ? value * POW10[e10] : value / POW10[-e10];
-        if (negative) value = -value;
+        *out = negative ? -value : value;
+        return 1;
     } else {
         char small[128];
         if (len >= sizeof(small)) return 0;
@@ -897,7 +935,9 @@ enum { RUN = 0, QRELS_TREC = 1, QRELS_BEIR = 2 };
 
 /* The doc ids of the current query's entries (a run grouped by query): a repeated
  * (query, doc) pair is found within the query, in a table that stays in cache. A slot is
- * current when its generation is the query's; a new query bumps the generation. */
+ * current when its generation is the query's; a new query bumps the generation. The
+ * table is at most a quarter full, so a probe's first slot is nearly always free (half
+ * full, the probe loop's branch was mispredicted often enough to cost ~15 % of the scan). */
 typedef struct {
     uint32_t gen, hash;
     int64_t entry;
@@ -914,6 +954,7 @@ typedef struct {
     PyObject_HEAD int kind, n_fields, q_field, d_field, v_field;
     int skip_first;       /* a header line to skip (BEIR qrels) */
     Table queries, docs;  /* docs: qrels ids interned; a run's ids one per entry */
+    Table docs_tail;      /* a run's: the ids of the part absorbed (see VocabObject) */
     Buf q_codes, d_codes, values; /* int32, int32 (qrels), float64 (run) or int64 (qrels) */
     Seen seen;            /* run: the current query's doc ids */
     int64_t rows;
@@ -930,6 +971,7 @@ typedef struct {
 static void scanner_dealloc(ScannerObject *self) {
     table_free(&self->queries);
     table_free(&self->docs);
+    table_free(&self->docs_tail);
     buf_free(&self->q_codes);
     buf_free(&self->d_codes);
     buf_free(&self->values);
@@ -997,7 +1039,7 @@ static int seen_resize(Seen *seen, const Table *docs, size_t n_slots) {
 /* Note entry e (its doc id s, already in docs) for the current query: 1 if the query
  * already holds this doc id, 0 if not, -1 on memory error. */
 static int seen_add(Seen *seen, const Table *docs, const char *s, size_t len, int64_t e) {
-    if ((size_t)(seen->count + 1) * 2 > seen->mask + 1 &&
+    if ((size_t)(seen->count + 1) * 4 > seen->mask + 1 &&
         seen_resize(seen, docs, (seen->mask + 1) * 2) < 0)
         return -1;
     uint64_t h = hash_bytes(s, len);
@@ -1290,11 +1332,17 @@ static PyObject *scanner_feed(ScannerObject *self, PyObject *arg) {
     return PyBool_FromLong(ok);
 }
 
-static PyObject *new_vocab(Table *t, PyTypeObject *type) {
+/* A Vocab or Entries taking the ids of t (and of tail, if not NULL: see VocabObject). */
+static PyObject *new_vocab(Table *t, Table *tail, PyTypeObject *type) {
     VocabObject *v = PyObject_New(VocabObject, type);
     if (!v) return NULL;
     v->t = *t;
     memset(t, 0, sizeof(*t));
+    memset(&v->tail, 0, sizeof(v->tail));
+    if (tail) {
+        v->tail = *tail;
+        memset(tail, 0, sizeof(*tail));
+    }
     return (PyObject *)v;
 }
 
@@ -1306,12 +1354,15 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
         return NULL;
     }
     self->finished = 1;
-    PyObject *queries = new_vocab(&self->queries, &VocabType);
+    PyObject *queries = new_vocab(&self->queries, NULL, &VocabType);
     if (self->kind == RUN) { /* the ids one per entry, not interned */
         free(self->docs.slots);
         self->docs.slots = NULL;
+        free(self->docs_tail.slots);
+        self->docs_tail.slots = NULL;
     }
-    PyObject *docs = queries ? new_vocab(&self->docs, self->kind == RUN ? &EntriesType
+    PyObject *docs = queries ? new_vocab(&self->docs, &self->docs_tail,
+                                         self->kind == RUN ? &EntriesType
                                                                           : &VocabType)
                              : NULL;
     PyObject *q_codes = docs ? buf_take(&self->q_codes) : NULL;
@@ -1335,10 +1386,33 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
     return NULL;
 }
 
+/* absorb()'s copies, run at once: 0.6 GB at 10^8 lines, most of the cost the page faults
+ * of the memory they fill. (Copying the ids too took 1.5 s on one thread after both parts'
+ * scans; they stay where the second part wrote them: see VocabObject.) */
+typedef struct {
+    ScannerObject *self, *b;
+    const int32_t *to; /* b's query code -> self's */
+    size_t rows;
+} Append;
+
+static void *append_scores(void *arg) {
+    const Append *job = (const Append *)arg;
+    memcpy(job->self->values.p + job->self->values.used, job->b->values.p, job->rows * 8);
+    job->self->values.used += job->rows * 8;
+    return NULL;
+}
+
+static void append_queries(const Append *job) { /* b's query codes, remapped */
+    int32_t *q_out = (int32_t *)(job->self->q_codes.p + job->self->q_codes.used);
+    const int32_t *q_in = (const int32_t *)job->b->q_codes.p;
+    for (size_t i = 0; i < job->rows; i++) q_out[i] = job->to[q_in[i]];
+    job->self->q_codes.used += job->rows * 4;
+}
+
 /* Append the rows of b (a run scanner fed the lines that follow this one's in the file)
  * to self's: b's query ids interned into self's table and its query codes remapped, its
- * doc ids, scores and flags appended; b is emptied. A query both hold means the run is not
- * grouped. -1 out of memory (no exception set). */
+ * scores and flags appended, its doc ids taken as self's tail; b is emptied. A query both
+ * hold means the run is not grouped. -1 out of memory (no exception set). */
 static int absorb_rows(ScannerObject *self, ScannerObject *b) {
     int64_t known = self->queries.n;
     Buf remap = {0};
@@ -1357,30 +1431,25 @@ static int absorb_rows(ScannerObject *self, ScannerObject *b) {
         to[code] = (int32_t)q;
     }
     size_t rows = (size_t)b->rows;
-    if (buf_reserve(&self->q_codes, rows * 4) < 0 || buf_reserve(&self->values, rows * 8) < 0 ||
-        buf_reserve(&self->docs.data, b->docs.data.used) < 0 ||
-        buf_reserve(&self->docs.offsets, rows * 8) < 0) {
+    if (buf_reserve(&self->q_codes, rows * 4) < 0 || buf_reserve(&self->values, rows * 8) < 0) {
         buf_free(&remap);
         return -1;
     }
-    int32_t *q_out = (int32_t *)(self->q_codes.p + self->q_codes.used);
-    const int32_t *q_in = (const int32_t *)b->q_codes.p;
-    for (size_t i = 0; i < rows; i++) q_out[i] = to[q_in[i]];
-    self->q_codes.used += rows * 4;
+    Append job = {self, b, to, rows};
+    self->busy = b->busy = 1; /* no feed() or finish() while the GIL is let go */
+    Py_BEGIN_ALLOW_THREADS
+    pthread_t helper; /* the scores there, the query codes here */
+    int started = pthread_create(&helper, NULL, append_scores, &job) == 0;
+    if (!started) append_scores(&job);
+    append_queries(&job);
+    if (started) pthread_join(helper, NULL);
+    Py_END_ALLOW_THREADS
+    self->busy = b->busy = 0;
     buf_free(&remap);
     buf_free(&b->q_codes);
-    memcpy(self->values.p + self->values.used, b->values.p, rows * 8);
-    self->values.used += rows * 8;
     buf_free(&b->values);
-    int64_t shift = (int64_t)self->docs.data.used;
-    memcpy(self->docs.data.p + self->docs.data.used, b->docs.data.p, b->docs.data.used);
-    self->docs.data.used += b->docs.data.used;
-    int64_t *off_out = (int64_t *)(self->docs.offsets.p + self->docs.offsets.used);
-    const int64_t *off_in = (const int64_t *)b->docs.offsets.p;
-    for (size_t i = 0; i < rows; i++) off_out[i] = off_in[i + 1] + shift;
-    self->docs.offsets.used += rows * 8;
-    self->docs.n += (int64_t)rows;
-    table_free(&b->docs);
+    self->docs_tail = b->docs; /* absorb() takes one part: the tail is empty until now */
+    memset(&b->docs, 0, sizeof(b->docs));
     self->grouped = self->grouped && b->grouped && !shared;
     self->descending = self->descending && b->descending;
     self->duplicate = self->duplicate || b->duplicate;
@@ -1403,9 +1472,9 @@ static PyObject *scanner_absorb(ScannerObject *self, PyObject *arg) {
     }
     ScannerObject *b = (ScannerObject *)arg;
     if (b == self || self->kind != RUN || b->kind != RUN || self->finished || b->finished ||
-        self->busy || b->busy) {
+        self->busy || b->busy || self->sealed || b->sealed) {
         PyErr_SetString(PyExc_ValueError,
-                        "absorb() takes another run scanner; neither finished nor in use");
+                        "absorb() takes another run scanner, once; neither finished nor in use");
         return NULL;
     }
     if (absorb_rows(self, b) < 0) return PyErr_NoMemory();

@@ -48,8 +48,10 @@ class Run:
     first appearance in rank order) on first use; evaluation needs neither.
     """
 
-    __slots__ = ("_doc_codes", "_doc_ids", "_doc_vocab", "metadata", "name", "offsets",
-                 "query_ids", "scores")
+    __slots__ = ("_doc_codes", "_doc_ids", "_doc_vocab", "_scores", "_unranked", "metadata",
+                 "name", "offsets", "query_ids")
+    _scores: np.ndarray | None  # None: ranked from _unranked (scores in file order, order)
+    _unranked: tuple[np.ndarray, np.ndarray] | None
 
     def __init__(self, grouped: Grouped, name: str | None = None) -> None:
         order = rank_order(grouped.query_codes, grouped.values, grouped.doc_codes,
@@ -59,7 +61,7 @@ class Run:
         self._doc_vocab: np.ndarray | pa.Array | None = grouped.doc_vocab
         self._doc_codes: np.ndarray | None = grouped.doc_codes[order]
         self._doc_ids: pa.Array | CompiledDocs | None = None
-        self.scores: np.ndarray = grouped.values[order]
+        self.scores = grouped.values[order]
         self.name = name or "run"
         self.metadata: dict[str, Any] = {}
 
@@ -68,6 +70,7 @@ class Run:
         lives in this process only)."""
         if self.compiled_ids or isinstance(self._doc_ids, CompiledDocs):
             self.doc_vocab  # noqa: B018 - materialises the vocabulary as numpy
+        self.scores  # noqa: B018 - ranks a compiled run's scores
         return None, {name: getattr(self, name) for name in self.__slots__}
 
     def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
@@ -144,21 +147,20 @@ class Run:
             return cls._consume([queries, docs, scores], name=name, keep=keep,
                                 source=source, describe_line=describe_line)
         # grouped by query: query codes (in order of first appearance) number the file's
-        # segments, so the segments are read off the codes' counts (no pass over entries)
+        # segments and never fall, so a binary search per query finds its segment
         by_id, q_vocab = sorted_vocab(scanned["queries"])
-        seg_len = np.bincount(np.frombuffer(scanned.pop("query_codes"), dtype=np.int32),
-                              minlength=len(by_id))
-        seg_start = np.zeros(len(seg_len), dtype=np.int64)
-        np.cumsum(seg_len[:-1], out=seg_start[1:])
+        bounds = np.searchsorted(np.frombuffer(scanned.pop("query_codes"), dtype=np.int32),
+                                 np.arange(len(by_id) + 1, dtype=np.int32))
+        seg_start, seg_len = bounds[:-1], np.diff(bounds)
         offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
         np.cumsum(seg_len[by_id], out=offsets[1:])
         order = shifted_order(seg_start[by_id] - offsets[:-1], seg_len[by_id], len(scores))
-        if order is not None:
-            scores = scores[order]
-        if scanned["tied"]:
-            order, scores = repair_sorted_ties(order, scores, offsets, entries)
         run = object.__new__(Run)
         run.query_ids, run.offsets, run.scores = q_vocab, offsets, scores
+        if order is not None:  # the scores are put in rank order on first use (eval: never)
+            run._scores, run._unranked = None, (scores, order)
+        if scanned["tied"]:
+            order, run.scores = repair_sorted_ties(order, run.scores, offsets, entries)
         run._doc_vocab, run._doc_codes = None, None
         run._doc_ids = CompiledDocs(entries, order)
         run.name = name
@@ -323,6 +325,18 @@ class Run:
         return self.doc_vocab_arrow().take(from_numpy(codes))
 
     @property
+    def scores(self) -> np.ndarray:
+        """Each entry's score (float64), in rank order."""
+        if self._scores is None:  # a compiled run's: ranked on first use
+            values, order = cast("tuple[np.ndarray, np.ndarray]", self._unranked)
+            self._scores, self._unranked = values[order], None
+        return self._scores
+
+    @scores.setter
+    def scores(self, values: np.ndarray) -> None:
+        self._scores, self._unranked = values, None
+
+    @property
     def has_doc_codes(self) -> bool:
         """Whether ``doc_codes`` are built (False for a run read from a file, until used)."""
         return self._doc_codes is not None and not self.compiled_ids
@@ -337,7 +351,7 @@ class Run:
         return len(self.query_ids)
 
     def __len__(self) -> int:
-        return len(self.scores)
+        return int(self.offsets[-1])
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.n_queries} queries, {len(self)} entries)"

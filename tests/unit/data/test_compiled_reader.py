@@ -350,6 +350,39 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
     same(read_both(monkeypatch, read_run, path), run_view)
 
 
+@compiled
+@pytest.mark.parametrize("ties", [False, True])
+def test_a_run_scanned_in_two_parts_evaluates_alike(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path, ties: bool) -> None:
+    """A run scanned in two parts keeps the second part's doc ids where that part wrote
+    them (``Entries`` in two parts, joined only for Arrow): evaluated, ranked (ties by doc
+    id) and read id by id, it is the one-part scan's and the pure reader's run."""
+    lines = [f"q{q} Q0 d{(q * 7 + r) % 23} {r + 1} {(r // 3 if ties else r) / -50:.3f} t\n"
+             for q in range(40) for r in range(12)]  # q10 comes before q2 in byte order
+    run_path, qrels_path = tmp_path / "run.trec", tmp_path / "qrels"
+    run_path.write_text("".join(lines))
+    qrels_path.write_text("".join(f"q{q} 0 d{(q * 5 + k) % 23} {k % 3}\n"
+                                  for q in range(0, 44, 2) for k in range(4)))
+    qrels = sb.Qrels.from_file(qrels_path)
+
+    def seen(split: int, pure: str) -> Any:
+        monkeypatch.setattr(_compiled, "SPLIT_BYTES", split)
+        monkeypatch.setenv(FORCE_PURE, pure)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = sb.Run.from_file(run_path)
+            result = sb.evaluate(qrels, run, MEASURES)  # before anything joins the parts
+        docs = getattr(run._doc_ids, "entries", None)
+        last = docs.get(len(docs) - 1) if docs is not None else None
+        return ({k: v.tolist() for k, v in result.scores.items()}, last,
+                run.ranking("q17"), run.scores.tolist())
+
+    in_two = seen(1, "0")
+    assert in_two[1] == f"d{(39 * 7 + 11) % 23}"  # the last line's id: the second part
+    assert in_two == seen(len(run_path.read_bytes()) + 1, "0")
+    assert in_two[0] == seen(1, "1")[0] and in_two[2:] == seen(1, "1")[2:]
+
+
 @st.composite
 def judge_cases(draw: Any) -> tuple[list[str], list[int] | None, list[int], list[list[str] | None]]:
     """Entries' doc ids, an order of rank positions (None: file order), query bounds over
