@@ -37,20 +37,40 @@ def is_compiled_entries(ids: object) -> bool:
 
 class CompiledDocs:
     """Doc id of every run entry in rank order: ``entries`` (the scanner's ``Entries``,
-    file order) taken at ``order`` (entry positions; None: file order)."""
+    file order) taken at ``order`` (entry positions; None: file order). A run whose
+    queries' segments of the file only change places gives ``segments`` instead: rank
+    positions ``offsets[q]:offsets[q + 1]`` are the entries from ``starts[q]`` on, and
+    ``order`` is built from them on first use (judging a run needs no order)."""
 
-    __slots__ = ("entries", "order")
+    __slots__ = ("_order", "_segments", "entries")
 
-    def __init__(self, entries: Any, order: np.ndarray | None) -> None:
+    def __init__(self, entries: Any, order: np.ndarray | None,
+                 segments: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.entries = entries
-        self.order = order
+        self._order = order
+        self._segments = segments  # (starts, offsets)
+
+    @property
+    def order(self) -> np.ndarray | None:
+        """The entry at each rank position (None: file order)."""
+        if self._segments is not None:
+            from ._ranking import shifted_order  # lazy: _ranking imports this module
+
+            starts, offsets = self._segments
+            self._order = shifted_order(starts - offsets[:-1], np.diff(offsets),
+                                        int(offsets[-1]))
+            self._segments = None
+        return self._order
 
     def __len__(self) -> int:
-        return len(self.entries) if self.order is None else len(self.order)
+        if self._segments is not None:
+            return int(self._segments[1][-1])
+        return len(self.entries) if self._order is None else len(self._order)
 
     def take(self, index: np.ndarray) -> CompiledDocs:
         """The ids at rank positions ``index``."""
-        return CompiledDocs(self.entries, index if self.order is None else self.order[index])
+        order = self.order
+        return CompiledDocs(self.entries, index if order is None else order[index])
 
     def judge(self, bounds: np.ndarray, first_row: np.ndarray, end_row: np.ndarray,
               row_ids: tuple[np.ndarray, Any]) -> JudgedEntries:
@@ -58,11 +78,14 @@ class CompiledDocs:
         entries are rank positions ``bounds[q]:bounds[q + 1]``, its judged ids the rows
         ``first_row[q]:end_row[q]`` of ``row_ids`` (int64 offsets and UTF-8 bytes, as an
         Arrow string column). Looked up in C, on every core for a large run."""
-        order = self.order
+        segments = self._segments
+        by_segment = segments is not None and np.array_equal(segments[1], bounds)
         found = self.entries.judge(
-            order, np.ascontiguousarray(bounds, np.int64),
+            None if by_segment else self.order, np.ascontiguousarray(bounds, np.int64),
             np.ascontiguousarray(first_row, np.int64), np.ascontiguousarray(end_row, np.int64),
-            np.ascontiguousarray(row_ids[0], np.int64), row_ids[1])
+            np.ascontiguousarray(row_ids[0], np.int64), row_ids[1],
+            starts=np.ascontiguousarray(segments[0], np.int64) if by_segment and segments
+            else None)
         query, rank, row = found
         return JudgedEntries(np.frombuffer(query, dtype=np.int32),
                              np.frombuffer(rank, dtype=np.int64),
@@ -72,8 +95,12 @@ class CompiledDocs:
         """At most ``limit`` ids, every step-th entry (for advice about ids)."""
         n = len(self)
         at = np.arange(0, n, max(n // max(limit, 1), 1))[:limit]
-        if self.order is not None:
-            at = self.order[at]
+        if self._segments is not None:  # the entries there, without building the order
+            starts, offsets = self._segments
+            query = np.searchsorted(offsets, at, side="right") - 1
+            at = starts[query] + (at - offsets[query])
+        elif self._order is not None:
+            at = self._order[at]
         return [self.entries.get(int(i)) for i in at]
 
     def arrow(self) -> pa.Array:

@@ -542,6 +542,7 @@ static PyTypeObject EntriesType;
 typedef struct {
     const Table *head, *tail;  /* the entries' ids (see VocabObject) */
     const void *order;         /* rank position -> entry (NULL: the same) */
+    const int64_t *starts;     /* or per query: the entry at its first position (NULL) */
     int64_t n_entries;         /* an entry order names outside 0..n_entries-1: refused */
     int order_wide;            /* order is int64 (else int32) */
     const int64_t *bounds;     /* n_queries + 1: the queries' rank positions */
@@ -611,7 +612,8 @@ static void judge_range(const Judge *job, int64_t q_lo, int64_t q_hi, Hits *hits
             some |= 1ULL << (h >> 58);
         }
         for (int64_t pos = job->bounds[q]; pos < job->bounds[q + 1]; pos++) {
-            int64_t e = !job->order       ? pos
+            int64_t e = job->starts       ? job->starts[q] + (pos - job->bounds[q])
+                        : !job->order     ? pos
                         : job->order_wide ? ((const int64_t *)job->order)[pos]
                                           : ((const int32_t *)job->order)[pos];
             if ((uint64_t)e >= (uint64_t)job->n_entries) {
@@ -727,22 +729,23 @@ static PyObject *hits_joined(JudgePart *part, int64_t parts) {
     }
     return Py_BuildValue("(NNN)", out[0], out[1], out[2]);
 }
-/* judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0): the entries
- * judged for their own query, as three bytearrays (int32 query, int64 rank, int32 row): run
- * query q's entries are at rank positions bounds[q]..bounds[q+1] (entry order[pos]; order
- * None: pos), its qrels rows are first_row[q]..end_row[q], row r's doc id is
- * row_data[row_offsets[r]:row_offsets[r+1]]. Hits come in query order, then rank order;
- * see judge_parallel for ``parts``. */
+/* judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0, starts=None):
+ * the entries judged for their own query, as three bytearrays (int32 query, int64 rank,
+ * int32 row): run query q's entries are at rank positions bounds[q]..bounds[q+1] (entry
+ * order[pos]; order None: pos; starts given: starts[q] + pos - bounds[q]), its qrels rows
+ * are first_row[q]..end_row[q], row r's doc id is row_data[row_offsets[r]:row_offsets[r+1]].
+ * Hits come in query order, then rank order; see judge_parallel for ``parts``. */
 static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"order", "bounds", "first_row", "end_row", "row_offsets",
-                               "row_data", "parts", NULL};
+                               "row_data", "parts", "starts", NULL};
     PyObject *order_obj, *bounds_obj, *first_obj, *end_obj, *roff_obj, *rdata_obj;
+    PyObject *starts_obj = Py_None;
     Py_ssize_t parts = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO|n:judge", keywords, &order_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO|nO:judge", keywords, &order_obj,
                                      &bounds_obj, &first_obj, &end_obj, &roff_obj, &rdata_obj,
-                                     &parts))
+                                     &parts, &starts_obj))
         return NULL;
-    Py_buffer view[6];
+    Py_buffer view[7];
     int got = 0, ok = 1;
     Py_buffer *order = NULL;
     if (order_obj != Py_None) {
@@ -773,6 +776,12 @@ static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwar
     Py_buffer *rdata = &view[got];
     ok = ok && PyObject_GetBuffer(rdata_obj, rdata, PyBUF_SIMPLE) == 0;
     got += ok;
+    Py_buffer *starts = NULL;
+    if (ok && starts_obj != Py_None) {
+        starts = &view[got];
+        ok = get_array(starts_obj, starts, 8, n_queries, "starts") == 0;
+        got += ok;
+    }
     if (ok) { /* every position and row named must exist (and entry: judge_range) */
         const int64_t *b = bounds->buf, *fr = first->buf, *er = end->buf, *ro = roff->buf;
         int64_t n_pos = order ? order->len / order->itemsize : vocab_len(self);
@@ -786,7 +795,8 @@ static PyObject *entries_judge(VocabObject *self, PyObject *args, PyObject *kwar
     }
     PyObject *out = NULL;
     if (ok) {
-        Judge job = {&self->t, &self->tail, order ? order->buf : NULL, vocab_len(self),
+        Judge job = {&self->t, &self->tail, order ? order->buf : NULL,
+                     starts ? starts->buf : NULL, vocab_len(self),
                      order && order->itemsize == 8,
                      bounds->buf, first->buf, end->buf, roff->buf, rdata->buf};
         JudgePart part[JUDGE_THREADS];
@@ -817,10 +827,10 @@ static PyMethodDef entries_methods[] = {
     {"buffers", (PyCFunction)vocab_buffers, METH_NOARGS,
      "(offsets, data): int64 offsets (n + 1) and the ids' UTF-8 bytes."},
     {"judge", (PyCFunction)(void (*)(void))entries_judge, METH_VARARGS | METH_KEYWORDS,
-     "judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0): (query, "
-     "rank, row) bytearrays (int32, int64, int32) of the entries whose doc id is among "
-     "their own query's qrels rows; in ``parts`` parts at once (0: one per core for a "
-     "large run)."},
+     "judge(order, bounds, first_row, end_row, row_offsets, row_data, parts=0, starts=None): "
+     "(query, rank, row) bytearrays (int32, int64, int32) of the entries whose doc id is "
+     "among their own query's qrels rows; in ``parts`` parts at once (0: one per core for "
+     "a large run)."},
     {"order", (PyCFunction)vocab_order, METH_O,
      "int64 bytearray: positions of int32 entry indices (None: all) in byte-wise id order."},
     {NULL, NULL, 0, NULL}};

@@ -27,7 +27,7 @@ from ._columns import (
     subset,
 )
 from ._entries import CompiledDocs, JudgedEntries, is_compiled_vocab
-from ._ranking import file_order, rank_order, repair_sorted_ties, shifted_order
+from ._ranking import file_order, rank_order, repair_sorted_ties
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,8 +50,8 @@ class Run:
 
     __slots__ = ("_doc_codes", "_doc_ids", "_doc_vocab", "_scores", "_unranked", "metadata",
                  "name", "offsets", "query_ids")
-    _scores: np.ndarray | None  # None: ranked from _unranked (scores in file order, order)
-    _unranked: tuple[np.ndarray, np.ndarray] | None
+    _scores: np.ndarray | None  # None: from _unranked (scores in file order, their order)
+    _unranked: tuple[np.ndarray, CompiledDocs] | None
 
     def __init__(self, grouped: Grouped, name: str | None = None) -> None:
         order = rank_order(grouped.query_codes, grouped.values, grouped.doc_codes,
@@ -154,15 +154,18 @@ class Run:
         seg_start, seg_len = bounds[:-1], np.diff(bounds)
         offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
         np.cumsum(seg_len[by_id], out=offsets[1:])
-        order = shifted_order(seg_start[by_id] - offsets[:-1], seg_len[by_id], len(scores))
         run = object.__new__(Run)
         run.query_ids, run.offsets, run.scores = q_vocab, offsets, scores
-        if order is not None:  # the scores are put in rank order on first use (eval: never)
-            run._scores, run._unranked = None, (scores, order)
-        if scanned["tied"]:
-            order, run.scores = repair_sorted_ties(order, run.scores, offsets, entries)
         run._doc_vocab, run._doc_codes = None, None
-        run._doc_ids = CompiledDocs(entries, order)
+        if (seg_start[by_id] == offsets[:-1]).all():  # in rank order already
+            run._doc_ids = CompiledDocs(entries, None)
+        else:  # the segments change places: the order and the scores follow on first use
+            run._doc_ids = CompiledDocs(entries, None, (seg_start[by_id], offsets))
+            run._scores, run._unranked = None, (scores, run._doc_ids)
+        if scanned["tied"]:
+            order, run.scores = repair_sorted_ties(run._doc_ids.order, run.scores, offsets,
+                                                   entries)
+            run._doc_ids = CompiledDocs(entries, order)
         run.name = name
         run.metadata = {}
         return run
@@ -328,8 +331,8 @@ class Run:
     def scores(self) -> np.ndarray:
         """Each entry's score (float64), in rank order."""
         if self._scores is None:  # a compiled run's: ranked on first use
-            values, order = cast("tuple[np.ndarray, np.ndarray]", self._unranked)
-            self._scores, self._unranked = values[order], None
+            values, ranked = cast("tuple[np.ndarray, CompiledDocs]", self._unranked)
+            self._scores, self._unranked = values[ranked.order], None
         return self._scores
 
     @scores.setter

@@ -10,6 +10,7 @@ ways. Without the extension built (no compiler) the comparisons are skipped, and
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import subprocess
 import sys
@@ -384,31 +385,38 @@ def test_a_run_scanned_in_two_parts_evaluates_alike(monkeypatch: pytest.MonkeyPa
 
 
 @st.composite
-def judge_cases(draw: Any) -> tuple[list[str], list[int] | None, list[int], list[list[str] | None]]:
-    """Entries' doc ids, an order of rank positions (None: file order), query bounds over
-    the positions, and each query's judged ids (None: a query the qrels lack; a repeated
+def judge_cases(draw: Any) -> tuple[list[str], list[int] | None, list[int] | None, list[int],
+                                    list[list[str] | None]]:
+    """Entries' doc ids; an order of rank positions, or each query's first entry (the
+    segments of a file put in another order), or neither (file order); query bounds over
+    the positions; and each query's judged ids (None: a query the qrels lack; a repeated
     id, a query judging more ids than a small table holds)."""
     docs = draw(st.lists(st.text(alphabet="abc", max_size=4), min_size=1, max_size=120))
-    order = draw(st.none() | st.permutations(range(len(docs))).map(list))
+    how = draw(st.sampled_from(["file", "order", "starts"]))
+    order = draw(st.permutations(range(len(docs))).map(list)) if how == "order" else None
     n_pos = len(docs) if order is None else draw(st.integers(0, len(docs)))
     order = None if order is None else order[:n_pos]
     cuts = sorted(draw(st.lists(st.integers(0, n_pos), max_size=12)))
     bounds = [0, *cuts, n_pos]
+    starts = None
+    if how == "starts":
+        starts = [draw(st.integers(0, len(docs) - (end - start)))
+                  for start, end in itertools.pairwise(bounds)]
     judged = draw(st.lists(st.none() | st.lists(st.text(alphabet="abc", max_size=4),
                                                 max_size=20),
                            min_size=len(bounds) - 1, max_size=len(bounds) - 1))
-    return docs, order, bounds, judged
+    return docs, order, starts, bounds, judged
 
 
 @compiled
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(judge_cases(), st.integers(1, 8))
 def test_entries_judge_is_python_s(case: tuple, parts: int) -> None:
     """``Entries.judge``: the (query, rank, row) of every entry whose doc id is among its
     own query's judged ids (the first row of a repeated id), in query then rank order,
-    whatever the order of positions and the number of parts judged at once (a large
-    run's are split over the cores)."""
-    docs, order, bounds, judged = case
+    whatever the order of positions (given entry by entry or query by query) and the
+    number of parts judged at once (a large run's are split over the cores)."""
+    docs, order, starts, bounds, judged = case
     data = "".join(f"q0 Q0 d{d} {r + 1} {-r} t\n" for r, d in enumerate(docs)).encode()
     scan = scanner().Scanner("run")
     assert scan.feed(data)
@@ -424,14 +432,18 @@ def test_entries_judge_is_python_s(case: tuple, parts: int) -> None:
     for q in range(len(bounds) - 1):
         mine = rows[first_row[q]:end_row[q]]
         for pos in range(bounds[q], bounds[q + 1]):
-            doc = f"d{docs[pos if order is None else order[pos]]}"
+            entry = pos if order is None else order[pos]
+            if starts is not None:
+                entry = starts[q] + pos - bounds[q]
+            doc = f"d{docs[entry]}"
             if doc in mine:
                 expected.append((q, pos - bounds[q], first_row[q] + mine.index(doc)))
     arrays = (None if order is None else np.array(order, dtype=np.int32),
               np.array(bounds, dtype=np.int64), np.array(first_row, dtype=np.int64),
               np.array(end_row, dtype=np.int64), offsets, row_data)
+    given_starts = None if starts is None else np.array(starts, dtype=np.int64)
     for kw in ({"parts": parts}, {}):
-        query, rank, row = entries.judge(*arrays, **kw)
+        query, rank, row = entries.judge(*arrays, starts=given_starts, **kw)
         got = zip(np.frombuffer(query, np.int32).tolist(), np.frombuffer(rank, np.int64).tolist(),
                   np.frombuffer(row, np.int32).tolist(), strict=True)
         assert list(got) == expected
@@ -439,8 +451,8 @@ def test_entries_judge_is_python_s(case: tuple, parts: int) -> None:
 
 @compiled
 def test_entries_judge_refuses_what_is_out_of_range() -> None:
-    """A bound past the positions, a row past the judged ids or an order naming a missing
-    entry is a ValueError, never a read outside the arrays."""
+    """A bound past the positions, a row past the judged ids, or an order or segment start
+    naming a missing entry is a ValueError, never a read outside the arrays."""
     scan = scanner().Scanner("run")
     assert scan.feed(b"q0 Q0 d1 1 2 t\nq0 Q0 d2 2 1 t\n")
     entries = scan.finish()["docs"]
@@ -452,6 +464,9 @@ def test_entries_judge_refuses_what_is_out_of_range() -> None:
                     (0, np.array([0, 5], dtype=np.int32)), (4, np.array([0, 9]))]:
         with pytest.raises(ValueError, match="judge"):
             entries.judge(*good[:at], bad, *good[at + 1:])
+    for starts in (one + 1, np.array([0, 0])):  # the second entry's segment runs past the end
+        with pytest.raises(ValueError, match="judge"):
+            entries.judge(*good, starts=starts)
 
 
 @pytest.mark.parametrize("pure", [False, True])
@@ -493,3 +508,35 @@ def test_the_run_scan_starts_without_numpy(tmp_path: Path) -> None:
     run = sb.Run.from_file(path)
     assert json.loads(done.stdout) == [run.query_ids.tolist(), run.offsets.tolist(),
                                        run.scores.tolist()]
+
+
+@compiled
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.randoms(), st.integers(1, 9))
+def test_compiled_docs_by_segments_are_the_docs_by_order(lengths: list[int], rng: Any,
+                                                         limit: int) -> None:
+    """A run whose file segments only change places keeps them as ``segments``, not an
+    order per entry: its length, sample, ids and a part taken are those of the same docs
+    given the order entry by entry."""
+    from searchbench.data._entries import CompiledDocs
+
+    file_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    data = "".join(f"q0 Q0 d{e} {e + 1} {-e} t\n" for e in range(sum(lengths))).encode()
+    scan = scanner().Scanner("run")
+    assert scan.feed(data)
+    entries = scan.finish()["docs"]
+    ranked = list(range(len(lengths)))
+    rng.shuffle(ranked)
+    offsets = np.concatenate([[0], np.cumsum([lengths[q] for q in ranked])]).astype(np.int64)
+    starts = file_starts[ranked]
+    order = np.concatenate([np.arange(s, s + lengths[q]) for q, s in zip(ranked, starts,
+                                                                        strict=True)])
+    by_segments, by_order = CompiledDocs(entries, None, (starts, offsets)), \
+        CompiledDocs(entries, order)
+    assert len(by_segments) == len(by_order)
+    assert by_segments.sample(limit) == by_order.sample(limit)
+    index = np.array([len(order) - 1, 0])
+    assert by_segments.take(index).order.tolist() == by_order.take(index).order.tolist()
+    built = by_segments.order  # None: the file's order (no segment moved)
+    assert (np.arange(len(order)) if built is None else built).tolist() == order.tolist()
+    assert by_segments.arrow().to_pylist() == by_order.arrow().to_pylist()
