@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     )
     from .folders import atomic_folder
     from .markdown import md_table, md_text
-    from .paths import default_cache_dir, safe_component, within
+    from .paths import default_cache_dir, is_dir, path_exists, safe_component, within
     from .secrets import hold, hold_url, redact, redacted, remote_text
     from .urls import public_url, split_url
     from .versions import LIBRARIES, library_versions, machine, package_version, utc_now
@@ -79,6 +79,8 @@ _HOMES = {
     "md_table": "markdown",
     "md_text": "markdown",
     "default_cache_dir": "paths",
+    "is_dir": "paths",
+    "path_exists": "paths",
     "safe_component": "paths",
     "within": "paths",
     "hold": "secrets",
@@ -111,6 +113,7 @@ __all__ = [
     "hold",
     "hold_url",
     "interrupted_message",
+    "is_dir",
     "is_hidden",
     "json_safe",
     "keeping",
@@ -122,6 +125,7 @@ __all__ = [
     "one_line",
     "output_error",
     "package_version",
+    "path_exists",
     "progress",
     "progress_enabled",
     "public_mode",

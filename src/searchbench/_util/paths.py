@@ -1,4 +1,5 @@
-"""The one check for a user-supplied name that becomes a file or folder name.
+"""The one check for a user-supplied name that becomes a file or folder name, and the
+questions about a user-supplied path that never raise (:func:`path_exists`, :func:`is_dir`).
 
 A split, evaluation-set, retriever or system name comes from a command line, a config or
 an evaluation set; before it becomes one component of a path it must pass
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 
-__all__ = ["default_cache_dir", "safe_component", "within"]
+__all__ = ["default_cache_dir", "is_dir", "path_exists", "safe_component", "within"]
 
 _FORBIDDEN = {"/": "a '/'", "\\": "a '\\'", "\x00": "a NUL character"}
 _MAX_BYTES = 200  # well under NAME_MAX (255) so a suffix (.trec, .tsv.gz, .tmp) still fits
@@ -79,3 +80,23 @@ def default_cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base).expanduser() / "searchbench"
+
+
+def path_exists(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` exists; False, not an OSError, for one the system refuses to look
+    up (a name too long, a NUL byte, a loop of links, no permission): a path from a config
+    or a command line is then "not found", as anything else that is not there."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def is_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder; False for one the system refuses to look up (see
+    :func:`path_exists`)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .._util import safe_component
+from .._util import path_exists, safe_component
 from ..data import EvalSet, read_beir, read_native
 from ..errors import ConfigError
 from .classic import CLASSIC
@@ -87,7 +87,7 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, str]:
             raise ConfigError(f"evaluation set {text!r}: nothing after '{prefix}:'; expected "
                               f"'{prefix}:{_ARG.get(prefix, 'DIR')}'")
         return prefix, rest
-    if sep and len(prefix) > 1 and not Path(text).exists():
+    if sep and len(prefix) > 1 and not path_exists(text):
         raise ConfigError(
             f"unknown evaluation set {text!r}; expected 'pyref', a folder, or one of "
             + ", ".join(f"{p}:{_ARG.get(p, 'DIR')}" for p in _PREFIXES[1:]))
@@ -96,7 +96,7 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, str]:
 
 def _folder(path: str, split: str, strict: bool, ignore_identical_ids: bool) -> EvalSet:
     root = Path(path)
-    if not root.exists():
+    if not path_exists(root):
         raise ConfigError(f"{path}: no such folder; expected an evaluation set folder or a "
                           "name such as 'pyref' (see: searchbench datasets list)")
     if (root / "qrels").is_dir() and not (root / "qrels.tsv").exists():

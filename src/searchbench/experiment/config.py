@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._util import is_dir, path_exists
 from ..errors import ConfigError, SearchbenchError
 from ..measures import parse_measures
 from ..retrieval import RetrieverSpec as RetrievalSpec
@@ -486,11 +487,11 @@ def _check_model(spec: str, base: Path, where: str) -> None:
     kind, _, rest = spec.partition(":")
     if kind in ("sentence-transformers", "st", "model2vec") and rest:
         path = Path(rest) if Path(rest).is_absolute() else base / rest
-        if path.is_dir():
+        if is_dir(path):
             return
     if kind in ("onnx", "onnx-int8", "openai") and rest:
         return
-    if Path(spec).is_dir() or (base / spec).is_dir():
+    if is_dir(spec) or is_dir(base / spec):
         return
     raise ConfigError(f"{where}: key 'model' is {spec!r}: unknown model and not a local "
                       f"folder (searchbench never downloads models); allowed: "
@@ -502,10 +503,10 @@ def resolve_model(spec: str, base: Path) -> str:
     """``spec`` with a relative local model folder made absolute against ``base``."""
     kind, sep, rest = spec.partition(":")
     if sep and kind in ("sentence-transformers", "st", "model2vec") and rest and \
-            not Path(rest).is_absolute() and (base / rest).is_dir():
+            not Path(rest).is_absolute() and is_dir(base / rest):
         return f"{kind}:{(base / rest).resolve()}"
-    if not sep and spec not in _model_names() and not Path(spec).is_dir() and \
-            (base / spec).is_dir():
+    if not sep and spec not in _model_names() and not is_dir(spec) and \
+            is_dir(base / spec):
         return str((base / spec).resolve())
     return spec
 
@@ -520,7 +521,7 @@ def _check_evalset(spec: str, base: Path, where: str) -> None:
     if kind in ("pyref", "beir-download"):
         return
     path = Path(arg) if Path(arg).is_absolute() else base / arg
-    if not path.exists():
+    if not path_exists(path):
         raise ConfigError(f"{where}: key 'evalset' is {spec!r}: {path} does not exist; "
                           "expected 'pyref', a folder, or beir:DIR, cranfield:DIR, … "
                           "(see: searchbench datasets list)")

@@ -123,6 +123,17 @@ def test_unknown_model_and_evalset_fail_before_work(tmp_path):
     assert "evalset" in msg and "pyref" in msg
 
 
+@pytest.mark.parametrize("name", ["9" * 5000, "a/" * 3000 + "x", "beir:" + "d" * 300])
+def test_a_path_the_system_refuses_is_a_config_error(tmp_path, name):
+    """A folder name too long for the system (or with a component too long) is "not
+    found" for an evaluation set and a model folder: one ConfigError, never an OSError."""
+    msg = _error(tmp_path / "e.toml", f'evalset = "{name}"\n[[retrievers]]\ntype = "bm25"\n')
+    assert "key 'evalset'" in msg or "evaluation set" in msg
+    msg = _error(tmp_path / "m.toml", 'evalset = "pyref"\n[[retrievers]]\nname = "d"\n'
+                                      f'type = "dense"\nmodel = "sentence-transformers:{name}"\n')
+    assert "key 'model'" in msg
+
+
 def test_dense_needs_a_model():
     with pytest.raises(ConfigError, match="needs key 'model'"):
         _cfg(retrievers=[{"type": "dense"}])
