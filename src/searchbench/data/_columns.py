@@ -229,7 +229,7 @@ def flatten_mapping(mapping: object, what: str, source: str
     return qs, ds, column
 
 
-def sorted_codes(codes: bytes | bytearray, vocab: Any) -> Interned:
+def sorted_codes(codes: bytes | bytearray | np.ndarray, vocab: Any) -> Interned:
     """Codes of a compiled scan (int32, ids in order of first appearance) as
     :class:`Interned` codes into the byte-wise sorted vocabulary (``vocab`` is the scan's
     ``Vocab``)."""

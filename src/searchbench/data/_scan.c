@@ -966,6 +966,8 @@ typedef struct {
     Table queries, docs;  /* docs: qrels ids interned; a run's ids one per entry */
     Table docs_tail;      /* a run's: the ids of the part absorbed (see VocabObject) */
     Buf q_codes, d_codes, values; /* int32, int32 (qrels), float64 (run) or int64 (qrels) */
+    Buf q_bounds;         /* a grouped run's: int64, the first row of each query, instead of
+                           * q_codes (built from them if the run turns out not grouped) */
     Seen seen;            /* run: the current query's doc ids */
     int64_t rows;
     int32_t prev_q;
@@ -983,6 +985,7 @@ static void scanner_dealloc(ScannerObject *self) {
     table_free(&self->docs);
     table_free(&self->docs_tail);
     buf_free(&self->q_codes);
+    buf_free(&self->q_bounds);
     buf_free(&self->d_codes);
     buf_free(&self->values);
     free(self->seen.slots);
@@ -1087,6 +1090,31 @@ static int table_append(Table *t, const char *s, size_t len) {
     return 0;
 }
 
+/* The query code of a row (qrels, or a run not grouped); -1 out of memory. */
+static inline int add_code(ScannerObject *self, int64_t q) {
+    if (buf_reserve(&self->q_codes, 4) < 0) return -1;
+    int32_t code = (int32_t)q;
+    memcpy(self->q_codes.p + self->q_codes.used, &code, 4);
+    self->q_codes.used += 4;
+    return 0;
+}
+
+/* A grouped run's q_codes, written out of q_bounds for its rows so far (query k holds the
+ * rows from bounds[k] to the next query's); q_bounds emptied. -1 out of memory. */
+static int codes_from_bounds(ScannerObject *self) {
+    const int64_t *bounds = (const int64_t *)self->q_bounds.p;
+    int64_t n = (int64_t)(self->q_bounds.used / 8);
+    if (buf_reserve(&self->q_codes, (size_t)self->rows * 4) < 0) return -1;
+    int32_t *out = (int32_t *)(self->q_codes.p + self->q_codes.used);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t end = k + 1 < n ? bounds[k + 1] : self->rows;
+        for (int64_t r = bounds[k]; r < end; r++) out[r] = (int32_t)k;
+    }
+    self->q_codes.used += (size_t)self->rows * 4;
+    buf_free(&self->q_bounds);
+    return 0;
+}
+
 /* One data line's fields (start, length); 0 to defer to the pure reader. */
 static int add_line(ScannerObject *self, const char **field, const size_t *len) {
     if (self->skip_first) {
@@ -1094,7 +1122,7 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
         return 1;
     }
     Buf *values = &self->values;
-    if (buf_reserve(&self->q_codes, 4) < 0 || buf_reserve(values, 8) < 0) return -1;
+    if (buf_reserve(values, 8) < 0) return -1;
     double score = 0;
     int64_t grade = 0;
     if (self->kind == RUN) {
@@ -1117,8 +1145,6 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
         q = table_intern(&self->queries, qs, qlen);
         if (q < 0) return -1;
     }
-    ((int32_t *)(self->q_codes.p + self->q_codes.used))[0] = (int32_t)q;
-    self->q_codes.used += 4;
     const char *ds = field[self->d_field];
     size_t dlen = len[self->d_field];
     if (self->kind == RUN) {
@@ -1131,10 +1157,18 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
             if (score > self->prev_score) self->descending = 0;
             if (score == self->prev_score) self->tied = 1;
         } else {
-            if (q != self->queries.n - 1 || self->prev_q >= q)
+            if (self->grouped && (q != self->queries.n - 1 || self->prev_q >= q)) {
+                if (codes_from_bounds(self) < 0) return -1;
                 self->grouped = 0; /* a query seen before comes back */
+            }
+            if (self->grouped) {
+                if (buf_reserve(&self->q_bounds, 8) < 0) return -1;
+                memcpy(self->q_bounds.p + self->q_bounds.used, &self->rows, 8);
+                self->q_bounds.used += 8;
+            }
             seen_restart(&self->seen, self->rows);
         }
+        if (!self->grouped && add_code(self, q) < 0) return -1;
         if (self->grouped && !self->duplicate) { /* else the pure reader's checks decide */
             int twin = seen_add(&self->seen, &self->docs, ds, dlen, self->rows);
             if (twin < 0) return -1;
@@ -1143,7 +1177,7 @@ static int add_line(ScannerObject *self, const char **field, const size_t *len) 
         self->prev_q = (int32_t)q;
         self->prev_score = score;
     } else {
-        if (buf_reserve(&self->d_codes, 4) < 0) return -1;
+        if (add_code(self, q) < 0 || buf_reserve(&self->d_codes, 4) < 0) return -1;
         int64_t d = table_intern(&self->docs, ds, dlen);
         if (d < 0) return -1;
         ((int32_t *)(self->d_codes.p + self->d_codes.used))[0] = (int32_t)d;
@@ -1375,14 +1409,27 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
                                          self->kind == RUN ? &EntriesType
                                                                           : &VocabType)
                              : NULL;
-    PyObject *q_codes = docs ? buf_take(&self->q_codes) : NULL;
-    PyObject *d_codes = q_codes ? buf_take(&self->d_codes) : NULL;
+    int by_bounds = self->kind == RUN && self->grouped; /* query_codes None, query_bounds */
+    if (by_bounds && buf_reserve(&self->q_bounds, 8) < 0) {
+        Py_XDECREF(queries);
+        Py_XDECREF(docs);
+        return PyErr_NoMemory();
+    }
+    if (by_bounds) { /* the end of the last query */
+        memcpy(self->q_bounds.p + self->q_bounds.used, &self->rows, 8);
+        self->q_bounds.used += 8;
+    }
+    PyObject *q_codes = !docs ? NULL : by_bounds ? Py_NewRef(Py_None) : buf_take(&self->q_codes);
+    PyObject *q_bounds = !q_codes ? NULL : by_bounds ? buf_take(&self->q_bounds)
+                                                     : Py_NewRef(Py_None);
+    PyObject *d_codes = q_bounds ? buf_take(&self->d_codes) : NULL;
     PyObject *values = d_codes ? buf_take(&self->values) : NULL;
     PyObject *out = NULL;
     if (values) {
         out = Py_BuildValue(
-            "{sNsNsNsNsNsLsOsOsOsOsO}", "queries", queries, "docs", docs, "query_codes",
-            q_codes, "doc_codes", d_codes, "values", values, "rows", (long long)self->rows,
+            "{sNsNsNsNsNsNsLsOsOsOsOsO}", "queries", queries, "docs", docs, "query_codes",
+            q_codes, "query_bounds", q_bounds, "doc_codes", d_codes, "values", values,
+            "rows", (long long)self->rows,
             "grouped", self->grouped ? Py_True : Py_False, "descending",
             self->descending ? Py_True : Py_False, "duplicate",
             self->duplicate ? Py_True : Py_False, "tied", self->tied ? Py_True : Py_False,
@@ -1392,6 +1439,7 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
     Py_XDECREF(queries);
     Py_XDECREF(docs);
     Py_XDECREF(q_codes);
+    Py_XDECREF(q_bounds);
     Py_XDECREF(d_codes);
     return NULL;
 }
@@ -1401,7 +1449,7 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *Py_UNUSED(ignored
  * scans; they stay where the second part wrote them: see VocabObject.) */
 typedef struct {
     ScannerObject *self, *b;
-    const int32_t *to; /* b's query code -> self's */
+    const int32_t *to; /* b's query code -> self's (NULL: both grouped, no codes) */
     size_t rows;
 } Append;
 
@@ -1413,6 +1461,7 @@ static void *append_scores(void *arg) {
 }
 
 static void append_queries(const Append *job) { /* b's query codes, remapped */
+    if (!job->to) return; /* grouped: the bounds are appended already */
     int32_t *q_out = (int32_t *)(job->self->q_codes.p + job->self->q_codes.used);
     const int32_t *q_in = (const int32_t *)job->b->q_codes.p;
     for (size_t i = 0; i < job->rows; i++) q_out[i] = job->to[q_in[i]];
@@ -1441,11 +1490,27 @@ static int absorb_rows(ScannerObject *self, ScannerObject *b) {
         to[code] = (int32_t)q;
     }
     size_t rows = (size_t)b->rows;
-    if (buf_reserve(&self->q_codes, rows * 4) < 0 || buf_reserve(&self->values, rows * 8) < 0) {
+    int grouped = self->grouped && b->grouped && !shared;
+    if (grouped) { /* b's queries are self's next ones, in order: their first rows follow */
+        if (buf_reserve(&self->q_bounds, b->q_bounds.used) < 0) {
+            buf_free(&remap);
+            return -1;
+        }
+        int64_t *out = (int64_t *)(self->q_bounds.p + self->q_bounds.used);
+        const int64_t *in = (const int64_t *)b->q_bounds.p;
+        for (size_t k = 0; k < b->q_bounds.used / 8; k++) out[k] = in[k] + self->rows;
+        self->q_bounds.used += b->q_bounds.used;
+    } else if ((self->grouped && codes_from_bounds(self) < 0) ||
+               (b->grouped && codes_from_bounds(b) < 0) ||
+               buf_reserve(&self->q_codes, rows * 4) < 0) {
         buf_free(&remap);
         return -1;
     }
-    Append job = {self, b, to, rows};
+    if (buf_reserve(&self->values, rows * 8) < 0) {
+        buf_free(&remap);
+        return -1;
+    }
+    Append job = {self, b, grouped ? NULL : to, rows};
     self->busy = b->busy = 1; /* no feed() or finish() while the GIL is let go */
     Py_BEGIN_ALLOW_THREADS
     pthread_t helper; /* the scores there, the query codes here */
@@ -1457,10 +1522,11 @@ static int absorb_rows(ScannerObject *self, ScannerObject *b) {
     self->busy = b->busy = 0;
     buf_free(&remap);
     buf_free(&b->q_codes);
+    buf_free(&b->q_bounds);
     buf_free(&b->values);
     self->docs_tail = b->docs; /* absorb() takes one part: the tail is empty until now */
     memset(&b->docs, 0, sizeof(b->docs));
-    self->grouped = self->grouped && b->grouped && !shared;
+    self->grouped = grouped;
     self->descending = self->descending && b->descending;
     self->duplicate = self->duplicate || b->duplicate;
     self->tied = self->tied || b->tied;

@@ -139,18 +139,22 @@ class Run:
         # the scan's columns are taken out of it: each is freed once used
         scores = np.frombuffer(scanned.pop("values"), dtype=np.float64)
         entries = scanned["docs"]
+        bounds = scanned.pop("query_bounds")  # a grouped run's: where each query starts
+        bounds = None if bounds is None else np.frombuffer(bounds, dtype=np.int64)
         if keep is not None or scanned["duplicate"] or not scanned["grouped"] or \
                 not scanned["descending"] or len(entries) >= 2**31 - 1:
             # as the pure reader: ids as one Arrow array
-            queries = sorted_codes(scanned.pop("query_codes"), scanned["queries"])
+            codes = scanned.pop("query_codes")
+            if bounds is not None:
+                codes = np.repeat(np.arange(len(bounds) - 1, dtype=np.int32), np.diff(bounds))
+            queries = sorted_codes(codes, scanned["queries"])
             docs = Strings(compiled_arrow(entries), valid=True)
             return cls._consume([queries, docs, scores], name=name, keep=keep,
                                 source=source, describe_line=describe_line)
         # grouped by query: query codes (in order of first appearance) number the file's
-        # segments and never fall, so a binary search per query finds its segment
+        # segments, which the scan gives as the first row of each
         by_id, q_vocab = sorted_vocab(scanned["queries"])
-        bounds = np.searchsorted(np.frombuffer(scanned.pop("query_codes"), dtype=np.int32),
-                                 np.arange(len(by_id) + 1, dtype=np.int32))
+        bounds = cast("np.ndarray", bounds)
         seg_start, seg_len = bounds[:-1], np.diff(bounds)
         offsets = np.zeros(len(q_vocab) + 1, dtype=np.int64)
         np.cumsum(seg_len[by_id], out=offsets[1:])

@@ -317,16 +317,23 @@ def test_vocab_order_is_bytewise_then_position(ids: list[str], picks: list[int])
 
 
 @compiled
-@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize("back", [None, "after the cut", "in the first part",
+                                  "in the second part"])
 def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path, grouped: bool) -> None:
+                                                   tmp_path: Path, back: str | None) -> None:
     """A run file of at least ``SPLIT_BYTES`` is cut at a query boundary near its middle
     and its parts scanned at once; the run is the one-part scan's and the pure reader's,
-    also when a query comes back after the cut (the run is then not grouped)."""
+    also when a query comes back (the run is then not grouped) within either part or
+    after the cut."""
     lines = [f"q{q} Q0 d{(q * 7 + r) % 23} {r + 1} {1 - r / 50:.3f} tag\n"
              for q in range(40) for r in range(12)]
-    if not grouped:
-        lines += [f"q0 Q0 late{r} {r + 1} {-r:.1f} tag\n" for r in range(3)]
+    at = {"after the cut": len(lines), "in the first part": 120,
+          "in the second part": len(lines) - 12}.get(back or "", 0)
+    came_back = {"after the cut": "q0", "in the first part": "q1",
+                 "in the second part": "q30"}.get(back or "")
+    if came_back:
+        lines[at:at] = [f"{came_back} Q0 late{r} {r + 1} {-r:.1f} tag\n" for r in range(3)]
+    grouped = back is None
     path = tmp_path / "run.trec"
     path.write_text("".join(lines))
     monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
@@ -343,8 +350,10 @@ def test_a_large_run_is_scanned_in_two_parts_alike(monkeypatch: pytest.MonkeyPat
     for key in ("rows", "grouped", "descending", "duplicate", "tied", "tag"):
         assert in_two[key] == in_one[key]
     assert in_two["queries"].tolist() == in_one["queries"].tolist()
-    for key in ("query_codes", "values"):
-        assert bytes(in_two[key]) == bytes(in_one[key])
+    for key in ("query_codes", "query_bounds", "values"):  # bounds: grouped, codes: not
+        assert (in_two[key] is None) == (in_one[key] is None) == (key == "query_codes") \
+            if grouped else (in_two[key] is None) == (key == "query_bounds")
+        assert in_two[key] is None or bytes(in_two[key]) == bytes(in_one[key])
     assert [bytes(b) for b in in_two["docs"].buffers()] == \
         [bytes(b) for b in in_one["docs"].buffers()]
     monkeypatch.setattr(_compiled, "SPLIT_BYTES", 1)
