@@ -3,7 +3,8 @@
 The public surface is this ``__init__``: the data model (:class:`Qrels`, :class:`Run`,
 :class:`Corpus`, :class:`Queries`, :class:`EvalSet`), the readers and writers of every file
 format, and the id helpers the measures engine joins with (:func:`lookup`,
-:func:`as_arrow_strings`, :class:`IdIndex`, :func:`from_numpy`). Modules with a leading
+:func:`as_arrow_strings`, :class:`IdIndex`, :func:`from_numpy`, :func:`utf8_column`,
+:class:`JudgedEntries`). Modules with a leading
 underscore (``_text``, ``_files``, ``_columns``, ``_strings``, ``_arrow``) are private to
 this package. Every name loads on first use: ``import searchbench.data`` loads neither numpy
 nor pyarrow, so :class:`RunsReadAhead` can start scanning run files with the compiled
