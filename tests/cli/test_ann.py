@@ -50,6 +50,32 @@ def test_groundtruth_bad_input(files, capsys, args, message):
     assert rc == 1 and message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("quiet", [False, True])
+def test_groundtruth_reports_a_warning_once_as_one_line(files, capsys, monkeypatch, quiet):
+    """A library warning during ``ann groundtruth`` is one ``warning:`` line (once, none
+    with -q), as in every other command, not Python's file:line form."""
+    import warnings
+
+    import searchbench.knn
+    from searchbench.errors import SearchbenchWarning
+
+    exact = searchbench.knn.exact_knn
+
+    def warning_twice(*args, **kwargs):
+        for _ in range(2):
+            warnings.warn("the corpus holds repeated vectors", SearchbenchWarning, stacklevel=2)
+        return exact(*args, **kwargs)
+
+    monkeypatch.setattr(searchbench.knn, "exact_knn", warning_twice)
+    d, _, _ = files
+    rc = main(["ann", "groundtruth", "--vectors", str(d / "b.npy"), "--queries",
+               str(d / "q.npy"), "-k", "3", "-o", str(d / "w.npz"), *(["-q"] if quiet else [])])
+    err = capsys.readouterr().err
+    assert rc == 0
+    expected = [] if quiet else ["warning: the corpus holds repeated vectors"]
+    assert [line for line in err.splitlines() if "repeated" in line] == expected
+
+
 def test_unknown_metric_is_a_usage_error_listing_aliases(files, capsys):
     d, _, _ = files
     rc = main(["ann", "groundtruth", "--vectors", str(d / "b.npy"), "--queries",

@@ -76,19 +76,20 @@ def groundtruth_command(vectors: Path, queries: Path, metric: str, k: int, extra
 
     refuse_sources(output, [vectors, queries])  # the more telling message first
     refuse_existing(force, output)
-    base = read_vectors(vectors, key="train")
-    qv = read_vectors(queries, key="test")
-    t0 = time.perf_counter()
-    if engine == "ray":
-        from ..distributed import sharded_knn  # lazy: cli start-up (distributed, numpy)
+    with reported_warnings(quiet):
+        base = read_vectors(vectors, key="train")
+        qv = read_vectors(queries, key="test")
+        t0 = time.perf_counter()
+        if engine == "ray":
+            from ..distributed import sharded_knn  # lazy: cli start-up (distributed, numpy)
 
-        source = vectors if vectors.suffix == ".npy" and vectors.is_file() else base
-        gt = sharded_knn(source, qv, k, metric, extra=extra, shards=shards, address=address,
-                         quiet=quiet or None)
-    else:
-        gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads, engine=engine)
-    gt.provenance.update(vectors=str(vectors), queries=str(queries))
-    gt.save(output)
+            source = vectors if vectors.suffix == ".npy" and vectors.is_file() else base
+            gt = sharded_knn(source, qv, k, metric, extra=extra, shards=shards,
+                             address=address, quiet=quiet or None)
+        else:
+            gt = exact_knn(base, qv, k, metric, extra=extra, threads=threads, engine=engine)
+        gt.provenance.update(vectors=str(vectors), queries=str(queries))
+        gt.save(output)
     _say(quiet)(f"{gt.n_queries} queries × {gt.depth} neighbours ({metric}) over "
                 f"{base.shape[0]} vectors in {time.perf_counter() - t0:.2f}s")
     click.echo(str(output))
