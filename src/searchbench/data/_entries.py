@@ -18,7 +18,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CompiledDocs", "JudgedEntries", "is_compiled_entries"]
+__all__ = ["CompiledDocs", "JudgedEntries", "is_compiled_entries", "shifted_order"]
 
 
 class JudgedEntries(NamedTuple):
@@ -54,8 +54,6 @@ class CompiledDocs:
     def order(self) -> np.ndarray | None:
         """The entry at each rank position (None: file order)."""
         if self._segments is not None:
-            from ._ranking import shifted_order  # lazy: _ranking imports this module
-
             starts, offsets = self._segments
             self._order = shifted_order(starts - offsets[:-1], np.diff(offsets),
                                         int(offsets[-1]))
@@ -127,3 +125,14 @@ def entries_arrow(entries: Any) -> pa.Array:
 def is_compiled_vocab(vocab: object) -> bool:
     """Whether ``vocab`` is the compiled reader's ``Vocab`` (ids held in C)."""
     return type(vocab).__name__ == "Vocab" and hasattr(vocab, "codes_of")
+
+
+def shifted_order(shift: np.ndarray, seg_len: np.ndarray, n: int) -> np.ndarray | None:
+    """The order putting segments of ``seg_len`` entries, each ``shift`` entries further on
+    in the file, one after the other (None: no segment moves); int32 where it suffices."""
+    if not shift.any():
+        return None
+    kind = np.int32 if n < 2**31 else np.int64
+    order = np.repeat(shift.astype(kind), seg_len)
+    order += np.arange(n, dtype=kind)
+    return order

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._entries import is_compiled_entries, is_compiled_vocab
+from ._entries import is_compiled_entries, is_compiled_vocab, shifted_order
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["file_order", "rank_order", "repair_sorted_ties", "shifted_order"]
+__all__ = ["file_order", "rank_order", "repair_sorted_ties"]
 
 
 def file_order(query: np.ndarray, score: np.ndarray, ids: Any
@@ -30,17 +30,6 @@ def file_order(query: np.ndarray, score: np.ndarray, ids: Any
             return rank_order(query, score, None, ids), True
         return order, False
     return shifted_order(*segments, len(query)), False
-
-
-def shifted_order(shift: np.ndarray, seg_len: np.ndarray, n: int) -> np.ndarray | None:
-    """The order putting segments of ``seg_len`` entries, each ``shift`` entries further on
-    in the file, one after the other (None: no segment moves); int32 where it suffices."""
-    if not shift.any():
-        return None
-    kind = np.int32 if n < 2**31 else np.int64
-    order = np.repeat(shift.astype(kind), seg_len)
-    order += np.arange(n, dtype=kind)
-    return order
 
 
 def repair_sorted_ties(order: np.ndarray | None, scores: np.ndarray, offsets: np.ndarray,
