@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import DataFormatError
+from ._utf8 import utf8_column
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -178,27 +179,3 @@ def lookup_sorted(vocab: np.ndarray, ids: np.ndarray) -> np.ndarray:
     keys, values = np.asarray(vocab).astype(str), np.asarray(ids).astype(str)
     at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     return np.where(keys[at] == values, at, -1).astype(np.int32)
-
-
-def utf8_column(ids: np.ndarray, at: np.ndarray | None = None) -> tuple[np.ndarray, bytes]:
-    """The str ids ``ids[at]`` (``at`` None: all) as an Arrow-like string column: int64
-    offsets (``len + 1``) and the ids' UTF-8 bytes back to back. Built in C when the
-    compiled reader is there (no Python object per id), else by one join and encode."""
-    from ._native import scanner  # lazy: the compiled module, if built
-
-    module = scanner()
-    if module is not None:
-        where = None if at is None else np.ascontiguousarray(at, dtype=np.int32)
-        offsets, data = module.utf8_column(ids.tolist(), where)
-        return np.frombuffer(offsets, dtype=np.int64), bytes(data)
-    values = (ids if at is None else ids[at]).tolist()
-    text = "".join(values)
-    data = text.encode("utf-8")
-    if len(data) == len(text):  # ASCII: a character per byte
-        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    else:
-        lengths = np.fromiter((len(v.encode("utf-8")) for v in values), dtype=np.int64,
-                              count=len(values))
-    offsets = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return offsets, data
