@@ -313,9 +313,16 @@ class Run:
         UTF-8 bytes, as an Arrow string column); None unless the ids are the compiled
         reader's (:class:`CompiledDocs`, looked up in C): how the evaluator joins such a run.
         """
-        if self._doc_codes is not None or not isinstance(self._doc_ids, CompiledDocs):
+        if not self.compiled_entries:
             return None
-        return self._doc_ids.judge(self.offsets, first_row, end_row, row_ids)
+        return cast("CompiledDocs", self._doc_ids).judge(self.offsets, first_row, end_row,
+                                                         row_ids)
+
+    @property
+    def compiled_entries(self) -> bool:
+        """Whether the doc ids are the compiled reader's, one per entry (see
+        :meth:`judged_entries`)."""
+        return self._doc_codes is None and isinstance(self._doc_ids, CompiledDocs)
 
     def doc_ids_arrow(self) -> pa.Array:
         """Doc id of every entry, in rank order, as a pyarrow string array.

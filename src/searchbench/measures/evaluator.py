@@ -170,8 +170,8 @@ class Evaluator:
         """The entries judged for their query, when the run's doc ids are the compiled
         reader's (looked up in C, once: each query's among its own qrels rows); None
         otherwise."""
-        if not isinstance(self.qrels.doc_vocab, np.ndarray):
-            return None
+        if not (run.compiled_entries and isinstance(self.qrels.doc_vocab, np.ndarray)):
+            return None  # (before the rows' ids are built: other runs never need them)
         known = run_to_qrels >= 0
         at = np.where(known, run_to_qrels, 0)
         first_row = np.where(known, self.qrels.offsets[at], 0)

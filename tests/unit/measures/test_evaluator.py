@@ -334,3 +334,20 @@ class TestFilteredJoin:
                 docs = {"q": {"a": 2.0, "b": 1.0, "u": 0.5}, "p": {"u": 1.0, "a": 1.0}}[qid]
                 want = reference(grades, ranked(docs), family, cutoff, rel)
                 assert res.per_query[name][qid] == pytest.approx(want), (name, qid)
+
+
+def test_the_qrels_rows_ids_are_built_only_for_a_compiled_run(tmp_path, monkeypatch) -> None:
+    """Only a run with the compiled reader's ids is judged in C; a run read by the pure
+    reader leaves the qrels rows' id column unbuilt (work a large qrels would pay for
+    nothing)."""
+    from searchbench.data import Qrels, Run
+    from searchbench.data._native import FORCE_PURE
+    from searchbench.measures import Evaluator
+
+    monkeypatch.setenv(FORCE_PURE, "1")
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 1.0 t\n")
+    ev = Evaluator(Qrels.from_dict({"q1": {"d1": 1, "d2": 0}}), ["AP"])
+    result = ev.evaluate(Run.from_file(path))
+    assert result.mean["AP"] == 0.5
+    assert ev._row_ids is None
